@@ -1,0 +1,344 @@
+//! The server's truth: a compact object table, the resourceVersion counter and the event
+//! history that watches read from.
+//!
+//! Per object only identity and version data is kept ([`Record`], 24 bytes); bodies are
+//! generated when a LIST page or a watch event is sent. Every mutation takes the next
+//! resourceVersion and appends a compact [`HistoryEvent`], which is what lets a LIST
+//! continuation see the state as of its resourceVersion (as etcd's MVCC does) and a WATCH
+//! replay the events after its resourceVersion (as the watch cache does).
+
+use std::collections::HashMap;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use super::generate::Identity;
+
+/// One object's identity and version data; the index is its position in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Record {
+    resource_version: u64,
+    generation: u32,
+    incarnation: u32,
+    alive: bool,
+}
+
+/// What a watch event says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The object was created.
+    Added,
+    /// The object was updated.
+    Modified,
+    /// The object was deleted; the event carries its last state.
+    Deleted,
+}
+
+impl EventKind {
+    /// The event's `type` on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Added => "ADDED",
+            EventKind::Modified => "MODIFIED",
+            EventKind::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One entry of the event history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryEvent {
+    /// What happened.
+    pub kind: EventKind,
+    /// The object as the event shows it (for DELETED: its last state, with the deletion's
+    /// resourceVersion, as kube-apiserver sends it).
+    pub object: Identity,
+    /// The object's resourceVersion before the event (0 for ADDED).
+    pub previous_resource_version: u64,
+}
+
+/// The request's resourceVersion is older than the history the server keeps (HTTP 410).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("too old resource version: {requested} ({oldest})")]
+pub struct Expired {
+    /// What the client asked for.
+    pub requested: u64,
+    /// The oldest resourceVersion the server can still serve.
+    pub oldest: u64,
+}
+
+/// One page of a LIST, as identities; the caller generates the bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Objects in the page, in table order.
+    pub items: Vec<Identity>,
+    /// The resourceVersion the page is consistent with.
+    pub resource_version: u64,
+    /// Index to continue from, when more objects follow.
+    pub next: Option<u32>,
+}
+
+/// The object table and its history.
+#[derive(Debug)]
+pub struct State {
+    records: Vec<Record>,
+    alive: u64,
+    resource_version: u64,
+    /// Events in resourceVersion order, all with resourceVersion > `history_start`.
+    history: Vec<HistoryEvent>,
+    /// Every state at or after this resourceVersion can be reconstructed.
+    history_start: u64,
+}
+
+impl State {
+    /// `count` objects, created at resourceVersions 1..=count before history starts.
+    pub fn new(count: u32) -> State {
+        let records = (0..count)
+            .map(|i| Record {
+                resource_version: u64::from(i) + 1,
+                generation: 1,
+                incarnation: 0,
+                alive: true,
+            })
+            .collect();
+        State {
+            records,
+            alive: u64::from(count),
+            resource_version: u64::from(count),
+            history: Vec::new(),
+            history_start: u64::from(count),
+        }
+    }
+
+    /// The newest resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.resource_version
+    }
+
+    /// Objects that exist now.
+    pub fn alive(&self) -> u64 {
+        self.alive
+    }
+
+    fn identity(index: u32, r: &Record) -> Identity {
+        Identity {
+            index,
+            incarnation: r.incarnation,
+            generation: r.generation,
+            resource_version: r.resource_version,
+        }
+    }
+
+    /// Picks `count` live objects, deterministically from `seed`, in a shuffled order.
+    pub fn pick_alive(&self, count: u64, seed: u64) -> Vec<u32> {
+        let mut alive: Vec<u32> = (0u32..)
+            .zip(&self.records)
+            .filter(|(_, r)| r.alive)
+            .map(|(i, _)| i)
+            .collect();
+        let count = (count as usize).min(alive.len());
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        // Partial Fisher-Yates: the first `count` slots become a uniform sample.
+        for i in 0..count {
+            let j = i + (rng.next_u64() % (alive.len() - i) as u64) as usize;
+            alive.swap(i, j);
+        }
+        alive.truncate(count);
+        alive
+    }
+
+    /// Applies one mutation to a live object and records its event.
+    fn mutate(&mut self, index: u32, kind: EventKind) {
+        self.resource_version += 1;
+        let rv = self.resource_version;
+        let r = &mut self.records[index as usize];
+        debug_assert!(r.alive, "mutating a deleted object");
+        let previous = r.resource_version;
+        r.resource_version = rv;
+        match kind {
+            EventKind::Modified => r.generation += 1,
+            EventKind::Deleted => {
+                r.alive = false;
+                self.alive -= 1;
+            }
+            EventKind::Added => unreachable!("creation is not a mutation of a live object"),
+        }
+        let object = State::identity(index, r);
+        self.history.push(HistoryEvent {
+            kind,
+            object,
+            previous_resource_version: previous,
+        });
+    }
+
+    /// Deletes the given live objects, one resourceVersion each.
+    pub fn delete(&mut self, indices: &[u32]) {
+        for &i in indices {
+            self.mutate(i, EventKind::Deleted);
+        }
+    }
+
+    /// Updates the given live objects (new generation), one resourceVersion each.
+    pub fn update(&mut self, indices: &[u32]) {
+        for &i in indices {
+            self.mutate(i, EventKind::Modified);
+        }
+    }
+
+    /// Fails when `rv` is older than what the history can reconstruct.
+    pub fn check_not_expired(&self, rv: u64) -> Result<(), Expired> {
+        if rv < self.history_start {
+            Err(Expired {
+                requested: rv,
+                oldest: self.history_start,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Up to `limit` objects (all if `None`) for which `filter` holds, as of `rv`, starting
+    /// at index `from`.
+    pub fn list_where(
+        &self,
+        from: u32,
+        limit: Option<usize>,
+        rv: u64,
+        filter: impl Fn(u32) -> bool,
+    ) -> Result<Page, Expired> {
+        self.check_not_expired(rv)?;
+        let rv = rv.min(self.resource_version);
+        // Objects changed after `rv` are rolled back through the history: the first event
+        // after `rv` for an index tells what the object was at `rv`.
+        let mut before: HashMap<u32, Option<Identity>> = HashMap::new();
+        let first_after = self
+            .history
+            .partition_point(|e| e.object.resource_version <= rv);
+        for e in &self.history[first_after..] {
+            before.entry(e.object.index).or_insert(match e.kind {
+                EventKind::Added => None,
+                EventKind::Modified => Some(Identity {
+                    generation: e.object.generation - 1,
+                    resource_version: e.previous_resource_version,
+                    ..e.object
+                }),
+                EventKind::Deleted => Some(Identity {
+                    resource_version: e.previous_resource_version,
+                    ..e.object
+                }),
+            });
+        }
+        let at_rv = |i: u32| -> Option<Identity> {
+            let r = &self.records[i as usize];
+            if r.resource_version <= rv {
+                r.alive.then(|| State::identity(i, r))
+            } else {
+                before.get(&i).copied().flatten()
+            }
+        };
+        let limit = limit.unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        let mut next = None;
+        for i in (from..self.records.len() as u32).filter(|&i| filter(i)) {
+            if let Some(id) = at_rv(i) {
+                if items.len() == limit {
+                    next = Some(i);
+                    break;
+                }
+                items.push(id);
+            }
+        }
+        Ok(Page {
+            items,
+            resource_version: rv,
+            next,
+        })
+    }
+
+    /// The first event after `rv`, if any.
+    pub fn event_after(&self, rv: u64) -> Result<Option<HistoryEvent>, Expired> {
+        self.check_not_expired(rv)?;
+        let i = self
+            .history
+            .partition_point(|e| e.object.resource_version <= rv);
+        Ok(self.history.get(i).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_at_an_older_version_sees_objects_since_deleted_or_updated() {
+        let mut s = State::new(10);
+        let rv = s.resource_version();
+        s.delete(&[2, 5]);
+        s.update(&[3]);
+        let old = s.list_where(0, None, rv, |_| true).unwrap();
+        assert_eq!(old.items.len(), 10);
+        assert_eq!(old.items[3].generation, 1);
+        assert_eq!(old.items[3].resource_version, 4);
+        let now = s
+            .list_where(0, None, s.resource_version(), |_| true)
+            .unwrap();
+        assert_eq!(now.items.len(), 8);
+        assert_eq!(
+            now.items.iter().find(|i| i.index == 3).unwrap().generation,
+            2
+        );
+    }
+
+    #[test]
+    fn paging_continues_where_the_last_page_ended() {
+        let mut s = State::new(10);
+        s.delete(&[1]);
+        let rv = s.resource_version();
+        let first = s.list_where(0, Some(4), rv, |_| true).unwrap();
+        assert_eq!(
+            first.items.iter().map(|i| i.index).collect::<Vec<_>>(),
+            [0, 2, 3, 4]
+        );
+        assert_eq!(first.next, Some(5));
+        let last = s.list_where(5, Some(5), rv, |_| true).unwrap();
+        assert_eq!(last.items.len(), 5);
+        assert_eq!(last.next, None);
+    }
+
+    #[test]
+    fn versions_before_history_are_expired() {
+        let s = State::new(10);
+        assert_eq!(
+            s.list_where(0, None, 3, |_| true),
+            Err(Expired {
+                requested: 3,
+                oldest: 10
+            })
+        );
+        assert!(s.event_after(3).is_err());
+    }
+
+    #[test]
+    fn deleted_event_carries_last_state_with_deletion_version() {
+        let mut s = State::new(3);
+        s.update(&[1]);
+        s.delete(&[1]);
+        let e = s.event_after(4).unwrap().unwrap();
+        assert_eq!(e.kind, EventKind::Deleted);
+        assert_eq!(e.object.generation, 2);
+        assert_eq!(e.object.resource_version, 5);
+        assert_eq!(e.previous_resource_version, 4);
+        assert_eq!(s.event_after(5).unwrap(), None);
+    }
+
+    #[test]
+    fn picks_are_deterministic_and_distinct() {
+        let s = State::new(1000);
+        let a = s.pick_alive(999, 7);
+        assert_eq!(a, s.pick_alive(999, 7));
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 999);
+    }
+}

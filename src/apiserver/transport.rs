@@ -1,0 +1,84 @@
+//! A `kube::Client` wired to the built-in apiserver through in-memory pipes.
+//!
+//! Each connection the client opens is a `tokio::io::duplex` pair: the client end goes to
+//! hyper-util's pooled HTTP/1.1 client (the one kube uses), the server end to a hyper
+//! server connection running the apiserver's router. Bytes cross by copy, so no buffer the
+//! server allocated is ever owned by the informer. No socket, no DNS, no other thread: on a
+//! `current_thread` runtime every run schedules the same way.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use kube::client::middleware::BaseUriLayer;
+use tokio::io::DuplexStream;
+use tower::Layer;
+
+use super::ApiServer;
+use super::http::router;
+
+/// Capacity of each direction of an in-memory connection.
+const PIPE_CAPACITY: usize = 64 * 1024;
+
+/// The URI requests are addressed to; only the path and query matter to the router.
+const BASE_URI: &str = "http://informer-mem.invalid";
+
+/// A client of `server`. Must be called inside a tokio runtime (kube spawns its buffer task).
+pub fn client(server: &ApiServer) -> kube::Client {
+    let router = router(server.clone());
+    let connector = tower::service_fn(move |_: http::Uri| {
+        let (client_end, server_end) = tokio::io::duplex(PIPE_CAPACITY);
+        let service = TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            // The connection ends when the client hangs up; nothing to report then.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(server_end), service)
+                .await;
+        });
+        std::future::ready(Ok::<_, io::Error>(Pipe(TokioIo::new(client_end))))
+    });
+    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
+    let base = BASE_URI.parse().expect("the base URI is valid");
+    kube::Client::new(BaseUriLayer::new(base).layer(http), "default")
+}
+
+/// The client end of an in-memory connection.
+struct Pipe(TokioIo<DuplexStream>);
+
+impl Connection for Pipe {
+    fn connected(&self) -> Connected {
+        Connected::new()
+    }
+}
+
+impl Read for Pipe {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl Write for Pipe {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}

@@ -1,0 +1,22 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use informer_mem::cli::Cli;
+use informer_mem::exit_codes;
+use informer_mem::measure::CountingJemalloc;
+
+// Every figure in a report comes from this allocator: jemalloc, as most Rust services that
+// care about memory run it, behind a counting wrapper (see `measure::alloc`).
+#[global_allocator]
+static GLOBAL: CountingJemalloc = CountingJemalloc;
+
+fn main() -> ExitCode {
+    let command = Cli::parse().into_command();
+    match informer_mem::run(command) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(exit_codes::ERROR)
+        }
+    }
+}

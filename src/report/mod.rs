@@ -1,0 +1,221 @@
+//! The report: a data model produced once per run, then rendered as a table or written as
+//! JSON (later: markdown, diff and gate read it too). Its JSON keys are a public interface,
+//! versioned by [`FORMAT_VERSION`]: keys may be added within a version, never renamed or
+//! removed.
+
+mod table;
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use table::render_table;
+
+use crate::apiserver::RequestCounts;
+use crate::measure::{JemallocStats, Measurement};
+use crate::scenario::{ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
+use crate::units::Bytes;
+
+/// Version of the report format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FormatVersion(pub u32);
+
+/// The format this build writes.
+pub const FORMAT_VERSION: FormatVersion = FormatVersion(1);
+
+/// One run of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Report format version.
+    pub format_version: FormatVersion,
+    /// The tool that wrote the report.
+    pub tool: Tool,
+    /// The scenario that was run.
+    pub scenario: ScenarioInfo,
+    /// One entry per variant, in scenario order.
+    pub variants: Vec<VariantReport>,
+}
+
+/// The tool that wrote a report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tool {
+    /// Always `informer-mem`.
+    pub name: String,
+    /// The crate version.
+    pub version: String,
+}
+
+impl Tool {
+    /// This build.
+    pub fn current() -> Tool {
+        Tool {
+            name: env!("CARGO_PKG_NAME").to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
+/// The scenario, as far as a reader of the report needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioInfo {
+    /// The scenario's name.
+    pub name: String,
+    /// The scenario's description.
+    pub description: String,
+    /// The scenario file, as given on the command line.
+    pub file: String,
+    /// The objects served, every shape setting included.
+    pub objects: ObjectSpec,
+}
+
+impl ScenarioInfo {
+    /// The report's view of `scenario`.
+    pub fn of(scenario: &Scenario) -> ScenarioInfo {
+        ScenarioInfo {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            file: scenario.file.display().to_string(),
+            objects: scenario.objects.clone(),
+        }
+    }
+}
+
+/// One variant's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantReport {
+    /// The variant's name.
+    pub name: String,
+    /// Every setting of the variant, defaults included.
+    pub config: VariantConfig,
+    /// Why the variant did not finish (its process crashed, or a phase failed); the phases
+    /// it completed are still listed.
+    pub error: Option<String>,
+    /// What the process held before the first phase: the apiserver's compact state, the
+    /// runtime and the harness. Every phase's `live_bytes` includes it.
+    pub setup: Option<SetupReport>,
+    /// Completed phases, in order.
+    pub phases: Vec<PhaseReport>,
+}
+
+/// The process before the first phase.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SetupReport {
+    /// Allocations made to set up (exact).
+    pub alloc_count: u64,
+    /// Bytes live when the first phase starts (exact).
+    pub live_bytes: Bytes,
+    /// Process RSS then (advisory).
+    pub rss_bytes: Option<Bytes>,
+}
+
+impl SetupReport {
+    /// The report of a setup measurement.
+    pub fn new(m: &Measurement) -> SetupReport {
+        SetupReport {
+            alloc_count: m.alloc_count,
+            live_bytes: m.live_bytes,
+            rss_bytes: m.rss,
+        }
+    }
+}
+
+/// One phase of one variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseReport {
+    /// The phase's name.
+    pub name: String,
+    /// The phase's kind.
+    pub kind: PhaseKind,
+    /// Objects in the informer's store at the phase's end.
+    pub objects: u64,
+    /// Objects on the server at the phase's end.
+    pub server_objects: u64,
+    /// Allocations during the phase (exact).
+    pub alloc_count: u64,
+    /// Deallocations during the phase (exact).
+    pub dealloc_count: u64,
+    /// Reallocations during the phase (exact).
+    pub realloc_count: u64,
+    /// Bytes requested during the phase (exact).
+    pub alloc_bytes: Bytes,
+    /// Bytes live at the phase's end (exact).
+    pub live_bytes: Bytes,
+    /// Highest live bytes within the phase (exact).
+    pub peak_live_bytes: Bytes,
+    /// jemalloc's statistics at the phase's end (advisory).
+    pub jemalloc: Option<JemallocStats>,
+    /// Process RSS at the phase's end (advisory).
+    pub rss_bytes: Option<Bytes>,
+    /// Highest RSS within the phase (advisory; absent where the kernel does not allow
+    /// resetting the high-water mark).
+    pub rss_peak_bytes: Option<Bytes>,
+    /// Requests the apiserver served during the phase.
+    pub api_requests: RequestCounts,
+    /// Wall-clock duration in milliseconds (advisory).
+    pub duration_ms: f64,
+}
+
+impl PhaseReport {
+    /// The report of `phase` from its measurement and the informer's and server's counts.
+    pub fn new(
+        phase: &Phase,
+        m: &Measurement,
+        objects: u64,
+        server_objects: u64,
+        api_requests: RequestCounts,
+    ) -> PhaseReport {
+        PhaseReport {
+            name: phase.name.clone(),
+            kind: phase.action.kind(),
+            objects,
+            server_objects,
+            alloc_count: m.alloc_count,
+            dealloc_count: m.dealloc_count,
+            realloc_count: m.realloc_count,
+            alloc_bytes: m.alloc_bytes,
+            live_bytes: m.live_bytes,
+            peak_live_bytes: m.peak_live_bytes,
+            jemalloc: m.jemalloc,
+            rss_bytes: m.rss,
+            rss_peak_bytes: m.rss_peak,
+            api_requests,
+            duration_ms: (m.duration.as_secs_f64() * 1e6).round() / 1e3,
+        }
+    }
+}
+
+/// Failure to write or read a report.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Writing the file failed.
+    #[error("failed to write report `{}`", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+}
+
+impl Report {
+    /// Writes the report as pretty JSON to `path`, creating its folder. The file appears
+    /// whole or not at all: it is written beside its destination and renamed into place.
+    pub fn write_json(&self, path: &Path) -> Result<(), Error> {
+        let fail = |source| Error::Write {
+            path: path.to_owned(),
+            source,
+        };
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+        serde_json::to_writer_pretty(&mut file, self).map_err(|e| fail(e.into()))?;
+        file.write_all(b"\n").map_err(fail)?;
+        file.persist(path).map_err(|e| fail(e.error))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,171 @@
+//! The runner: one child process per variant, results gathered into a [`Report`].
+//!
+//! Each variant runs in a re-exec of this binary ([`CHILD_COMMAND`]), so one variant's heap
+//! history (fragmentation, retained pages, thread caches) never colours another's numbers,
+//! and a variant that dies (out of memory, panic) is recorded without losing the others.
+//! Variants run one after another: on two cores, a neighbour would disturb RSS and timing.
+
+pub mod variant;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+
+use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
+use crate::scenario::Scenario;
+use variant::{Job, Message};
+
+/// The hidden subcommand a child process runs.
+pub const CHILD_COMMAND: &str = "__run-variant";
+
+/// How much of a failed child's stderr goes into its error.
+const STDERR_TAIL_BYTES: usize = 2000;
+
+/// What the runner reports while it works.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// A variant's process is starting.
+    VariantStarted {
+        /// Position, from 0.
+        index: usize,
+        /// Of how many.
+        total: usize,
+        /// The variant's name.
+        name: &'a str,
+    },
+    /// A message from the variant's process.
+    Message(&'a Message),
+}
+
+/// Runs every variant of `scenario` in a child process of `exe` and gathers the report.
+pub fn run_scenario(
+    scenario: &Scenario,
+    exe: &Path,
+    mut progress: impl FnMut(Progress<'_>),
+) -> Report {
+    let total = scenario.variants.len();
+    let variants = (0..total)
+        .map(|index| {
+            let name = &scenario.variants[index].name;
+            progress(Progress::VariantStarted { index, total, name });
+            run_child(exe, scenario, index, &mut progress)
+        })
+        .collect();
+    Report {
+        format_version: FORMAT_VERSION,
+        tool: Tool::current(),
+        scenario: ScenarioInfo::of(scenario),
+        variants,
+    }
+}
+
+fn run_child(
+    exe: &Path,
+    scenario: &Scenario,
+    index: usize,
+    progress: &mut impl FnMut(Progress<'_>),
+) -> VariantReport {
+    let variant = &scenario.variants[index];
+    let mut report = VariantReport {
+        name: variant.name.clone(),
+        config: variant.config.clone(),
+        error: None,
+        setup: None,
+        phases: Vec::new(),
+    };
+    if let Err(e) = drive_child(exe, scenario, index, &mut report, progress) {
+        report.error = Some(e);
+    }
+    report
+}
+
+/// Runs the child and fills `report` from its messages; `Err` says why it did not finish.
+fn drive_child(
+    exe: &Path,
+    scenario: &Scenario,
+    index: usize,
+    report: &mut VariantReport,
+    progress: &mut impl FnMut(Progress<'_>),
+) -> Result<(), String> {
+    let mut child = Command::new(exe)
+        .arg(CHILD_COMMAND)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("failed to start `{}`: {e}", exe.display()))?;
+    let job = Job {
+        scenario: scenario.clone(),
+        variant: index,
+    };
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let written = serde_json::to_writer(&mut stdin, &job)
+        .map_err(std::io::Error::from)
+        .and_then(|()| stdin.flush());
+    drop(stdin);
+    // Drain stderr on a thread so a chatty child cannot block on a full pipe.
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut failure = None;
+    let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    for line in stdout.lines() {
+        let Ok(line) = line else { break };
+        let message: Message = match serde_json::from_str(&line) {
+            Ok(m) => m,
+            Err(e) => {
+                failure = Some(format!("unreadable output from the variant's process: {e}"));
+                break;
+            }
+        };
+        progress(Progress::Message(&message));
+        match message {
+            Message::Setup(setup) => report.setup = Some(setup),
+            Message::Phase(phase) => report.phases.push(phase),
+            Message::Failed(error) => failure = Some(error),
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("failed to wait for the variant's process: {e}"))?;
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        return Err(describe_exit(status, &stderr));
+    }
+    if let Err(e) = written {
+        return Err(format!(
+            "failed to send the job to the variant's process: {e}"
+        ));
+    }
+    match failure {
+        Some(error) => Err(error),
+        None if report.phases.len() < scenario.phases.len() => {
+            Err("the variant's process ended before its last phase".to_owned())
+        }
+        None => Ok(()),
+    }
+}
+
+fn describe_exit(status: ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match (status.code(), status.signal()) {
+        (_, Some(9)) => "was killed (SIGKILL; out of memory?)".to_owned(),
+        (_, Some(signal)) => format!("died of signal {signal}"),
+        (Some(code), None) => format!("exited with code {code}"),
+        (None, None) => "ended abnormally".to_owned(),
+    };
+    let tail = stderr.trim();
+    let mut start = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+    while !tail.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &tail[start..];
+    if tail.is_empty() {
+        format!("the variant's process {how}")
+    } else {
+        format!("the variant's process {how}: {tail}")
+    }
+}

@@ -1,0 +1,176 @@
+//! The child side: one variant, one process, one `current_thread` runtime.
+//!
+//! The apiserver, the informer and the phase driver share the runtime's one thread, so
+//! every run of the same build schedules the same way and the allocation counts repeat
+//! exactly. Results go to stdout as JSON lines, one per completed step, so a crash loses
+//! only the phase it happened in.
+
+use std::io::{self, Read, Write};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::apiserver::{ApiServer, transport};
+use crate::informer::{self, Informer};
+use crate::measure::PhaseMeter;
+use crate::report::{PhaseReport, SetupReport};
+use crate::scenario::{Phase, PhaseAction, Scenario};
+
+/// How long a phase may take before the variant is declared stuck.
+const PHASE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the parent sends a child on stdin.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Job {
+    /// The validated scenario (the child does not re-read the file).
+    pub scenario: Scenario,
+    /// Which variant to run.
+    pub variant: usize,
+}
+
+/// One line of a child's stdout.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Message {
+    /// Setup is done; the first phase starts.
+    Setup(SetupReport),
+    /// A phase completed.
+    Phase(PhaseReport),
+    /// The variant stopped on an error; no more lines follow.
+    Failed(String),
+}
+
+/// Why a phase failed.
+#[derive(Debug, thiserror::Error)]
+enum PhaseError {
+    #[error("phase `{phase}`: informer failed")]
+    Informer {
+        phase: String,
+        #[source]
+        source: informer::Error,
+    },
+    #[error(
+        "phase `{phase}`: the informer did not catch up within {} s (server at resourceVersion {target})",
+        PHASE_TIMEOUT.as_secs()
+    )]
+    Stuck { phase: String, target: u64 },
+}
+
+/// Entry point of the child process: reads a [`Job`] from stdin, runs it, writes
+/// [`Message`] lines to stdout.
+pub fn main() -> anyhow::Result<()> {
+    let mut input = String::new();
+    io::stdin().read_to_string(&mut input)?;
+    let job: Job = serde_json::from_str(&input)?;
+    let mut stdout = io::stdout().lock();
+    run(&job.scenario, job.variant, |message| {
+        // Between phases: outside every measured window.
+        serde_json::to_writer(&mut stdout, &message)?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()
+    })
+}
+
+/// Runs one variant of `scenario`, handing each result to `emit` as it is ready.
+pub fn run(
+    scenario: &Scenario,
+    variant: usize,
+    mut emit: impl FnMut(Message) -> io::Result<()>,
+) -> anyhow::Result<()> {
+    let config = &scenario.variants[variant].config;
+    // No I/O driver: nothing here touches a socket. The timer serves watch timeouts.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    runtime.block_on(async {
+        let setup = PhaseMeter::start();
+        let server = ApiServer::new(scenario.objects.clone());
+        let client = transport::client(&server);
+        emit(Message::Setup(SetupReport::new(&setup.finish())))?;
+
+        let mut informer: Option<Informer> = None;
+        for (i, phase) in scenario.phases.iter().enumerate() {
+            match run_phase(
+                &server,
+                &client,
+                config,
+                &mut informer,
+                phase,
+                phase_seed(scenario, i),
+            )
+            .await
+            {
+                Ok(report) => emit(Message::Phase(report))?,
+                Err(e) => {
+                    emit(Message::Failed(format!("{:#}", anyhow::Error::from(e))))?;
+                    break;
+                }
+            }
+        }
+        if let Some(informer) = informer {
+            informer.abort();
+        }
+        Ok(())
+    })
+}
+
+async fn run_phase(
+    server: &ApiServer,
+    client: &kube::Client,
+    config: &crate::scenario::VariantConfig,
+    informer: &mut Option<Informer>,
+    phase: &Phase,
+    seed: u64,
+) -> Result<PhaseReport, PhaseError> {
+    let requests = server.requests();
+    let meter = PhaseMeter::start();
+    match phase.action {
+        PhaseAction::List => {
+            *informer = Some(Informer::spawn(client.clone(), config));
+        }
+        PhaseAction::Update { amount } => {
+            server.update(amount, seed);
+        }
+        PhaseAction::Delete { amount } => {
+            server.delete(amount, seed);
+        }
+    }
+    let informer = informer
+        .as_mut()
+        .expect("scenario validation makes `list` the first phase");
+    // Caught up: synced, watching, and seen every change the server has made.
+    let target = server.resource_version();
+    let caught_up = informer.wait_until(|s| s.synced && s.watching && s.resource_version >= target);
+    let status = match tokio::time::timeout(PHASE_TIMEOUT, caught_up).await {
+        Ok(Ok(status)) => status,
+        Ok(Err(source)) => {
+            return Err(PhaseError::Informer {
+                phase: phase.name.clone(),
+                source,
+            });
+        }
+        Err(_) => {
+            return Err(PhaseError::Stuck {
+                phase: phase.name.clone(),
+                target,
+            });
+        }
+    };
+    let measurement = meter.finish();
+    Ok(PhaseReport::new(
+        phase,
+        &measurement,
+        status.objects as u64,
+        server.alive(),
+        server.requests().since(requests),
+    ))
+}
+
+/// The seed a phase picks its objects with: the scenario's seed and the phase's position.
+fn phase_seed(scenario: &Scenario, phase: usize) -> u64 {
+    scenario
+        .objects
+        .seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(phase as u64)
+}

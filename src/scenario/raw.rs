@@ -1,0 +1,57 @@
+//! The scenario file as written: serde structs that mirror the TOML one to one.
+//!
+//! Nothing here is trusted. Unknown keys are rejected by serde (`deny_unknown_fields`);
+//! values that need cross-field rules keep their [`Spanned`] position so that
+//! [`super::Scenario::from_raw`] can point at the line when it rejects them.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{ObjectKind, PhaseKind, StoreMode};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    pub objects: RawObjects,
+    #[serde(default)]
+    pub variant: Vec<RawVariant>,
+    #[serde(default)]
+    pub phase: Vec<RawPhase>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawObjects {
+    #[serde(default)]
+    pub kind: ObjectKind,
+    pub count: Spanned<i64>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub namespaces: Option<Spanned<i64>>,
+    pub labels: Option<Spanned<i64>>,
+    pub annotations: Option<Spanned<i64>>,
+    pub containers: Option<Spanned<i64>>,
+    pub managed_fields: Option<Spanned<i64>>,
+    pub last_applied: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawVariant {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub store: StoreMode,
+    pub page_size: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPhase {
+    pub kind: Spanned<PhaseKind>,
+    pub name: Option<Spanned<String>>,
+    pub fraction: Option<Spanned<f64>>,
+    pub count: Option<Spanned<i64>>,
+}
