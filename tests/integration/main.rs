@@ -1,1 +1,254 @@
-fn main() {}
+//! Drives the real `informer-mem` binary: runs, reports, determinism, bad input.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::cargo_bin("informer-mem").expect("the binary is built")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn repo_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// Runs `scenario` with `--out` in a fresh folder and returns the parsed report.
+fn run_report(scenario: &Path) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    bin()
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+fn phases(variant: &Value) -> &Vec<Value> {
+    variant["phases"].as_array().unwrap()
+}
+
+fn phase<'a>(variant: &'a Value, name: &str) -> &'a Value {
+    phases(variant).iter().find(|p| p["name"] == name).unwrap()
+}
+
+#[test]
+fn run_prints_a_table_and_writes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nested/small.json");
+    bin()
+        .arg("run")
+        .arg(fixture("small.toml"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shared array, unpaged"))
+        .stdout(predicate::str::contains("per-item copy, pages of 7"))
+        .stdout(predicate::str::contains("resident*"));
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(report["format_version"], 1);
+    assert_eq!(report["tool"]["name"], "informer-mem");
+    assert_eq!(report["scenario"]["objects"]["count"], 500);
+    for variant in report["variants"].as_array().unwrap() {
+        assert!(variant["error"].is_null(), "{}", variant["error"]);
+        assert_eq!(phases(variant).len(), 3);
+    }
+}
+
+#[test]
+fn store_matches_the_server_at_every_phase_end() {
+    let report = run_report(&fixture("small.toml"));
+    for variant in report["variants"].as_array().unwrap() {
+        for p in phases(variant) {
+            assert_eq!(p["objects"], p["server_objects"], "{} / {}", variant["name"], p["name"]);
+        }
+        assert_eq!(phase(variant, "list")["objects"], 500);
+        assert_eq!(phase(variant, "delete")["objects"], 250);
+    }
+}
+
+#[test]
+fn paged_list_makes_one_request_per_page_and_one_watch() {
+    let report = run_report(&fixture("small.toml"));
+    let variants = report["variants"].as_array().unwrap();
+    let unpaged = &phase(&variants[0], "list")["api_requests"];
+    let paged = &phase(&variants[1], "list")["api_requests"];
+    assert_eq!(unpaged["list"], 1);
+    assert_eq!(paged["list"], 500u64.div_ceil(7));
+    assert_eq!(paged["watch"], 1);
+    assert_eq!(phase(&variants[1], "update")["api_requests"]["list"], 0);
+}
+
+#[test]
+fn allocation_counts_repeat_exactly_across_runs() {
+    let a = run_report(&fixture("small.toml"));
+    let b = run_report(&fixture("small.toml"));
+    let exact = [
+        "alloc_count",
+        "dealloc_count",
+        "realloc_count",
+        "alloc_bytes",
+        "live_bytes",
+        "peak_live_bytes",
+    ];
+    for (va, vb) in a["variants"].as_array().unwrap().iter().zip(b["variants"].as_array().unwrap()) {
+        for (pa, pb) in phases(va).iter().zip(phases(vb)) {
+            for key in exact {
+                assert_eq!(pa[key], pb[key], "{} / {} / {key}", va["name"], pa["name"]);
+            }
+            assert!(pa["alloc_count"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn shared_array_keeps_the_list_alive_after_deletes_and_copies_do_not() {
+    // The acceptance scenario itself: 10,000 pods, 99.9% deleted.
+    let report = run_report(&repo_file("scenarios/slice-retention.toml"));
+    let kept = |variant: &Value| {
+        let after_list = phase(variant, "list")["live_bytes"].as_f64().unwrap();
+        let after_delete = phase(variant, "delete")["live_bytes"].as_f64().unwrap();
+        after_delete / after_list
+    };
+    let variants = report["variants"].as_array().unwrap();
+    assert_eq!(variants[0]["config"]["store"], "shared-array");
+    assert_eq!(variants[1]["config"]["store"], "per-item-copy");
+    assert!(kept(&variants[0]) >= 0.90, "shared array kept {:.3}", kept(&variants[0]));
+    assert!(kept(&variants[1]) <= 0.05, "per-item copy kept {:.3}", kept(&variants[1]));
+    for v in variants {
+        assert_eq!(phase(v, "list")["objects"], 10_000);
+        assert_eq!(phase(v, "delete")["objects"], 10);
+    }
+}
+
+#[test]
+fn report_keys_are_stable() {
+    let mut report = run_report(&fixture("small.toml"));
+    // The scenario path depends on the checkout; the measured values on the machine.
+    report["scenario"]["file"] = Value::from("[file]");
+    insta::assert_json_snapshot!(report, {
+        ".variants[].setup.alloc_count" => "[measured]",
+        ".variants[].setup.live_bytes" => "[measured]",
+        ".variants[].setup.rss_bytes" => "[measured]",
+        ".variants[].phases[].alloc_count" => "[measured]",
+        ".variants[].phases[].dealloc_count" => "[measured]",
+        ".variants[].phases[].realloc_count" => "[measured]",
+        ".variants[].phases[].alloc_bytes" => "[measured]",
+        ".variants[].phases[].live_bytes" => "[measured]",
+        ".variants[].phases[].peak_live_bytes" => "[measured]",
+        ".variants[].phases[].jemalloc.allocated" => "[measured]",
+        ".variants[].phases[].jemalloc.active" => "[measured]",
+        ".variants[].phases[].jemalloc.resident" => "[measured]",
+        ".variants[].phases[].jemalloc.mapped" => "[measured]",
+        ".variants[].phases[].jemalloc.retained" => "[measured]",
+        ".variants[].phases[].rss_bytes" => "[measured]",
+        ".variants[].phases[].rss_peak_bytes" => "[measured]",
+        ".variants[].phases[].duration_ms" => "[measured]",
+        ".tool.version" => "[version]",
+    });
+}
+
+/// Runs `run` on a scenario text written to `bad.toml` in a fresh working directory and
+/// checks the failure: exit code 2, an error naming the file and `expected`, and nothing
+/// written under reports/.
+fn rejects(text: &str, expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.toml"), text).unwrap();
+    let assert = bin()
+        .current_dir(dir.path())
+        .args(["run", "bad.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("failed to load `bad.toml`"));
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for e in expected {
+        assert!(stderr.contains(e), "{stderr:?} lacks {e:?}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!dir.path().join("reports").exists(), "nothing may be written");
+}
+
+const VALID: &str = r#"name = "t"
+[objects]
+count = 10
+[[variant]]
+name = "a"
+store = "shared-array"
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "delete"
+fraction = 0.5
+"#;
+
+#[test]
+fn missing_file_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["run", "nope.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("failed to read `nope.toml`"));
+    assert!(!dir.path().join("reports").exists());
+}
+
+#[test]
+fn malformed_toml_is_rejected_with_its_line() {
+    rejects(&VALID.replace("[objects]", "[objects"), &["line 2"]);
+}
+
+#[test]
+fn unknown_key_is_rejected() {
+    rejects(&VALID.replace("count = 10", "count = 10\nsize = 3"), &["objects", "unknown field `size`"]);
+}
+
+#[test]
+fn zero_count_is_rejected() {
+    rejects(&VALID.replace("count = 10", "count = 0"), &["at `objects.count` (line 3)", "out of range"]);
+}
+
+#[test]
+fn negative_count_is_rejected() {
+    rejects(&VALID.replace("count = 10", "count = -3"), &["at `objects.count` (line 3)"]);
+}
+
+#[test]
+fn fraction_outside_zero_one_is_rejected() {
+    for bad in ["0", "0.0", "1.01", "-0.5"] {
+        rejects(
+            &VALID.replace("fraction = 0.5", &format!("fraction = {bad}")),
+            &["at `phase[1].fraction` (line 11)", "outside (0, 1]"],
+        );
+    }
+}
+
+#[test]
+fn unknown_store_mode_is_rejected_with_the_choices() {
+    rejects(
+        &VALID.replace("shared-array", "shared"),
+        &["at `variant[0].store` (line 6)", "shared-array", "per-item-copy"],
+    );
+}
+
+#[test]
+fn report_into_a_directory_is_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .arg("run")
+        .arg(fixture("small.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a directory"));
+}
