@@ -94,9 +94,9 @@ fn print_progress(progress: Progress<'_>) {
             "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
             p.name,
             p.objects,
-            p.live_bytes.to_string(),
-            p.peak_live_bytes.to_string(),
-            p.duration_ms
+            p.measurement.live_bytes.to_string(),
+            p.measurement.peak_live_bytes.to_string(),
+            p.measurement.duration_ms
         ),
         Progress::Message(Message::Failed(e)) => eprintln!("      failed: {e}"),
     }

@@ -821,8 +821,14 @@ mod tests {
         assert_eq!(mf.len(), 2);
         let controller = &mf[0].fields_v1.as_ref().unwrap().0;
         let app = &controller["f:spec"]["f:containers"][r#"k:{"name":"api"}"#];
-        assert!(app.get(".").is_some() && app.get("f:image").is_some(), "{controller}");
-        assert!(controller["f:spec"].get(".").is_none(), "no `.` at the root");
+        assert!(
+            app.get(".").is_some() && app.get("f:image").is_some(),
+            "{controller}"
+        );
+        assert!(
+            controller["f:spec"].get(".").is_none(),
+            "no `.` at the root"
+        );
         assert_eq!(mf[0].manager.as_deref(), Some("kube-controller-manager"));
         assert_eq!(mf[1].subresource.as_deref(), Some("status"));
     }

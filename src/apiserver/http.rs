@@ -383,11 +383,12 @@ fn watch(server: ApiServer, scope: Scope, q: &Query) -> Response {
     let (rv, initial) = match q.resource_version.as_deref() {
         // Unset or "0": the current state as ADDED events, then changes (legacy watch).
         None | Some("0") => {
-            let spec = server.spec().clone();
-            let page = server
-                .state()
-                .list_where(0, None, server.resource_version(), |i| {
-                    scope.contains(&spec, i)
+            // One lock: the snapshot and its resourceVersion come from the same state.
+            let spec = server.spec();
+            let state = server.state();
+            let page = state
+                .list_where(0, None, state.resource_version(), |i| {
+                    scope.contains(spec, i)
                 })
                 .expect("the newest version is never expired");
             (page.resource_version, page.items)

@@ -10,37 +10,41 @@ pub mod alloc;
 pub mod jemalloc;
 pub mod rss;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
 
 pub use alloc::{AllocCounters, CountingJemalloc};
 pub use jemalloc::JemallocStats;
 
 use crate::units::Bytes;
 
-/// What one phase cost. Counts and `alloc_bytes` are the phase's deltas; live bytes,
-/// jemalloc and RSS are as of the phase's end; the peaks are the highest points within it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What one phase cost, under the report's key names (it is flattened into each phase of
+/// the report). Counts and `alloc_bytes` are the phase's deltas; live bytes, jemalloc and
+/// RSS are as of the phase's end; the peaks are the highest points within it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
-    /// The phase's allocations (exact).
+    /// Allocations during the phase (exact).
     pub alloc_count: u64,
-    /// The phase's deallocations (exact).
+    /// Deallocations during the phase (exact).
     pub dealloc_count: u64,
-    /// The phase's reallocations (exact).
+    /// Reallocations during the phase (exact).
     pub realloc_count: u64,
-    /// Bytes the phase requested (exact).
+    /// Bytes requested during the phase (exact).
     pub alloc_bytes: Bytes,
     /// Bytes live at the phase's end (exact).
     pub live_bytes: Bytes,
     /// Highest live bytes within the phase (exact).
     pub peak_live_bytes: Bytes,
-    /// jemalloc's statistics at the phase's end (advisory: decay and caches).
+    /// jemalloc's statistics at the phase's end (advisory: caches and page decay).
     pub jemalloc: Option<JemallocStats>,
     /// Process RSS at the phase's end (advisory).
-    pub rss: Option<Bytes>,
-    /// Highest RSS within the phase, where the kernel lets us reset the high-water mark.
-    pub rss_peak: Option<Bytes>,
-    /// Wall-clock time of the phase (advisory).
-    pub duration: Duration,
+    pub rss_bytes: Option<Bytes>,
+    /// Highest RSS within the phase (advisory; absent where the kernel does not allow
+    /// resetting the high-water mark).
+    pub rss_peak_bytes: Option<Bytes>,
+    /// Wall-clock duration in milliseconds (advisory).
+    pub duration_ms: f64,
 }
 
 /// Measures one phase: [`PhaseMeter::start`] before it, [`PhaseMeter::finish`] after.
@@ -77,9 +81,9 @@ impl PhaseMeter {
             live_bytes: Bytes(end.live_bytes),
             peak_live_bytes: Bytes(end.peak_live_bytes),
             jemalloc,
-            rss: rss.map(|r| r.current),
-            rss_peak: rss.filter(|_| self.rss_peak_reset).map(|r| r.peak),
-            duration,
+            rss_bytes: rss.map(|r| r.current),
+            rss_peak_bytes: rss.filter(|_| self.rss_peak_reset).map(|r| r.peak),
+            duration_ms: (duration.as_secs_f64() * 1e6).round() / 1e3,
         }
     }
 }

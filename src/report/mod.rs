@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub use table::render_table;
 
 use crate::apiserver::RequestCounts;
-use crate::measure::{JemallocStats, Measurement};
+use crate::measure::Measurement;
 use crate::scenario::{ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
 
@@ -116,7 +116,7 @@ impl SetupReport {
         SetupReport {
             alloc_count: m.alloc_count,
             live_bytes: m.live_bytes,
-            rss_bytes: m.rss,
+            rss_bytes: m.rss_bytes,
         }
     }
 }
@@ -132,36 +132,18 @@ pub struct PhaseReport {
     pub objects: u64,
     /// Objects on the server at the phase's end.
     pub server_objects: u64,
-    /// Allocations during the phase (exact).
-    pub alloc_count: u64,
-    /// Deallocations during the phase (exact).
-    pub dealloc_count: u64,
-    /// Reallocations during the phase (exact).
-    pub realloc_count: u64,
-    /// Bytes requested during the phase (exact).
-    pub alloc_bytes: Bytes,
-    /// Bytes live at the phase's end (exact).
-    pub live_bytes: Bytes,
-    /// Highest live bytes within the phase (exact).
-    pub peak_live_bytes: Bytes,
-    /// jemalloc's statistics at the phase's end (advisory).
-    pub jemalloc: Option<JemallocStats>,
-    /// Process RSS at the phase's end (advisory).
-    pub rss_bytes: Option<Bytes>,
-    /// Highest RSS within the phase (advisory; absent where the kernel does not allow
-    /// resetting the high-water mark).
-    pub rss_peak_bytes: Option<Bytes>,
+    /// What the phase cost; its fields appear at this level of the JSON.
+    #[serde(flatten)]
+    pub measurement: Measurement,
     /// Requests the apiserver served during the phase.
     pub api_requests: RequestCounts,
-    /// Wall-clock duration in milliseconds (advisory).
-    pub duration_ms: f64,
 }
 
 impl PhaseReport {
     /// The report of `phase` from its measurement and the informer's and server's counts.
     pub fn new(
         phase: &Phase,
-        m: &Measurement,
+        measurement: Measurement,
         objects: u64,
         server_objects: u64,
         api_requests: RequestCounts,
@@ -171,17 +153,8 @@ impl PhaseReport {
             kind: phase.action.kind(),
             objects,
             server_objects,
-            alloc_count: m.alloc_count,
-            dealloc_count: m.dealloc_count,
-            realloc_count: m.realloc_count,
-            alloc_bytes: m.alloc_bytes,
-            live_bytes: m.live_bytes,
-            peak_live_bytes: m.peak_live_bytes,
-            jemalloc: m.jemalloc,
-            rss_bytes: m.rss,
-            rss_peak_bytes: m.rss_peak,
+            measurement,
             api_requests,
-            duration_ms: (m.duration.as_secs_f64() * 1e6).round() / 1e3,
         }
     }
 }

@@ -50,10 +50,11 @@ pub fn render_table(report: &Report) -> String {
 }
 
 fn add_rows(table: &mut Table, variant: &VariantReport) {
-    let first_live = variant.phases.first().map(|p| p.live_bytes);
+    let first_live = variant.phases.first().map(|p| p.measurement.live_bytes);
     for (i, phase) in variant.phases.iter().enumerate() {
+        let m = &phase.measurement;
         let kept = match first_live {
-            Some(first) if i > 0 => format!("{:.1}%", phase.live_bytes.ratio_of(first) * 100.0),
+            Some(first) if i > 0 => format!("{:.1}%", m.live_bytes.ratio_of(first) * 100.0),
             _ => String::new(),
         };
         table.add_row([
@@ -64,12 +65,11 @@ fn add_rows(table: &mut Table, variant: &VariantReport) {
             },
             phase.name.clone(),
             thousands(phase.objects),
-            phase.live_bytes.to_string(),
+            m.live_bytes.to_string(),
             kept,
-            phase.peak_live_bytes.to_string(),
-            thousands(phase.alloc_count),
-            phase
-                .jemalloc
+            m.peak_live_bytes.to_string(),
+            thousands(m.alloc_count),
+            m.jemalloc
                 .map_or_else(|| "-".to_owned(), |j| j.resident.to_string()),
         ]);
     }

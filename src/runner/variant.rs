@@ -156,10 +156,9 @@ async fn run_phase(
             });
         }
     };
-    let measurement = meter.finish();
     Ok(PhaseReport::new(
         phase,
-        &measurement,
+        meter.finish(),
         status.objects as u64,
         server.alive(),
         server.requests().since(requests),

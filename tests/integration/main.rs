@@ -11,7 +11,9 @@ fn bin() -> Command {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn repo_file(name: &str) -> PathBuf {
@@ -69,7 +71,11 @@ fn store_matches_the_server_at_every_phase_end() {
     let report = run_report(&fixture("small.toml"));
     for variant in report["variants"].as_array().unwrap() {
         for p in phases(variant) {
-            assert_eq!(p["objects"], p["server_objects"], "{} / {}", variant["name"], p["name"]);
+            assert_eq!(
+                p["objects"], p["server_objects"],
+                "{} / {}",
+                variant["name"], p["name"]
+            );
         }
         assert_eq!(phase(variant, "list")["objects"], 500);
         assert_eq!(phase(variant, "delete")["objects"], 250);
@@ -100,7 +106,12 @@ fn allocation_counts_repeat_exactly_across_runs() {
         "live_bytes",
         "peak_live_bytes",
     ];
-    for (va, vb) in a["variants"].as_array().unwrap().iter().zip(b["variants"].as_array().unwrap()) {
+    for (va, vb) in a["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["variants"].as_array().unwrap())
+    {
         for (pa, pb) in phases(va).iter().zip(phases(vb)) {
             for key in exact {
                 assert_eq!(pa[key], pb[key], "{} / {} / {key}", va["name"], pa["name"]);
@@ -122,8 +133,16 @@ fn shared_array_keeps_the_list_alive_after_deletes_and_copies_do_not() {
     let variants = report["variants"].as_array().unwrap();
     assert_eq!(variants[0]["config"]["store"], "shared-array");
     assert_eq!(variants[1]["config"]["store"], "per-item-copy");
-    assert!(kept(&variants[0]) >= 0.90, "shared array kept {:.3}", kept(&variants[0]));
-    assert!(kept(&variants[1]) <= 0.05, "per-item copy kept {:.3}", kept(&variants[1]));
+    assert!(
+        kept(&variants[0]) >= 0.90,
+        "shared array kept {:.3}",
+        kept(&variants[0])
+    );
+    assert!(
+        kept(&variants[1]) <= 0.05,
+        "per-item copy kept {:.3}",
+        kept(&variants[1])
+    );
     for v in variants {
         assert_eq!(phase(v, "list")["objects"], 10_000);
         assert_eq!(phase(v, "delete")["objects"], 10);
@@ -174,7 +193,10 @@ fn rejects(text: &str, expected: &[&str]) {
         assert!(stderr.contains(e), "{stderr:?} lacks {e:?}");
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(!dir.path().join("reports").exists(), "nothing may be written");
+    assert!(
+        !dir.path().join("reports").exists(),
+        "nothing may be written"
+    );
 }
 
 const VALID: &str = r#"name = "t"
@@ -209,17 +231,26 @@ fn malformed_toml_is_rejected_with_its_line() {
 
 #[test]
 fn unknown_key_is_rejected() {
-    rejects(&VALID.replace("count = 10", "count = 10\nsize = 3"), &["objects", "unknown field `size`"]);
+    rejects(
+        &VALID.replace("count = 10", "count = 10\nsize = 3"),
+        &["objects", "unknown field `size`"],
+    );
 }
 
 #[test]
 fn zero_count_is_rejected() {
-    rejects(&VALID.replace("count = 10", "count = 0"), &["at `objects.count` (line 3)", "out of range"]);
+    rejects(
+        &VALID.replace("count = 10", "count = 0"),
+        &["at `objects.count` (line 3)", "out of range"],
+    );
 }
 
 #[test]
 fn negative_count_is_rejected() {
-    rejects(&VALID.replace("count = 10", "count = -3"), &["at `objects.count` (line 3)"]);
+    rejects(
+        &VALID.replace("count = 10", "count = -3"),
+        &["at `objects.count` (line 3)"],
+    );
 }
 
 #[test]
@@ -236,7 +267,11 @@ fn fraction_outside_zero_one_is_rejected() {
 fn unknown_store_mode_is_rejected_with_the_choices() {
     rejects(
         &VALID.replace("shared-array", "shared"),
-        &["at `variant[0].store` (line 6)", "shared-array", "per-item-copy"],
+        &[
+            "at `variant[0].store` (line 6)",
+            "shared-array",
+            "per-item-copy",
+        ],
     );
 }
 
