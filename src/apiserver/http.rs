@@ -22,6 +22,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
 
 use super::ApiServer;
 use super::generate::{self, Identity};
@@ -32,6 +33,10 @@ use crate::scenario::ObjectSpec;
 const LIST_CHUNK_BYTES: usize = 64 * 1024;
 /// kube-apiserver's default watch timeout when the client sets none (`--min-request-timeout`).
 const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
+/// kube-apiserver sends a bookmark about every minute to watchers that allow them...
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// ...and one about two seconds before the watch's deadline.
+const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// The apiserver's routes, ready to serve on any transport.
 pub fn router(server: ApiServer) -> Router {
@@ -126,6 +131,7 @@ struct Query {
     resource_version: Option<String>,
     resource_version_match: Option<String>,
     timeout: Option<Duration>,
+    allow_watch_bookmarks: bool,
 }
 
 impl Query {
@@ -149,10 +155,7 @@ impl Query {
                     let s: u64 = value.parse().map_err(|_| invalid(&key, &value))?;
                     q.timeout = Some(Duration::from_secs(s));
                 }
-                // Bookmarks are optional for the server to send; accepted and not sent yet.
-                "allowWatchBookmarks" => {
-                    parse_bool(&key, &value)?;
-                }
+                "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&key, &value)?,
                 "labelSelector" | "fieldSelector" if value.is_empty() => {}
                 "labelSelector" | "fieldSelector" | "sendInitialEvents" => {
                     return Err(format!(
@@ -398,6 +401,8 @@ fn watch(server: ApiServer, scope: Scope, q: &Query) -> Response {
             Err(m) => return status(StatusCode::BAD_REQUEST, "BadRequest", m),
         },
     };
+    let now = Instant::now();
+    let deadline = now + q.timeout.unwrap_or(DEFAULT_WATCH_TIMEOUT);
     let cursor = WatchCursor {
         spec: server.spec().clone(),
         server,
@@ -405,9 +410,11 @@ fn watch(server: ApiServer, scope: Scope, q: &Query) -> Response {
         initial: initial.into_iter(),
         rv,
         head,
-        deadline: Box::pin(tokio::time::sleep(
-            q.timeout.unwrap_or(DEFAULT_WATCH_TIMEOUT),
-        )),
+        deadline_at: deadline,
+        deadline: Box::pin(tokio::time::sleep_until(deadline)),
+        bookmark: q
+            .allow_watch_bookmarks
+            .then(|| Box::pin(tokio::time::sleep_until(next_bookmark(now, deadline)))),
         finished: false,
     };
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
@@ -425,8 +432,22 @@ struct WatchCursor {
     initial: std::vec::IntoIter<Identity>,
     rv: u64,
     head: watch::Receiver<u64>,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    deadline_at: Instant,
+    deadline: Pin<Box<Sleep>>,
+    /// When the next bookmark is due; `None` when the client did not allow bookmarks.
+    bookmark: Option<Pin<Box<Sleep>>>,
     finished: bool,
+}
+
+/// When the bookmark after `now` is due: a minute on, but no later than two seconds
+/// before the deadline; after that point, never.
+fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
+    let last = deadline - BOOKMARK_BEFORE_DEADLINE;
+    if now < last {
+        (now + BOOKMARK_INTERVAL).min(last)
+    } else {
+        deadline + BOOKMARK_INTERVAL
+    }
 }
 
 impl WatchCursor {
@@ -456,6 +477,14 @@ impl WatchCursor {
                     }
                 }
                 Ok(None) => {
+                    // Caught up: `rv` is the newest resourceVersion, which is what a
+                    // bookmark reports.
+                    let bookmark_due = async {
+                        match self.bookmark.as_mut() {
+                            Some(timer) => timer.as_mut().await,
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
                         // Polled in order so a run never depends on tokio's random choice.
                         biased;
@@ -463,6 +492,13 @@ impl WatchCursor {
                             if changed.is_err() {
                                 return None;
                             }
+                        }
+                        () = bookmark_due => {
+                            let next = next_bookmark(Instant::now(), self.deadline_at);
+                            if let Some(timer) = self.bookmark.as_mut() {
+                                timer.as_mut().reset(next);
+                            }
+                            return Some(bookmark_line(self.rv));
                         }
                         () = &mut self.deadline => return None,
                     }
@@ -480,6 +516,16 @@ fn event_line(kind: EventKind, spec: &ObjectSpec, id: Identity) -> Bytes {
     write_object(&mut buf, spec, id);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
+}
+
+fn bookmark_line(rv: u64) -> Bytes {
+    let event = json!({
+        "type": "BOOKMARK",
+        "object": {"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": rv.to_string()}},
+    });
+    let mut line = event.to_string().into_bytes();
+    line.push(b'\n');
+    Bytes::from(line)
 }
 
 fn error_line(expired: Expired) -> Bytes {
@@ -555,6 +601,38 @@ mod tests {
             Some(StatusCode::GATEWAY_TIMEOUT)
         );
         assert_eq!(list_plan(&q(Some("0"), None), 10).ok(), Some((10, 0, None)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bookmarks_come_every_minute_and_just_before_the_deadline() {
+        use futures::TryStreamExt;
+        use k8s_openapi::api::core::v1::Pod;
+        use kube::api::{Api, WatchEvent, WatchParams};
+
+        let server = ApiServer::new(crate::apiserver::generate::test_spec());
+        let head = server.resource_version().to_string();
+        let api: Api<Pod> = Api::all(crate::apiserver::transport::client(&server));
+        let started = Instant::now();
+        let stream = api
+            .watch(&WatchParams::default().timeout(290), &head)
+            .await
+            .unwrap();
+        let mut stream = std::pin::pin!(stream);
+        let mut at = Vec::new();
+        // Paused time: the runtime jumps to each timer when nothing else can run.
+        while let Some(event) = stream.try_next().await.unwrap() {
+            let WatchEvent::Bookmark(b) = event else {
+                panic!("unexpected {event:?}");
+            };
+            assert_eq!(b.metadata.resource_version, head);
+            at.push((Instant::now() - started).as_secs());
+        }
+        assert_eq!(at, [60, 120, 180, 240, 288]);
+        assert_eq!(
+            (Instant::now() - started).as_secs(),
+            290,
+            "the stream ends at its timeout"
+        );
     }
 
     #[test]
