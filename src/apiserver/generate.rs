@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::core::v1::{
     ConfigMapProjection, ConfigMapVolumeSource, Container, ContainerPort, ContainerState,
     ContainerStateRunning, ContainerStatus, ContainerUser, DownwardAPIProjection,
@@ -31,7 +33,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::{Map, Value, json};
 
-use crate::scenario::ObjectSpec;
+use crate::scenario::{ObjectKind, ObjectSpec};
 
 /// Seconds since the Unix epoch of 2026-01-01T00:00:00Z: objects are "created" from there,
 /// one second apart, so timestamps do not depend on the clock.
@@ -89,11 +91,128 @@ pub fn namespace(spec: &ObjectSpec, index: u32) -> String {
     }
 }
 
-/// Name of object `index`: `{app}-{replicaset hash}-{suffix}`, the suffix encoding the
-/// index so names are unique and [`index_of_name`] can invert them.
+/// Name of object `index`: for a pod `{app}-{replicaset hash}-{suffix}`, for a ConfigMap
+/// `{app}-config-{suffix}`, for a Secret `{app}-secret-{suffix}`. The suffix encodes the
+/// index, so names are unique and [`index_of_name`] can invert them.
 pub fn name(spec: &ObjectSpec, index: u32) -> String {
     let app = app_of(spec, index);
-    format!("{app}-{}-{}", template_hash(spec, index), suffix(index))
+    match spec.kind {
+        ObjectKind::Pod => format!("{app}-{}-{}", template_hash(spec, index), suffix(index)),
+        ObjectKind::ConfigMap => format!("{app}-config-{}", suffix(index)),
+        ObjectKind::Secret => format!("{app}-secret-{}", suffix(index)),
+    }
+}
+
+/// Appends the JSON of object `id` of the spec's kind to `buf`.
+pub fn write_object(buf: &mut Vec<u8>, spec: &ObjectSpec, id: Identity) {
+    let written = match spec.kind {
+        ObjectKind::Pod => serde_json::to_writer(buf, &pod(spec, id)),
+        ObjectKind::ConfigMap => serde_json::to_writer(buf, &config_map(spec, id)),
+        ObjectKind::Secret => serde_json::to_writer(buf, &secret(spec, id)),
+    };
+    written.expect("writing a generated object to a Vec cannot fail");
+}
+
+/// Metadata every kind shares: identity, labels, annotations, and for kinds other than
+/// pods, managedFields of one `helm` manager owning what `owned` lists.
+fn common_metadata(spec: &ObjectSpec, id: Identity, owned: &[&str]) -> ObjectMeta {
+    let mut rng = rng(
+        spec.seed,
+        &[0xc0ffee, u64::from(id.index), u64::from(id.generation)],
+    );
+    let app = app_of(spec, id.index);
+    let annotations: BTreeMap<String, String> = (0..spec.annotations)
+        .map(|i| match i {
+            0 => ("meta.helm.sh/release-name".to_owned(), app.to_owned()),
+            1 => (
+                "meta.helm.sh/release-namespace".to_owned(),
+                namespace(spec, id.index),
+            ),
+            i => (format!("example.com/annotation-{i}"), hex(&mut rng, 16)),
+        })
+        .collect();
+    let labels = labels(spec, id.index, id.generation);
+    let mut meta = ObjectMeta {
+        name: Some(name(spec, id.index)),
+        namespace: Some(namespace(spec, id.index)),
+        uid: Some(uid(spec, id.index, id.incarnation)),
+        resource_version: Some(id.resource_version.to_string()),
+        creation_timestamp: Some(time(i64::from(id.index))),
+        labels: Some(labels),
+        annotations: (!annotations.is_empty()).then_some(annotations),
+        ..Default::default()
+    };
+    if spec.managed_fields > 0 {
+        let value = serde_json::to_value(&meta).expect("metadata serializes");
+        let mut fields = Map::new();
+        let mut meta_fields = Map::new();
+        for key in ["labels", "annotations"] {
+            if let Some(v) = value.get(key) {
+                meta_fields.insert(format!("f:{key}"), field_set(key, v));
+            }
+        }
+        fields.insert("f:metadata".to_owned(), Value::Object(meta_fields));
+        for key in owned {
+            fields.insert(format!("f:{key}"), json!({}));
+        }
+        meta.managed_fields = Some(vec![ManagedFieldsEntry {
+            api_version: Some("v1".to_owned()),
+            fields_type: Some("FieldsV1".to_owned()),
+            fields_v1: Some(FieldsV1(Value::Object(fields))),
+            manager: Some("helm".to_owned()),
+            operation: Some("Update".to_owned()),
+            subresource: None,
+            time: Some(time(i64::from(id.index))),
+        }]);
+    }
+    meta
+}
+
+/// An application's configuration: a YAML file and a few flat keys.
+pub fn config_map(spec: &ObjectSpec, id: Identity) -> ConfigMap {
+    let app = app_of(spec, id.index);
+    let ns = namespace(spec, id.index);
+    let yaml = format!(
+        "server:\n  port: 8080\n  shutdownGracePeriod: 25s\nlogging:\n  level: info\n  format: json\n\
+         upstream:\n  url: http://{app}.{ns}.svc.cluster.local:8080\n  timeout: 5s\n  retries: 3\n\
+         features:\n  revision: {}\n",
+        id.generation
+    );
+    let data: BTreeMap<String, String> = [
+        ("application.yaml", yaml),
+        ("LOG_LEVEL", "info".to_owned()),
+        ("REVISION", id.generation.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    ConfigMap {
+        metadata: common_metadata(spec, id, &["data"]),
+        data: Some(data),
+        ..Default::default()
+    }
+}
+
+/// An application's credentials, base64 on the wire as Secrets are.
+pub fn secret(spec: &ObjectSpec, id: Identity) -> Secret {
+    let mut rng = rng(
+        spec.seed,
+        &[0x5ec, u64::from(id.index), u64::from(id.generation)],
+    );
+    let data = [
+        ("username", hex(&mut rng, 12)),
+        ("password", hex(&mut rng, 32)),
+        ("api-key", hex(&mut rng, 64)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), ByteString(v.into_bytes())))
+    .collect();
+    Secret {
+        metadata: common_metadata(spec, id, &["data", "type"]),
+        data: Some(data),
+        type_: Some("Opaque".to_owned()),
+        ..Default::default()
+    }
 }
 
 /// The index a name generated by [`name`] encodes; `None` for any other name.
@@ -185,6 +304,47 @@ fn pairs<const N: usize>(entries: [(&str, String); N]) -> BTreeMap<String, Strin
         .collect()
 }
 
+/// The labels of object `index` at `generation`: `app`, `pod-template-hash`, then
+/// `spec.labels` more. Label selectors are matched against these without generating the
+/// whole object.
+pub fn labels(spec: &ObjectSpec, index: u32, generation: u32) -> BTreeMap<String, String> {
+    let ns = namespace(spec, index);
+    let app = app_of(spec, index);
+    let node = index % 97;
+    let mut labels = pairs([
+        ("app", app.to_owned()),
+        ("pod-template-hash", template_hash(spec, index)),
+    ]);
+    let extra_labels = [
+        ("app.kubernetes.io/name", app.to_owned()),
+        ("app.kubernetes.io/part-of", ns.clone()),
+        ("app.kubernetes.io/version", format!("1.{generation}")),
+        ("team", ns),
+        (
+            "tier",
+            if index.is_multiple_of(3) {
+                "frontend"
+            } else {
+                "backend"
+            }
+            .to_owned(),
+        ),
+        ("environment", "production".to_owned()),
+        (
+            "topology.kubernetes.io/zone",
+            format!("eu-west-1{}", ['a', 'b', 'c'][node as usize % 3]),
+        ),
+    ];
+    for i in 0..spec.labels as usize {
+        let (k, v) = match extra_labels.get(i) {
+            Some((k, v)) => ((*k).to_owned(), v.clone()),
+            None => (format!("example.com/label-{i}"), format!("value-{i}")),
+        };
+        labels.insert(k, v);
+    }
+    labels
+}
+
 /// The full pod for `id`, managedFields included.
 pub fn pod(spec: &ObjectSpec, id: Identity) -> Pod {
     let mut pod = pod_without_managed_fields(spec, id);
@@ -218,34 +378,7 @@ fn pod_without_managed_fields(spec: &ObjectSpec, id: Identity) -> Pod {
     );
     let token_volume = format!("kube-api-access-{}", &suffix(rng.next_u32() % 14_000_000));
 
-    let mut labels = pairs([("app", app.to_owned()), ("pod-template-hash", hash.clone())]);
-    let extra_labels = [
-        ("app.kubernetes.io/name", app.to_owned()),
-        ("app.kubernetes.io/part-of", ns.clone()),
-        ("app.kubernetes.io/version", version.clone()),
-        ("team", ns.clone()),
-        (
-            "tier",
-            if index.is_multiple_of(3) {
-                "frontend"
-            } else {
-                "backend"
-            }
-            .to_owned(),
-        ),
-        ("environment", "production".to_owned()),
-        (
-            "topology.kubernetes.io/zone",
-            format!("eu-west-1{}", ['a', 'b', 'c'][node as usize % 3]),
-        ),
-    ];
-    for i in 0..spec.labels as usize {
-        let (k, v) = match extra_labels.get(i) {
-            Some((k, v)) => ((*k).to_owned(), v.clone()),
-            None => (format!("example.com/label-{i}"), format!("value-{i}")),
-        };
-        labels.insert(k, v);
-    }
+    let labels = labels(spec, index, id.generation);
 
     let mut annotations = BTreeMap::new();
     let extra_annotations = [
@@ -804,6 +937,22 @@ mod tests {
             assert!(seen.insert((namespace(&spec, i), n)));
         }
         assert_eq!(index_of_name("no-suffix"), None);
+    }
+
+    #[test]
+    fn every_kind_generates_with_unique_invertible_names() {
+        for kind in ObjectKind::ALL {
+            let spec = ObjectSpec {
+                kind,
+                ..default_spec()
+            };
+            let mut buf = Vec::new();
+            write_object(&mut buf, &spec, id(12));
+            let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
+            assert_eq!(v["metadata"]["name"], name(&spec, 12));
+            assert_eq!(index_of_name(&name(&spec, 12)), Some(12));
+            assert!(buf.len() > 500, "{kind:?} is {} bytes", buf.len());
+        }
     }
 
     #[test]

@@ -24,9 +24,11 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
-use super::ApiServer;
 use super::generate::{self, Identity};
-use super::state::{EventKind, Expired};
+use super::selector::{FieldSelector, LabelSelector};
+use super::state::{EventKind, Expired, HistoryEvent};
+use super::{ApiServer, discovery};
+use crate::scenario::ObjectKind;
 use crate::scenario::ObjectSpec;
 
 /// Target size of one streamed LIST chunk.
@@ -41,28 +43,99 @@ const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
 /// The apiserver's routes, ready to serve on any transport.
 pub fn router(server: ApiServer) -> Router {
     Router::new()
+        .route("/version", get(discovery::version))
+        .route("/api", get(discovery::api_versions))
+        .route("/api/v1", get(discovery::api_resources))
+        .route("/apis", get(discovery::api_groups))
         .route(
-            "/api/v1/pods",
-            get(cluster_pods).fallback(method_not_allowed),
+            "/api/v1/{resource}",
+            get(cluster_collection).fallback(method_not_allowed),
         )
         .route(
-            "/api/v1/namespaces/{namespace}/pods",
-            get(namespaced_pods).fallback(method_not_allowed),
+            "/api/v1/namespaces/{namespace}/{resource}",
+            get(namespaced_collection).fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/{resource}/{name}",
+            get(get_object)
+                .delete(delete_object)
+                .fallback(method_not_allowed),
         )
         .fallback(not_found)
         .with_state(server)
 }
 
-async fn cluster_pods(State(server): State<ApiServer>, RawQuery(query): RawQuery) -> Response {
-    pods(server, None, query.as_deref())
-}
-
-async fn namespaced_pods(
+async fn cluster_collection(
     State(server): State<ApiServer>,
-    Path(namespace): Path<String>,
+    Path(resource): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    pods(server, Some(namespace), query.as_deref())
+    collection(server, &resource, None, query.as_deref())
+}
+
+async fn namespaced_collection(
+    State(server): State<ApiServer>,
+    Path((namespace, resource)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    collection(server, &resource, Some(namespace), query.as_deref())
+}
+
+async fn get_object(
+    State(server): State<ApiServer>,
+    Path((namespace, resource, name)): Path<(String, String, String)>,
+) -> Response {
+    let Some(kind) = ObjectKind::from_plural(&resource) else {
+        return not_found().await;
+    };
+    let found = if kind == server.spec().kind {
+        server.get_named(&namespace, &name)
+    } else {
+        None
+    };
+    match found {
+        Some(id) => object_response(server.spec(), id),
+        None => object_not_found(kind, &name),
+    }
+}
+
+async fn delete_object(
+    State(server): State<ApiServer>,
+    Path((namespace, resource, name)): Path<(String, String, String)>,
+) -> Response {
+    let Some(kind) = ObjectKind::from_plural(&resource) else {
+        return not_found().await;
+    };
+    let deleted = if kind == server.spec().kind {
+        server.delete_named(&namespace, &name)
+    } else {
+        None
+    };
+    // Deletion is immediate (as with `--grace-period=0`); the answer is the last state.
+    match deleted {
+        Some(id) => object_response(server.spec(), id),
+        None => object_not_found(kind, &name),
+    }
+}
+
+fn object_response(spec: &ObjectSpec, id: Identity) -> Response {
+    let mut buf = Vec::with_capacity(8 * 1024);
+    generate::write_object(&mut buf, spec, id);
+    json_response(StatusCode::OK, Body::from(buf))
+}
+
+fn object_not_found(kind: ObjectKind, name: &str) -> Response {
+    let body = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": format!("{} {name:?} not found", kind.plural()),
+        "reason": "NotFound",
+        "details": {"name": name, "kind": kind.plural()},
+        "code": 404,
+    });
+    json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
 }
 
 async fn not_found() -> Response {
@@ -81,44 +154,76 @@ async fn method_not_allowed() -> Response {
     )
 }
 
-fn pods(server: ApiServer, namespace: Option<String>, query: Option<&str>) -> Response {
-    let query = match Query::parse(query.unwrap_or_default()) {
+fn collection(
+    server: ApiServer,
+    resource: &str,
+    namespace: Option<String>,
+    query: Option<&str>,
+) -> Response {
+    let Some(kind) = ObjectKind::from_plural(resource) else {
+        return status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        );
+    };
+    let query = match Query::parse(query.unwrap_or_default()).and_then(Query::validated) {
         Ok(q) => q,
-        Err(message) => return status(StatusCode::BAD_REQUEST, "BadRequest", message),
+        Err(e) => return e.into_response(),
     };
-    // A namespace without objects lists empty, as on a real cluster.
-    let scope = match namespace {
-        None => Scope::Cluster,
-        Some(ns) => match server.namespace_ordinal(&ns) {
-            Some(ordinal) => Scope::Namespace(ordinal),
-            None => Scope::Nothing,
-        },
-    };
+    let selection = Selection::new(&server, kind, namespace.as_deref(), &query);
     if query.watch {
         server.count_request(|r| r.watch += 1);
-        watch(server, scope, &query)
+        watch(server, selection, &query)
     } else {
         server.count_request(|r| r.list += 1);
-        list(server, scope, &query)
+        list(server, selection, &query)
     }
 }
 
-/// Which objects a request covers.
-#[derive(Debug, Clone, Copy)]
-enum Scope {
-    Cluster,
-    Namespace(u32),
-    /// A namespace that has no objects.
-    Nothing,
+/// Which objects a request covers: resource, namespace and selectors.
+#[derive(Debug, Clone)]
+struct Selection {
+    kind: ObjectKind,
+    /// The server holds objects of this kind and, when a namespace is named, in it.
+    holds: bool,
+    namespace: Option<u32>,
+    labels: LabelSelector,
+    fields: FieldSelector,
 }
 
-impl Scope {
-    fn contains(self, spec: &ObjectSpec, index: u32) -> bool {
-        match self {
-            Scope::Cluster => true,
-            Scope::Namespace(ordinal) => index % spec.namespaces == ordinal,
-            Scope::Nothing => false,
+impl Selection {
+    fn new(server: &ApiServer, kind: ObjectKind, namespace: Option<&str>, q: &Query) -> Selection {
+        let ordinal = namespace.and_then(|ns| server.namespace_ordinal(ns));
+        Selection {
+            kind,
+            // A namespace without objects lists empty, as on a real cluster.
+            holds: kind == server.spec().kind && (namespace.is_none() || ordinal.is_some()),
+            namespace: ordinal,
+            labels: q.label_selector.clone(),
+            fields: q.field_selector.clone(),
         }
+    }
+
+    fn matches(&self, spec: &ObjectSpec, id: &Identity) -> bool {
+        if !self.holds
+            || self
+                .namespace
+                .is_some_and(|ns| id.index % spec.namespaces != ns)
+        {
+            return false;
+        }
+        if !self.fields.is_empty() {
+            let name = generate::name(spec, id.index);
+            let namespace = generate::namespace(spec, id.index);
+            if !self.fields.matches(&name, &namespace) {
+                return false;
+            }
+        }
+        self.labels.is_empty()
+            || self
+                .labels
+                .matches(&generate::labels(spec, id.index, id.generation))
     }
 }
 
@@ -132,10 +237,18 @@ struct Query {
     resource_version_match: Option<String>,
     timeout: Option<Duration>,
     allow_watch_bookmarks: bool,
+    send_initial_events: Option<bool>,
+    label_selector: LabelSelector,
+    field_selector: FieldSelector,
 }
 
 impl Query {
-    fn parse(raw: &str) -> Result<Query, String> {
+    /// Decodes the parameters; a value that does not decode is a 400 Bad Request.
+    fn parse(raw: &str) -> Result<Query, ApiError> {
+        Query::decode(raw).map_err(ApiError::bad_request)
+    }
+
+    fn decode(raw: &str) -> Result<Query, String> {
         let mut q = Query::default();
         for (key, value) in form_urlencoded::parse(raw.as_bytes()) {
             let value = value.into_owned();
@@ -156,17 +269,84 @@ impl Query {
                     q.timeout = Some(Duration::from_secs(s));
                 }
                 "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&key, &value)?,
-                "labelSelector" | "fieldSelector" if value.is_empty() => {}
-                "labelSelector" | "fieldSelector" | "sendInitialEvents" => {
-                    return Err(format!(
-                        "query parameter {key} is not supported by this server yet"
-                    ));
-                }
+                "labelSelector" => q.label_selector = LabelSelector::parse(&value)?,
+                "fieldSelector" => q.field_selector = FieldSelector::parse(&value)?,
+                "sendInitialEvents" => q.send_initial_events = Some(parse_bool(&key, &value)?),
                 // kube-apiserver ignores parameters it does not know; so do we.
                 _ => {}
             }
         }
         Ok(q)
+    }
+}
+
+impl Query {
+    /// Checks the combinations kube-apiserver's `ValidateListOptions` forbids; a violation
+    /// is a 422 Invalid, as there.
+    fn validated(self) -> Result<Query, ApiError> {
+        let forbid = |field: &str, why: String| Err(ApiError::invalid_list_options(field, why));
+        let rvm = self.resource_version_match.as_deref();
+        if self.watch {
+            if self.send_initial_events.is_some() && rvm != Some("NotOlderThan") {
+                return forbid(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                        .to_owned(),
+                );
+            }
+            if let Some(m) = rvm {
+                if self.send_initial_events.is_none() {
+                    return forbid(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".to_owned(),
+                    );
+                }
+                if m != "NotOlderThan" {
+                    return forbid(
+                        "resourceVersionMatch",
+                        format!("Unsupported value: {m:?}: supported values: \"NotOlderThan\""),
+                    );
+                }
+            }
+            return Ok(self);
+        }
+        if self.send_initial_events.is_some() {
+            return forbid(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list".to_owned(),
+            );
+        }
+        if let Some(m) = rvm {
+            if self.resource_version.is_none() {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                        .to_owned(),
+                );
+            }
+            if self.continue_token.is_some() {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided".to_owned(),
+                );
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                return forbid(
+                    "resourceVersionMatch",
+                    format!(
+                        "Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+                    ),
+                );
+            }
+            if m == "Exact" && self.resource_version.as_deref() == Some("0") {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+                        .to_owned(),
+                );
+            }
+        }
+        Ok(self)
     }
 }
 
@@ -230,7 +410,7 @@ fn decode_continue(token: &str) -> Result<(u64, u32), String> {
     Ok((token.rv, last.checked_add(1).ok_or_else(invalid)?))
 }
 
-fn list(server: ApiServer, scope: Scope, q: &Query) -> Response {
+fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
     let head = server.resource_version();
     let (rv, from, limit) = match list_plan(q, head) {
         Ok(plan) => plan,
@@ -239,7 +419,7 @@ fn list(server: ApiServer, scope: Scope, q: &Query) -> Response {
     let spec = server.spec().clone();
     let page = server
         .state()
-        .list_where(from, limit, rv, |i| scope.contains(&spec, i));
+        .list_where(from, limit, rv, |id| selection.matches(&spec, id));
     let page = match page {
         Ok(page) => page,
         Err(expired) => return expired_response(expired, q.continue_token.is_some()),
@@ -257,7 +437,8 @@ fn list(server: ApiServer, scope: Scope, q: &Query) -> Response {
         continue_token,
     };
     let head = format!(
-        r#"{{"kind":"PodList","apiVersion":"v1","metadata":{},"items":["#,
+        r#"{{"kind":"{}List","apiVersion":"v1","metadata":{},"items":["#,
+        selection.kind.as_str(),
         serde_json::to_string(&metadata).expect("list metadata serializes")
     );
     let chunks = ListChunks {
@@ -290,6 +471,25 @@ struct ApiError {
     message: String,
 }
 
+impl ApiError {
+    fn bad_request(message: String) -> ApiError {
+        ApiError {
+            code: StatusCode::BAD_REQUEST,
+            reason: "BadRequest",
+            message,
+        }
+    }
+
+    /// kube-apiserver's answer to invalid ListOptions: 422 with the field at fault.
+    fn invalid_list_options(field: &str, why: String) -> ApiError {
+        ApiError {
+            code: StatusCode::UNPROCESSABLE_ENTITY,
+            reason: "Invalid",
+            message: format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {why}"),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         status(self.code, self.reason, self.message)
@@ -298,33 +498,23 @@ impl IntoResponse for ApiError {
 
 /// Which state a LIST reads: (resourceVersion, first index, page size).
 fn list_plan(q: &Query, head: u64) -> Result<(u64, u32, Option<usize>), ApiError> {
-    let bad = |m: &str| ApiError {
-        code: StatusCode::BAD_REQUEST,
-        reason: "BadRequest",
-        message: m.to_owned(),
-    };
     if let Some(token) = &q.continue_token {
         if q.resource_version.is_some() {
-            return Err(bad(
-                "specifying resource version is not allowed when using continue",
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue".to_owned(),
             ));
         }
-        let (rv, from) = decode_continue(token).map_err(|m| bad(&m))?;
+        let (rv, from) = decode_continue(token).map_err(ApiError::bad_request)?;
         return Ok((rv, from, q.limit));
     }
-    let requested = q.resource_version.as_deref();
-    match (q.resource_version_match.as_deref(), requested) {
-        (None, None) => Ok((head, 0, q.limit)),
+    let exact = q.resource_version_match.as_deref() == Some("Exact");
+    match q.resource_version.as_deref() {
+        // Unset: the newest state (a consistent read).
+        None => Ok((head, 0, q.limit)),
         // "0": any version, served from the watch cache, which ignores `limit`.
-        (None | Some("NotOlderThan"), Some("0")) => Ok((head, 0, None)),
-        (Some("Exact"), Some("0")) => Err(bad(
-            "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
-        )),
-        (Some(m), None) => Err(bad(&format!(
-            "resourceVersionMatch {m:?} is forbidden unless resourceVersion is provided"
-        ))),
-        (m @ (None | Some("NotOlderThan") | Some("Exact")), Some(v)) => {
-            let rv = parse_rv(v).map_err(|m| bad(&m))?;
+        Some("0") => Ok((head, 0, None)),
+        Some(v) => {
+            let rv = parse_rv(v).map_err(ApiError::bad_request)?;
             if rv > head {
                 return Err(ApiError {
                     code: StatusCode::GATEWAY_TIMEOUT,
@@ -332,13 +522,11 @@ fn list_plan(q: &Query, head: u64) -> Result<(u64, u32, Option<usize>), ApiError
                     message: format!("Too large resource version: {rv}, current: {head}"),
                 });
             }
-            // A version with a limit and no match is an exact read, as in kube-apiserver.
-            let exact = m == Some("Exact") || (m.is_none() && q.limit.is_some());
+            // A version with a limit and no match is an exact read, as in kube-apiserver;
+            // NotOlderThan (or no limit) is served from the newest state.
+            let exact = exact || (q.resource_version_match.is_none() && q.limit.is_some());
             Ok((if exact { rv } else { head }, 0, q.limit))
         }
-        (Some(m), Some(_)) => Err(bad(&format!(
-            "unsupported resourceVersionMatch {m:?}: expected NotOlderThan or Exact"
-        ))),
     }
 }
 
@@ -371,45 +559,59 @@ impl Iterator for ListChunks {
             if !std::mem::take(&mut self.first) {
                 buf.push(b',');
             }
-            write_object(&mut buf, &self.spec, id);
+            generate::write_object(&mut buf, &self.spec, id);
         }
         Some(Ok(Bytes::from(buf)))
     }
 }
 
-fn write_object(buf: &mut Vec<u8>, spec: &ObjectSpec, id: Identity) {
-    serde_json::to_writer(buf, &generate::pod(spec, id)).expect("writing to a Vec cannot fail");
-}
-
-fn watch(server: ApiServer, scope: Scope, q: &Query) -> Response {
+fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
     let head = server.head_receiver();
-    let (rv, initial) = match q.resource_version.as_deref() {
-        // Unset or "0": the current state as ADDED events, then changes (legacy watch).
-        None | Some("0") => {
-            // One lock: the snapshot and its resourceVersion come from the same state.
-            let spec = server.spec();
-            let state = server.state();
-            let page = state
-                .list_where(0, None, state.resource_version(), |i| {
-                    scope.contains(spec, i)
-                })
-                .expect("the newest version is never expired");
-            (page.resource_version, page.items)
-        }
+    let disconnect = server.disconnect_receiver();
+    let requested = match q.resource_version.as_deref() {
+        None | Some("0") => None,
         Some(v) => match parse_rv(v) {
-            Ok(rv) => (rv, Vec::new()),
-            Err(m) => return status(StatusCode::BAD_REQUEST, "BadRequest", m),
+            Ok(rv) => Some(rv),
+            Err(m) => return ApiError::bad_request(m).into_response(),
         },
+    };
+    // Which state the watch starts from, and whether it first sends that state as ADDED.
+    let (snapshot, start) = match (q.send_initial_events, requested) {
+        // Watch-list (KEP-3157): the state, an initial-events-end bookmark, then changes.
+        (Some(true), _) => (true, None),
+        // Legacy: no resourceVersion (or "0") means "the state as ADDED, then changes".
+        (None, None) => (true, None),
+        (Some(false), None) => (false, None),
+        (_, Some(rv)) => (false, Some(rv)),
+    };
+    let (rv, initial) = if snapshot {
+        // One lock: the snapshot and its resourceVersion come from the same state.
+        let spec = server.spec();
+        let state = server.state();
+        let page = state
+            .list_where(0, None, state.resource_version(), |id| {
+                selection.matches(spec, id)
+            })
+            .expect("the newest version is never expired");
+        (page.resource_version, page.items)
+    } else {
+        (
+            start.unwrap_or_else(|| server.resource_version()),
+            Vec::new(),
+        )
     };
     let now = Instant::now();
     let deadline = now + q.timeout.unwrap_or(DEFAULT_WATCH_TIMEOUT);
     let cursor = WatchCursor {
         spec: server.spec().clone(),
         server,
-        scope,
+        selection,
         initial: initial.into_iter(),
+        initial_events_end: (q.send_initial_events == Some(true) && q.allow_watch_bookmarks)
+            .then_some(rv),
         rv,
         head,
+        disconnect,
         deadline_at: deadline,
         deadline: Box::pin(tokio::time::sleep_until(deadline)),
         bookmark: q
@@ -428,10 +630,13 @@ fn watch(server: ApiServer, scope: Scope, q: &Query) -> Response {
 struct WatchCursor {
     server: ApiServer,
     spec: ObjectSpec,
-    scope: Scope,
+    selection: Selection,
     initial: std::vec::IntoIter<Identity>,
+    /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
+    initial_events_end: Option<u64>,
     rv: u64,
     head: watch::Receiver<u64>,
+    disconnect: watch::Receiver<u64>,
     deadline_at: Instant,
     deadline: Pin<Box<Sleep>>,
     /// When the next bookmark is due; `None` when the client did not allow bookmarks.
@@ -458,10 +663,16 @@ impl WatchCursor {
         if let Some(id) = self.initial.next() {
             return Some(event_line(EventKind::Added, &self.spec, id));
         }
+        if let Some(rv) = self.initial_events_end.take() {
+            return Some(bookmark_line(self.selection.kind, rv, true));
+        }
         loop {
             // Mark the head seen before reading the history: a mutation after this point
             // wakes `changed()` below, so no event is missed.
             self.head.borrow_and_update();
+            if self.disconnect.has_changed().unwrap_or(true) {
+                return None;
+            }
             let next = self.server.state().event_after(self.rv);
             match next {
                 Err(expired) => {
@@ -472,8 +683,8 @@ impl WatchCursor {
                 }
                 Ok(Some(event)) => {
                     self.rv = event.object.resource_version;
-                    if self.scope.contains(&self.spec, event.object.index) {
-                        return Some(event_line(event.kind, &self.spec, event.object));
+                    if let Some(kind) = self.visible(&event) {
+                        return Some(event_line(kind, &self.spec, event.object));
                     }
                 }
                 Ok(None) => {
@@ -493,15 +704,37 @@ impl WatchCursor {
                                 return None;
                             }
                         }
+                        _ = self.disconnect.changed() => return None,
                         () = bookmark_due => {
                             let next = next_bookmark(Instant::now(), self.deadline_at);
                             if let Some(timer) = self.bookmark.as_mut() {
                                 timer.as_mut().reset(next);
                             }
-                            return Some(bookmark_line(self.rv));
+                            return Some(bookmark_line(self.selection.kind, self.rv, false));
                         }
                         () = &mut self.deadline => return None,
                     }
+                }
+            }
+        }
+    }
+
+    /// How this watcher sees `event`, if at all. An update that moves an object into or out
+    /// of the selection is an ADDED or a DELETED for it, as in kube-apiserver's watch cache.
+    fn visible(&self, event: &HistoryEvent) -> Option<EventKind> {
+        let is = self.selection.matches(&self.spec, &event.object);
+        match event.kind {
+            EventKind::Added | EventKind::Deleted => is.then_some(event.kind),
+            EventKind::Modified => {
+                let before = Identity {
+                    generation: event.object.generation - 1,
+                    ..event.object
+                };
+                match (self.selection.matches(&self.spec, &before), is) {
+                    (true, true) => Some(EventKind::Modified),
+                    (false, true) => Some(EventKind::Added),
+                    (true, false) => Some(EventKind::Deleted),
+                    (false, false) => None,
                 }
             }
         }
@@ -513,15 +746,19 @@ fn event_line(kind: EventKind, spec: &ObjectSpec, id: Identity) -> Bytes {
     buf.extend_from_slice(br#"{"type":""#);
     buf.extend_from_slice(kind.as_str().as_bytes());
     buf.extend_from_slice(br#"","object":"#);
-    write_object(&mut buf, spec, id);
+    generate::write_object(&mut buf, spec, id);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
 
-fn bookmark_line(rv: u64) -> Bytes {
+fn bookmark_line(kind: ObjectKind, rv: u64, initial_events_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
     let event = json!({
         "type": "BOOKMARK",
-        "object": {"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": rv.to_string()}},
+        "object": {"kind": kind.as_str(), "apiVersion": "v1", "metadata": metadata},
     });
     let mut line = event.to_string().into_bytes();
     line.push(b'\n');
@@ -580,27 +817,208 @@ mod tests {
         assert!(decode_continue(&BASE64.encode(b"{}")).is_err());
     }
 
-    #[test]
-    fn exact_zero_and_match_without_version_are_bad_requests() {
-        let q = |rv: Option<&str>, m: Option<&str>| Query {
-            resource_version: rv.map(str::to_owned),
-            resource_version_match: m.map(str::to_owned),
-            ..Query::default()
-        };
-        let code = |q: &Query| list_plan(q, 10).err().map(|e| e.code);
+    async fn send(server: &ApiServer, method: &str, uri: &str) -> (StatusCode, serde_json::Value) {
+        use tower::ServiceExt;
+        let request = axum::http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Body::empty())
+            .unwrap();
+        let response = router(server.clone()).oneshot(request).await.unwrap();
+        let code = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (
+            code,
+            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn bad_requests_get_kube_apiserver_status_codes_and_reasons() {
+        let server = ApiServer::new(crate::apiserver::generate::test_spec());
+        // A continue token, then compaction past it: it has expired.
+        let (_, page) = send(&server, "GET", "/api/v1/pods?limit=10").await;
+        let token = page["metadata"]["continue"].as_str().unwrap().to_owned();
+        server.delete(crate::scenario::Amount::Count(1), 1);
+        server.compact();
+        let expired_continue = format!("/api/v1/pods?limit=10&continue={token}");
+        let table: &[(&str, &str, u16, &str)] = &[
+            ("GET", "/api/v1/widgets", 404, "NotFound"),
+            (
+                "GET",
+                "/api/v1/namespaces/payments/widgets",
+                404,
+                "NotFound",
+            ),
+            ("GET", "/nothing/here", 404, "NotFound"),
+            (
+                "GET",
+                "/api/v1/namespaces/payments/pods/no-such-pod",
+                404,
+                "NotFound",
+            ),
+            (
+                "DELETE",
+                "/api/v1/namespaces/payments/pods/no-such-pod",
+                404,
+                "NotFound",
+            ),
+            ("PUT", "/api/v1/pods", 405, "MethodNotAllowed"),
+            ("GET", "/api/v1/pods?limit=ten", 400, "BadRequest"),
+            ("GET", "/api/v1/pods?watch=maybe", 400, "BadRequest"),
+            ("GET", "/api/v1/pods?timeoutSeconds=-1", 400, "BadRequest"),
+            (
+                "GET",
+                "/api/v1/pods?resourceVersion=abc&limit=5",
+                400,
+                "BadRequest",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?labelSelector=app%20in%20web",
+                400,
+                "BadRequest",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?fieldSelector=spec.nodeName%3Dx",
+                400,
+                "BadRequest",
+            ),
+            ("GET", "/api/v1/pods?continue=garbage", 400, "BadRequest"),
+            ("GET", "/api/v1/pods?continue=e30%3D", 400, "BadRequest"),
+            (
+                "GET",
+                "/api/v1/pods?resourceVersion=0&resourceVersionMatch=Exact",
+                422,
+                "Invalid",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?resourceVersionMatch=NotOlderThan",
+                422,
+                "Invalid",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?resourceVersion=1&resourceVersionMatch=Newest",
+                422,
+                "Invalid",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+                422,
+                "Invalid",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?watch=1&sendInitialEvents=true",
+                422,
+                "Invalid",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?watch=1&resourceVersionMatch=NotOlderThan",
+                422,
+                "Invalid",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?resourceVersion=5&limit=10",
+                410,
+                "Expired",
+            ),
+            ("GET", &expired_continue, 410, "Expired"),
+            (
+                "GET",
+                "/api/v1/pods?resourceVersion=999999999",
+                504,
+                "Timeout",
+            ),
+        ];
+        for &(method, uri, code, reason) in table {
+            let (got, status) = send(&server, method, uri).await;
+            assert_eq!(got.as_u16(), code, "{method} {uri}: {status}");
+            assert_eq!(status["kind"], "Status", "{method} {uri}");
+            assert_eq!(status["code"], code, "{method} {uri}");
+            assert_eq!(status["reason"], reason, "{method} {uri}: {status}");
+        }
+    }
+
+    #[tokio::test]
+    async fn too_old_watch_gets_one_error_event_then_the_stream_ends() {
+        let server = ApiServer::new(crate::apiserver::generate::test_spec());
+        server.delete(crate::scenario::Amount::Count(1), 1);
+        server.compact();
+        let (code, _) = send(&server, "GET", "/api/v1/pods?watch=1&resourceVersion=3").await;
+        assert_eq!(code, StatusCode::OK);
+        use tower::ServiceExt;
+        let request = axum::http::Request::builder()
+            .uri("/api/v1/pods?watch=1&resourceVersion=3")
+            .body(Body::empty())
+            .unwrap();
+        let response = router(server.clone()).oneshot(request).await.unwrap();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let lines: Vec<serde_json::Value> = body
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0]["type"], "ERROR");
+        assert_eq!(lines[0]["object"]["code"], 410);
+        assert_eq!(lines[0]["object"]["reason"], "Expired");
+    }
+
+    #[tokio::test]
+    async fn selectors_filter_lists_and_get_by_name_finds_one() {
+        let spec = crate::apiserver::generate::test_spec();
+        let server = ApiServer::new(spec.clone());
+        let name = generate::name(&spec, 4);
+        let ns = generate::namespace(&spec, 4);
+        let (_, list) = send(
+            &server,
+            "GET",
+            &format!("/api/v1/pods?fieldSelector=metadata.name%3D{name}"),
+        )
+        .await;
+        assert_eq!(list["items"].as_array().unwrap().len(), 1);
+        assert_eq!(list["kind"], "PodList");
+        let (_, list) = send(
+            &server,
+            "GET",
+            "/api/v1/pods?labelSelector=app%20in%20(api%2Cweb)",
+        )
+        .await;
+        // `app` cycles through ten names every `namespaces` objects: api and web are a fifth.
         assert_eq!(
-            code(&q(Some("0"), Some("Exact"))),
-            Some(StatusCode::BAD_REQUEST)
+            list["items"].as_array().unwrap().len() as u64,
+            spec.count / 5
         );
-        assert_eq!(
-            code(&q(None, Some("NotOlderThan"))),
-            Some(StatusCode::BAD_REQUEST)
-        );
-        assert_eq!(
-            code(&q(Some("11"), None)),
-            Some(StatusCode::GATEWAY_TIMEOUT)
-        );
-        assert_eq!(list_plan(&q(Some("0"), None), 10).ok(), Some((10, 0, None)));
+        let (code, pod) = send(
+            &server,
+            "GET",
+            &format!("/api/v1/namespaces/{ns}/pods/{name}"),
+        )
+        .await;
+        assert_eq!(code, StatusCode::OK);
+        assert_eq!(pod["metadata"]["name"], name.as_str());
+        let (_, other) = send(&server, "GET", "/api/v1/configmaps").await;
+        assert_eq!(other["kind"], "ConfigMapList");
+        assert!(other["items"].as_array().unwrap().is_empty());
+        let (code, _) = send(
+            &server,
+            "DELETE",
+            &format!("/api/v1/namespaces/{ns}/pods/{name}"),
+        )
+        .await;
+        assert_eq!(code, StatusCode::OK);
+        assert_eq!(server.alive(), spec.count - 1);
     }
 
     #[tokio::test(start_paused = true)]

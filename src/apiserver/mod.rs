@@ -7,8 +7,10 @@
 //! - [`http`]: the routes, query parameters, Status errors and streamed bodies;
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes.
 
+pub mod discovery;
 pub mod generate;
 pub mod http;
+pub mod selector;
 pub mod state;
 pub mod transport;
 
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::scenario::{Amount, ObjectSpec};
+use generate::Identity;
 use state::State;
 
 /// Requests served, by verb; the report's `api_requests`.
@@ -54,6 +57,8 @@ struct Shared {
     state: Mutex<State>,
     /// The newest resourceVersion, for watches waiting for events.
     head: watch::Sender<u64>,
+    /// Bumped to end every open watch (as an apiserver restart or a load balancer would).
+    disconnects: watch::Sender<u64>,
     requests: Mutex<RequestCounts>,
 }
 
@@ -67,12 +72,14 @@ impl ApiServer {
             .map(|i| (generate::namespace(&spec, i), i))
             .collect();
         let (head, _) = watch::channel(state.resource_version());
+        let (disconnects, _) = watch::channel(0);
         ApiServer {
             shared: Arc::new(Shared {
                 spec,
                 namespaces,
                 state: Mutex::new(state),
                 head,
+                disconnects,
                 requests: Mutex::new(RequestCounts::default()),
             }),
         }
@@ -126,11 +133,73 @@ impl ApiServer {
         self.mutate(amount, seed, State::update)
     }
 
+    /// Deletes `amount` of the live objects, chosen from `seed`, and creates each again
+    /// under the same name with a new UID; returns how many.
+    pub fn recreate(&self, amount: Amount, seed: u64) -> u64 {
+        self.mutate(amount, seed, State::recreate)
+    }
+
+    /// Creates `count` new objects; returns how many.
+    pub fn create(&self, count: u32) -> u64 {
+        self.change(|state| {
+            state.create(count);
+        })
+    }
+
+    /// Deletes the live object `namespace/name`; returns its last state.
+    pub fn delete_named(&self, namespace: &str, name: &str) -> Option<Identity> {
+        let mut deleted = None;
+        self.change(|state| {
+            if let Some(id) = self.find(state, namespace, name) {
+                deleted = Some(state.delete_one(id.index));
+            }
+        });
+        deleted
+    }
+
+    /// The live object `namespace/name`.
+    pub fn get_named(&self, namespace: &str, name: &str) -> Option<Identity> {
+        self.find(&self.state(), namespace, name)
+    }
+
+    fn find(&self, state: &State, namespace: &str, name: &str) -> Option<Identity> {
+        let index = generate::index_of_name(name)?;
+        let id = state.get(index)?;
+        let spec = &self.shared.spec;
+        (generate::namespace(spec, index) == namespace && generate::name(spec, index) == name)
+            .then_some(id)
+    }
+
+    /// Forgets the event history up to now (etcd compaction): watches and exact LISTs at
+    /// older resourceVersions get 410 Expired.
+    pub fn compact(&self) {
+        self.state().compact();
+    }
+
+    /// Ends every open watch cleanly; clients reconnect from their last resourceVersion.
+    pub fn disconnect_watchers(&self) {
+        self.shared.disconnects.send_modify(|n| *n += 1);
+    }
+
+    fn disconnect_receiver(&self) -> watch::Receiver<u64> {
+        self.shared.disconnects.subscribe()
+    }
+
     fn mutate(&self, amount: Amount, seed: u64, apply: fn(&mut State, &[u32])) -> u64 {
+        let mut changed = 0;
+        self.change(|state| {
+            let picked = state.pick_alive(amount.of(state.alive()), seed);
+            apply(state, &picked);
+            changed = picked.len() as u64;
+        });
+        changed
+    }
+
+    /// Applies `f` to the state, then wakes the watches; returns the events it made.
+    fn change(&self, f: impl FnOnce(&mut State)) -> u64 {
         let rv = {
             let mut state = self.state();
-            let picked = state.pick_alive(amount.of(state.alive()), seed);
-            apply(&mut state, &picked);
+            f(&mut state);
             state.resource_version()
         };
         let before = self.shared.head.send_replace(rv);

@@ -147,8 +147,9 @@ impl State {
         alive
     }
 
-    /// Applies one mutation to a live object and records its event.
-    fn mutate(&mut self, index: u32, kind: EventKind) {
+    /// Applies one mutation to a live object, records its event and returns the object as
+    /// the event shows it.
+    fn mutate(&mut self, index: u32, kind: EventKind) -> Identity {
         self.resource_version += 1;
         let rv = self.resource_version;
         let r = &mut self.records[index as usize];
@@ -161,7 +162,7 @@ impl State {
                 r.alive = false;
                 self.alive -= 1;
             }
-            EventKind::Added => unreachable!("creation is not a mutation of a live object"),
+            EventKind::Added => unreachable!("creation goes through `create`"),
         }
         let object = State::identity(index, r);
         self.history.push(HistoryEvent {
@@ -169,6 +170,78 @@ impl State {
             object,
             previous_resource_version: previous,
         });
+        object
+    }
+
+    /// Deletes one live object; returns its last state, with the deletion's version.
+    pub fn delete_one(&mut self, index: u32) -> Identity {
+        self.mutate(index, EventKind::Deleted)
+    }
+
+    /// The live object at `index`, if any.
+    pub fn get(&self, index: u32) -> Option<Identity> {
+        let r = self.records.get(index as usize)?;
+        r.alive.then(|| State::identity(index, r))
+    }
+
+    /// Brings object `index` (new, or deleted before) into existence as a new
+    /// incarnation: new UID, generation 1, next resourceVersion.
+    fn add(&mut self, index: u32) {
+        self.resource_version += 1;
+        let rv = self.resource_version;
+        let record = match self.records.get(index as usize) {
+            Some(old) => {
+                debug_assert!(!old.alive, "adding a live object");
+                Record {
+                    resource_version: rv,
+                    generation: 1,
+                    incarnation: old.incarnation + 1,
+                    alive: true,
+                }
+            }
+            None => Record {
+                resource_version: rv,
+                generation: 1,
+                incarnation: 0,
+                alive: true,
+            },
+        };
+        if index as usize == self.records.len() {
+            self.records.push(record);
+        } else {
+            self.records[index as usize] = record;
+        }
+        self.alive += 1;
+        self.history.push(HistoryEvent {
+            kind: EventKind::Added,
+            object: State::identity(index, &record),
+            previous_resource_version: 0,
+        });
+    }
+
+    /// Creates `count` new objects at the end of the table; returns their indices.
+    pub fn create(&mut self, count: u32) -> std::ops::Range<u32> {
+        let first = self.records.len() as u32;
+        for index in first..first + count {
+            self.add(index);
+        }
+        first..first + count
+    }
+
+    /// Deletes the given live objects and creates each again under the same name with a new
+    /// UID: the delete+recreate that namespace/name keys cannot tell from an update.
+    pub fn recreate(&mut self, indices: &[u32]) {
+        for &i in indices {
+            self.mutate(i, EventKind::Deleted);
+            self.add(i);
+        }
+    }
+
+    /// Forgets all history up to now, as etcd compaction does: a LIST or WATCH at an older
+    /// resourceVersion gets 410 Expired from here on.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.history_start = self.resource_version;
     }
 
     /// Deletes the given live objects, one resourceVersion each.
@@ -197,14 +270,14 @@ impl State {
         }
     }
 
-    /// Up to `limit` objects (all if `None`) for which `filter` holds, as of `rv`, starting
-    /// at index `from`.
+    /// Up to `limit` objects (all if `None`) as of `rv` for which `filter` holds, starting at
+    /// index `from`.
     pub fn list_where(
         &self,
         from: u32,
         limit: Option<usize>,
         rv: u64,
-        filter: impl Fn(u32) -> bool,
+        filter: impl Fn(&Identity) -> bool,
     ) -> Result<Page, Expired> {
         self.check_not_expired(rv)?;
         let rv = rv.min(self.resource_version);
@@ -239,8 +312,8 @@ impl State {
         let limit = limit.unwrap_or(usize::MAX);
         let mut items = Vec::new();
         let mut next = None;
-        for i in (from..self.records.len() as u32).filter(|&i| filter(i)) {
-            if let Some(id) = at_rv(i) {
+        for i in from..self.records.len() as u32 {
+            if let Some(id) = at_rv(i).filter(|id| filter(id)) {
                 if items.len() == limit {
                     next = Some(i);
                     break;
@@ -328,6 +401,36 @@ mod tests {
         assert_eq!(e.object.generation, 2);
         assert_eq!(e.object.resource_version, 5);
         assert_eq!(e.previous_resource_version, 4);
+        assert_eq!(s.event_after(5).unwrap(), None);
+    }
+
+    #[test]
+    fn recreate_keeps_the_name_and_changes_the_uid_incarnation() {
+        let mut s = State::new(3);
+        s.recreate(&[1]);
+        let now = s.get(1).unwrap();
+        assert_eq!(now.incarnation, 1);
+        assert_eq!(now.generation, 1);
+        assert_eq!(s.alive(), 3);
+        let deleted = s.event_after(3).unwrap().unwrap();
+        assert_eq!(deleted.kind, EventKind::Deleted);
+        assert_eq!(deleted.object.incarnation, 0);
+        let added = s.event_after(4).unwrap().unwrap();
+        assert_eq!(added.kind, EventKind::Added);
+        // At the version between the two events the object did not exist.
+        let between = s.list_where(0, None, 4, |_| true).unwrap();
+        assert_eq!(between.items.len(), 2);
+    }
+
+    #[test]
+    fn created_objects_append_and_compaction_expires_older_versions() {
+        let mut s = State::new(2);
+        assert_eq!(s.create(3), 2..5);
+        assert_eq!(s.alive(), 5);
+        assert_eq!(s.list_where(0, None, 2, |_| true).unwrap().items.len(), 2);
+        s.compact();
+        assert!(s.list_where(0, None, 4, |_| true).is_err());
+        assert!(s.event_after(4).is_err());
         assert_eq!(s.event_after(5).unwrap(), None);
     }
 

@@ -66,6 +66,38 @@ pub enum ObjectKind {
     /// core/v1 Pod.
     #[default]
     Pod,
+    /// core/v1 ConfigMap.
+    ConfigMap,
+    /// core/v1 Secret.
+    Secret,
+}
+
+impl ObjectKind {
+    /// Every kind, in discovery order.
+    pub const ALL: [ObjectKind; 3] = [ObjectKind::Pod, ObjectKind::ConfigMap, ObjectKind::Secret];
+
+    /// The kind's name (`Pod`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::Pod => "Pod",
+            ObjectKind::ConfigMap => "ConfigMap",
+            ObjectKind::Secret => "Secret",
+        }
+    }
+
+    /// The resource's plural name in URLs (`pods`).
+    pub fn plural(self) -> &'static str {
+        match self {
+            ObjectKind::Pod => "pods",
+            ObjectKind::ConfigMap => "configmaps",
+            ObjectKind::Secret => "secrets",
+        }
+    }
+
+    /// The kind for a plural resource name.
+    pub fn from_plural(plural: &str) -> Option<ObjectKind> {
+        ObjectKind::ALL.into_iter().find(|k| k.plural() == plural)
+    }
 }
 
 /// One informer configuration under test.

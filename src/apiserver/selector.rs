@@ -1,0 +1,277 @@
+//! `labelSelector` and `fieldSelector` query parameters, parsed and matched as
+//! kube-apiserver does (apimachinery's `labels.Parse` and `fields.ParseSelector`).
+//!
+//! Labels: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas
+//! (all must hold). Fields: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`,
+//! the field labels every resource supports.
+
+use std::collections::BTreeMap;
+
+/// A parsed label selector; the empty selector matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector(Vec<LabelRequirement>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum LabelRequirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+impl LabelSelector {
+    /// Parses a `labelSelector` value.
+    pub fn parse(text: &str) -> Result<LabelSelector, String> {
+        let mut requirements = Vec::new();
+        for part in split_top_level(text) {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            requirements.push(parse_requirement(part)?);
+        }
+        Ok(LabelSelector(requirements))
+    }
+
+    /// Whether `labels` satisfy every requirement.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.0.iter().all(|r| match r {
+            LabelRequirement::Equals(k, v) => labels.get(k) == Some(v),
+            LabelRequirement::NotEquals(k, v) => labels.get(k) != Some(v),
+            LabelRequirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+            LabelRequirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            LabelRequirement::Exists(k) => labels.contains_key(k),
+            LabelRequirement::DoesNotExist(k) => !labels.contains_key(k),
+        })
+    }
+
+    /// Whether the selector selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Splits on commas outside parentheses (`a in (x,y),b` is two requirements).
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+fn parse_requirement(part: &str) -> Result<LabelRequirement, String> {
+    let fail = |why: &str| format!("unable to parse requirement: {part:?}: {why}");
+    if let Some(key) = part.strip_prefix('!') {
+        return Ok(LabelRequirement::DoesNotExist(
+            valid_key(key.trim()).map_err(|e| fail(&e))?,
+        ));
+    }
+    for (op, negate) in [("!=", true), ("==", false), ("=", false)] {
+        if let Some((k, v)) = part.split_once(op) {
+            let key = valid_key(k.trim()).map_err(|e| fail(&e))?;
+            let value = valid_value(v.trim()).map_err(|e| fail(&e))?;
+            return Ok(if negate {
+                LabelRequirement::NotEquals(key, value)
+            } else {
+                LabelRequirement::Equals(key, value)
+            });
+        }
+    }
+    let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
+    match words.as_slice() {
+        [key] => Ok(LabelRequirement::Exists(
+            valid_key(key).map_err(|e| fail(&e))?,
+        )),
+        [key, rest] => {
+            let key = valid_key(key).map_err(|e| fail(&e))?;
+            let rest = rest.trim();
+            let (negate, set) = if let Some(set) = rest.strip_prefix("notin") {
+                (true, set)
+            } else if let Some(set) = rest.strip_prefix("in") {
+                (false, set)
+            } else {
+                return Err(fail("expected one of =, ==, !=, in, notin"));
+            };
+            let set = set
+                .trim()
+                .strip_prefix('(')
+                .and_then(|s| s.strip_suffix(')'))
+                .ok_or_else(|| fail("expected a parenthesized set of values"))?;
+            let values = set
+                .split(',')
+                .map(|v| valid_value(v.trim()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| fail(&e))?;
+            Ok(if negate {
+                LabelRequirement::NotIn(key, values)
+            } else {
+                LabelRequirement::In(key, values)
+            })
+        }
+        _ => Err(fail("empty requirement")),
+    }
+}
+
+fn valid_key(key: &str) -> Result<String, String> {
+    let name = key.rsplit_once('/').map_or(key, |(_, n)| n);
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(key.to_owned())
+    } else {
+        Err(format!("invalid label key {key:?}"))
+    }
+}
+
+fn valid_value(value: &str) -> Result<String, String> {
+    let ok = value.len() <= 63
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(format!("invalid label value {value:?}"))
+    }
+}
+
+/// A parsed field selector over `metadata.name` and `metadata.namespace`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector(Vec<(Field, bool, String)>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Name,
+    Namespace,
+}
+
+impl FieldSelector {
+    /// Parses a `fieldSelector` value.
+    pub fn parse(text: &str) -> Result<FieldSelector, String> {
+        let mut terms = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
+                (f, false, v)
+            } else if let Some((f, v)) = part.split_once("==") {
+                (f, true, v)
+            } else if let Some((f, v)) = part.split_once('=') {
+                (f, true, v)
+            } else {
+                return Err(format!("invalid selector: {part:?}; can't understand it"));
+            };
+            let field = match field.trim() {
+                "metadata.name" => Field::Name,
+                "metadata.namespace" => Field::Namespace,
+                other => return Err(format!("field label not supported: {other}")),
+            };
+            terms.push((field, equal, value.trim().to_owned()));
+        }
+        Ok(FieldSelector(terms))
+    }
+
+    /// Whether an object with this name and namespace matches.
+    pub fn matches(&self, name: &str, namespace: &str) -> bool {
+        self.0.iter().all(|(field, equal, value)| {
+            let actual = match field {
+                Field::Name => name,
+                Field::Namespace => namespace,
+            };
+            (actual == value) == *equal
+        })
+    }
+
+    /// The name the selector pins with `metadata.name=`, if any.
+    pub fn exact_name(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(f, equal, _)| *f == Field::Name && *equal)
+            .map(|(_, _, v)| v.as_str())
+    }
+
+    /// Whether the selector selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn equality_and_set_based_requirements_all_must_hold() {
+        let l = labels(&[("app", "web"), ("tier", "frontend")]);
+        let yes = [
+            "app=web",
+            "app==web",
+            "app!=api",
+            "app in (api, web)",
+            "tier notin (backend)",
+            "app",
+            "!missing",
+            "app=web,tier in (frontend,x)",
+            "",
+        ];
+        for s in yes {
+            assert!(LabelSelector::parse(s).unwrap().matches(&l), "{s}");
+        }
+        for s in [
+            "app=api",
+            "app in (api)",
+            "app notin (web)",
+            "missing",
+            "!app",
+            "app=web,tier=x",
+        ] {
+            assert!(!LabelSelector::parse(s).unwrap().matches(&l), "{s}");
+        }
+    }
+
+    #[test]
+    fn malformed_label_selectors_are_errors() {
+        for s in ["app in web", "app ~ x", "=x", "app in (a b)", "ap!p=x"] {
+            assert!(LabelSelector::parse(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn field_selectors_cover_name_and_namespace_only() {
+        let f = FieldSelector::parse("metadata.name=a,metadata.namespace!=b").unwrap();
+        assert!(f.matches("a", "c"));
+        assert!(!f.matches("a", "b"));
+        assert_eq!(f.exact_name(), Some("a"));
+        assert!(
+            FieldSelector::parse("spec.nodeName=x")
+                .unwrap_err()
+                .contains("not supported")
+        );
+        assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+}
