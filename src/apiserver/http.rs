@@ -422,7 +422,10 @@ fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
         .list_where(from, limit, rv, |id| selection.matches(&spec, id));
     let page = match page {
         Ok(page) => page,
-        Err(expired) => return expired_response(expired, q.continue_token.is_some()),
+        Err(expired) => {
+            server.count_request(|r| r.expired += 1);
+            return expired_response(expired, q.continue_token.is_some());
+        }
     };
     let continue_token = page.next.map(|_| {
         let last = page
@@ -621,6 +624,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
     };
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
         let line = cursor.next_line().await?;
+        cursor.server.count_request(|r| r.watch_events += 1);
         Some((Ok::<_, Infallible>(line), cursor))
     });
     json_response(StatusCode::OK, Body::from_stream(events))
@@ -679,6 +683,7 @@ impl WatchCursor {
                     // kube-apiserver answers a too-old watch with HTTP 200 and one ERROR
                     // event, then closes the stream.
                     self.finished = true;
+                    self.server.count_request(|r| r.expired += 1);
                     return Some(error_line(expired));
                 }
                 Ok(Some(event)) => {

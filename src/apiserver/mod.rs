@@ -31,6 +31,10 @@ pub struct RequestCounts {
     pub list: u64,
     /// WATCH requests.
     pub watch: u64,
+    /// Events sent on watches (ADDED, MODIFIED, DELETED, BOOKMARK and ERROR lines).
+    pub watch_events: u64,
+    /// Requests answered 410 Expired (a LIST's status, or a watch's ERROR event).
+    pub expired: u64,
 }
 
 impl RequestCounts {
@@ -39,6 +43,8 @@ impl RequestCounts {
         RequestCounts {
             list: self.list - earlier.list,
             watch: self.watch - earlier.watch,
+            watch_events: self.watch_events - earlier.watch_events,
+            expired: self.expired - earlier.expired,
         }
     }
 }

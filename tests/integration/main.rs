@@ -1,4 +1,7 @@
-//! Drives the real `informer-mem` binary: runs, reports, determinism, bad input.
+//! Drives the real `informer-mem` binary: runs, reports, determinism, bad input; and
+//! checks the built-in apiserver against kube-runtime (`conformance`).
+
+mod conformance;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,143 @@
+//! Conformance: kube-runtime's `watcher()` against the built-in apiserver, through every
+//! way of listing, updates, deletes, creates and a forced 410, must end each step with
+//! exactly the server's objects and resourceVersions.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use informer_mem::apiserver::{ApiServer, transport};
+use informer_mem::scenario::{Amount, ObjectKind, ObjectSpec};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, watcher};
+
+/// namespace/name -> (resourceVersion, uid)
+type Truth = BTreeMap<String, (String, String)>;
+
+fn spec(count: u64) -> ObjectSpec {
+    ObjectSpec {
+        kind: ObjectKind::Pod,
+        count,
+        seed: 3,
+        namespaces: 4,
+        labels: 4,
+        annotations: 2,
+        containers: 1,
+        managed_fields: 2,
+        last_applied: false,
+    }
+}
+
+fn key(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn entry(pod: &Pod) -> (String, (String, String)) {
+    let rv = pod.metadata.resource_version.clone().unwrap_or_default();
+    let uid = pod.metadata.uid.clone().unwrap_or_default();
+    (key(pod), (rv, uid))
+}
+
+/// The server's objects, read through the API with an unpaged consistent LIST.
+async fn truth(api: &Api<Pod>) -> Truth {
+    let list = api.list(&ListParams::default()).await.unwrap();
+    list.items.iter().map(entry).collect()
+}
+
+fn cached(store: &Store<Pod>) -> Truth {
+    store.state().iter().map(|p| entry(p)).collect()
+}
+
+/// Waits until the store holds exactly the server's objects and versions.
+async fn converges(step: &str, api: &Api<Pod>, store: &Store<Pod>) {
+    let want = truth(api).await;
+    for _ in 0..2_000 {
+        if cached(store) == want {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let have = cached(store);
+    let missing = want.keys().filter(|k| !have.contains_key(*k)).count();
+    let extra = have.keys().filter(|k| !want.contains_key(*k)).count();
+    let stale = want
+        .iter()
+        .filter(|(k, v)| have.get(*k).is_some_and(|h| h != *v))
+        .count();
+    panic!(
+        "{step}: store differs from the server: {missing} missing, {extra} extra, {stale} stale"
+    );
+}
+
+async fn run_conformance(config: watcher::Config) {
+    let server = ApiServer::new(spec(1_500));
+    let api: Api<Pod> = Api::all(transport::client(&server));
+    let (store, writer) = reflector::store();
+    let stream = reflector::reflector(writer, watcher(api.clone(), config));
+    let task = tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while stream.next().await.is_some() {}
+    });
+    converges("initial sync", &api, &store).await;
+    server.update(Amount::Count(1_000), 11);
+    converges("1,000 updates", &api, &store).await;
+    server.delete(Amount::Count(500), 12);
+    converges("500 deletes", &api, &store).await;
+    server.create(100);
+    converges("100 creates", &api, &store).await;
+    server.recreate(Amount::Count(20), 13);
+    converges("20 delete+recreate", &api, &store).await;
+    // Forced 410: the watch drops, changes happen, history is compacted past the watcher's
+    // resourceVersion; the re-watch gets 410 Expired and the watcher must relist.
+    let before = server.requests();
+    server.disconnect_watchers();
+    server.update(Amount::Count(50), 14);
+    server.delete(Amount::Count(50), 15);
+    server.compact();
+    converges("relist after 410", &api, &store).await;
+    let after = server.requests().since(before);
+    assert!(
+        after.expired >= 1,
+        "the re-watch was answered 410: {after:?}"
+    );
+    assert!(
+        after.watch >= 2,
+        "the watcher watched again after relisting: {after:?}"
+    );
+    task.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn watcher_list_watch_page_size_1_converges() {
+    run_conformance(watcher::Config::default().page_size(1)).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn watcher_list_watch_page_size_7_converges() {
+    run_conformance(watcher::Config::default().page_size(7)).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn watcher_list_watch_page_size_500_converges() {
+    run_conformance(watcher::Config::default().page_size(500)).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn watcher_list_watch_unpaged_converges() {
+    run_conformance(watcher::Config {
+        page_size: None,
+        ..watcher::Config::default()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn watcher_streaming_list_converges() {
+    run_conformance(watcher::Config::default().streaming_lists()).await;
+}
