@@ -35,6 +35,8 @@ static TEST_ALLOCATOR: measure::CountingJemalloc = measure::CountingJemalloc;
 pub enum Command {
     /// Run a scenario.
     Run(RunConfig),
+    /// Serve a scenario's objects over HTTP.
+    Serve(apiserver::serve::ServeConfig),
     /// Run one variant as a child process of `run`.
     RunVariant,
 }
@@ -56,6 +58,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(exit_codes::OK))
         }
         Command::Run(config) => run_scenario(&config),
+        Command::Serve(config) => {
+            apiserver::serve::serve(&config)?;
+            Ok(ExitCode::from(exit_codes::OK))
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod discovery;
 pub mod generate;
 pub mod http;
 pub mod selector;
+pub mod serve;
 pub mod state;
 pub mod transport;
 
