@@ -35,6 +35,8 @@ use crate::scenario::ObjectSpec;
 const LIST_CHUNK_BYTES: usize = 64 * 1024;
 /// kube-apiserver's default watch timeout when the client sets none (`--min-request-timeout`).
 const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
+/// Longest watch timeout honoured (a year); longer requests get this.
+const MAX_WATCH_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
 /// kube-apiserver sends a bookmark about every minute to watchers that allow them...
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// ...and one about two seconds before the watch's deadline.
@@ -265,8 +267,9 @@ impl Query {
                     q.resource_version_match = Some(value).filter(|v| !v.is_empty());
                 }
                 "timeoutSeconds" => {
-                    let s: u64 = value.parse().map_err(|_| invalid(&key, &value))?;
-                    q.timeout = Some(Duration::from_secs(s));
+                    let secs: u64 = value.parse().map_err(|_| invalid(&key, &value))?;
+                    // Capped so that a deadline computed from it cannot overflow.
+                    q.timeout = Some(Duration::from_secs(secs.min(MAX_WATCH_TIMEOUT_SECONDS)));
                 }
                 "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&key, &value)?,
                 "labelSelector" => q.label_selector = LabelSelector::parse(&value)?,
@@ -951,6 +954,68 @@ mod tests {
             assert_eq!(status["code"], code, "{method} {uri}");
             assert_eq!(status["reason"], reason, "{method} {uri}: {status}");
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Whatever the query, the server answers with a status it means: never a panic,
+        /// never a 500.
+        #[test]
+        fn random_queries_never_panic(
+            pairs in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "limit", "continue", "resourceVersion", "resourceVersionMatch", "watch",
+                        "timeoutSeconds", "allowWatchBookmarks", "sendInitialEvents",
+                        "labelSelector", "fieldSelector", "junk",
+                    ]),
+                    proptest::prelude::any::<String>(),
+                ),
+                0..6,
+            ),
+            path in proptest::sample::select(vec![
+                "/api/v1/pods", "/api/v1/namespaces/payments/pods", "/api/v1/secrets",
+            ]),
+        ) {
+            let query: String = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+                .finish();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let code = runtime.block_on(async {
+                use tower::ServiceExt;
+                let server = ApiServer::new(crate::apiserver::generate::test_spec());
+                let request = axum::http::Request::builder()
+                    .uri(format!("{path}?{query}&timeoutSeconds=1"))
+                    .body(Body::empty())
+                    .unwrap();
+                let response = router(server).oneshot(request).await.unwrap();
+                let code = response.status();
+                // Drain the body too: streamed lists and watches generate as they go.
+                axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                code
+            });
+            proptest::prop_assert!(
+                code != StatusCode::INTERNAL_SERVER_ERROR,
+                "{path}?{query} answered {code}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn huge_watch_timeout_is_capped_not_a_panic() {
+        use tower::ServiceExt;
+        let server = ApiServer::new(crate::apiserver::generate::test_spec());
+        let request = axum::http::Request::builder()
+            .uri("/api/v1/pods?watch=1&resourceVersion=1000&timeoutSeconds=18446744073709551615")
+            .body(Body::empty())
+            .unwrap();
+        let response = router(server).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
     }
 
     #[tokio::test]
