@@ -8,6 +8,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -24,6 +25,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
+use super::dispatch::WatcherSlot;
 use super::generate::{self, Identity};
 use super::selector::{FieldSelector, LabelSelector};
 use super::state::{EventKind, Expired, HistoryEvent};
@@ -608,6 +610,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
     };
     let now = Instant::now();
     let deadline = now + q.timeout.unwrap_or(DEFAULT_WATCH_TIMEOUT);
+    let slot = server.dispatcher().register(rv);
     let cursor = WatchCursor {
         spec: server.spec().clone(),
         server,
@@ -615,6 +618,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
         initial: initial.into_iter(),
         initial_events_end: (q.send_initial_events == Some(true) && q.allow_watch_bookmarks)
             .then_some(rv),
+        slot,
         rv,
         head,
         disconnect,
@@ -628,6 +632,8 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
         let line = cursor.next_line().await?;
         cursor.server.count_request(|r| r.watch_events += 1);
+        cursor.slot.delivered(cursor.rv);
+        cursor.server.dispatcher().progressed();
         Some((Ok::<_, Infallible>(line), cursor))
     });
     json_response(StatusCode::OK, Body::from_stream(events))
@@ -641,6 +647,8 @@ struct WatchCursor {
     initial: std::vec::IntoIter<Identity>,
     /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
     initial_events_end: Option<u64>,
+    /// This watcher as the slow-watcher dispatcher sees it.
+    slot: Arc<WatcherSlot>,
     rv: u64,
     head: watch::Receiver<u64>,
     disconnect: watch::Receiver<u64>,
@@ -664,7 +672,7 @@ fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
 
 impl WatchCursor {
     async fn next_line(&mut self) -> Option<Bytes> {
-        if self.finished {
+        if self.finished || self.slot.is_terminated() {
             return None;
         }
         if let Some(id) = self.initial.next() {
@@ -677,7 +685,7 @@ impl WatchCursor {
             // Mark the head seen before reading the history: a mutation after this point
             // wakes `changed()` below, so no event is missed.
             self.head.borrow_and_update();
-            if self.disconnect.has_changed().unwrap_or(true) {
+            if self.disconnect.has_changed().unwrap_or(true) || self.slot.is_terminated() {
                 return None;
             }
             let next = self.server.state().event_after(self.rv);
@@ -713,6 +721,7 @@ impl WatchCursor {
                             }
                         }
                         _ = self.disconnect.changed() => return None,
+                        () = self.server.dispatcher().terminated() => {}
                         () = bookmark_due => {
                             let next = next_bookmark(Instant::now(), self.deadline_at);
                             if let Some(timer) = self.bookmark.as_mut() {

@@ -8,6 +8,7 @@
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes.
 
 pub mod discovery;
+pub mod dispatch;
 pub mod generate;
 pub mod http;
 pub mod selector;
@@ -36,6 +37,8 @@ pub struct RequestCounts {
     pub watch_events: u64,
     /// Requests answered 410 Expired (a LIST's status, or a watch's ERROR event).
     pub expired: u64,
+    /// Watches ended because their client read too slowly (see [`dispatch`]).
+    pub watchers_terminated: u64,
 }
 
 impl RequestCounts {
@@ -46,6 +49,7 @@ impl RequestCounts {
             watch: self.watch - earlier.watch,
             watch_events: self.watch_events - earlier.watch_events,
             expired: self.expired - earlier.expired,
+            watchers_terminated: self.watchers_terminated - earlier.watchers_terminated,
         }
     }
 }
@@ -67,6 +71,7 @@ struct Shared {
     /// Bumped to end every open watch (as an apiserver restart or a load balancer would).
     disconnects: watch::Sender<u64>,
     requests: Mutex<RequestCounts>,
+    dispatcher: dispatch::Dispatcher,
 }
 
 impl ApiServer {
@@ -88,6 +93,7 @@ impl ApiServer {
                 head,
                 disconnects,
                 requests: Mutex::new(RequestCounts::default()),
+                dispatcher: dispatch::Dispatcher::default(),
             }),
         }
     }
@@ -186,6 +192,34 @@ impl ApiServer {
     /// Ends every open watch cleanly; clients reconnect from their last resourceVersion.
     pub fn disconnect_watchers(&self) {
         self.shared.disconnects.send_modify(|n| *n += 1);
+    }
+
+    /// Starts terminating watchers that read too slowly, as kube-apiserver's dispatcher does
+    /// (see [`dispatch`]). Off unless started: in `run`, a phase's changes arrive all at once
+    /// in virtual time, when no budget has accrued, which no real cluster does.
+    pub fn terminate_slow_watchers(&self) {
+        let shared = Arc::downgrade(&self.shared);
+        let mut head = self.head_receiver();
+        tokio::spawn(async move {
+            while head.changed().await.is_ok() {
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                let server = ApiServer { shared };
+                let terminated = server
+                    .shared
+                    .dispatcher
+                    .dispatch(|rv| server.state().events_after(rv))
+                    .await;
+                if terminated > 0 {
+                    server.count_request(|r| r.watchers_terminated += terminated);
+                }
+            }
+        });
+    }
+
+    fn dispatcher(&self) -> &dispatch::Dispatcher {
+        &self.shared.dispatcher
     }
 
     fn disconnect_receiver(&self) -> watch::Receiver<u64> {

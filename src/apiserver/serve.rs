@@ -60,6 +60,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             scenario.objects.kind.plural(),
         );
         let server = ApiServer::new(scenario.objects.clone());
+        server.terminate_slow_watchers();
         let on_stop = server.clone();
         axum::serve(listener, router(server))
             .with_graceful_shutdown(async move {

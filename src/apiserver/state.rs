@@ -328,6 +328,14 @@ impl State {
         })
     }
 
+    /// How many events of the history come after `rv`.
+    pub fn events_after(&self, rv: u64) -> u64 {
+        let i = self
+            .history
+            .partition_point(|e| e.object.resource_version <= rv);
+        (self.history.len() - i) as u64
+    }
+
     /// The first event after `rv`, if any.
     pub fn event_after(&self, rv: u64) -> Result<Option<HistoryEvent>, Expired> {
         self.check_not_expired(rv)?;

@@ -141,3 +141,51 @@ async fn watcher_list_watch_unpaged_converges() {
 async fn watcher_streaming_list_converges() {
     run_conformance(watcher::Config::default().streaming_lists()).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn slow_watcher_is_terminated_and_a_reading_one_is_not() {
+    use futures::TryStreamExt;
+    use kube::api::{WatchEvent, WatchParams};
+
+    let server = ApiServer::new(spec(1_000));
+    server.terminate_slow_watchers();
+    let api: Api<Pod> = Api::all(transport::client(&server));
+    let head = server.resource_version().to_string();
+    let params = WatchParams::default().timeout(290);
+    let reading = api.watch(&params, &head).await.unwrap();
+    let stalled = api.watch(&params, &head).await.unwrap();
+    // Let the dispatch budget accrue to its 100 ms cap.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let reader = tokio::spawn(async move {
+        let mut reading = std::pin::pin!(reading);
+        let mut updates = 0;
+        while let Some(event) = reading.try_next().await.unwrap() {
+            if matches!(event, WatchEvent::Modified(_)) {
+                updates += 1;
+                if updates == 1_000 {
+                    break;
+                }
+            }
+        }
+        updates
+    });
+    server.update(Amount::Count(1_000), 9);
+    assert_eq!(
+        reader.await.unwrap(),
+        1_000,
+        "the reading watcher got every update"
+    );
+    // The stalled watcher has not read since the burst; the dispatcher gives up on it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(server.requests().watchers_terminated, 1);
+    // What was already on its connection still arrives, then its stream ends early.
+    let mut stalled = std::pin::pin!(stalled);
+    let mut received = 0;
+    while let Some(_event) = stalled.try_next().await.unwrap() {
+        received += 1;
+    }
+    assert!(
+        received < 1_000,
+        "the stalled watcher's stream ended after {received} events"
+    );
+}
