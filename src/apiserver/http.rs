@@ -450,6 +450,7 @@ fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
         serde_json::to_string(&metadata).expect("list metadata serializes")
     );
     let chunks = ListChunks {
+        server,
         spec,
         items: page.items.into_iter(),
         pending: Some(head.into_bytes()),
@@ -540,6 +541,7 @@ fn list_plan(q: &Query, head: u64) -> Result<(u64, u32, Option<usize>), ApiError
 
 /// Streams a LIST body: the head, then items encoded about [`LIST_CHUNK_BYTES`] at a time.
 struct ListChunks {
+    server: ApiServer,
     spec: ObjectSpec,
     items: std::vec::IntoIter<Identity>,
     pending: Option<Vec<u8>>,
@@ -569,6 +571,7 @@ impl Iterator for ListChunks {
             }
             generate::write_object(&mut buf, &self.spec, id);
         }
+        self.server.count_request(|r| r.bytes += buf.len() as u64);
         Some(Ok(Bytes::from(buf)))
     }
 }
@@ -631,7 +634,10 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
     };
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
         let line = cursor.next_line().await?;
-        cursor.server.count_request(|r| r.watch_events += 1);
+        cursor.server.count_request(|r| {
+            r.watch_events += 1;
+            r.bytes += line.len() as u64;
+        });
         cursor.slot.delivered(cursor.rv);
         cursor.server.dispatcher().progressed();
         Some((Ok::<_, Infallible>(line), cursor))

@@ -39,6 +39,8 @@ pub struct RequestCounts {
     pub expired: u64,
     /// Watches ended because their client read too slowly (see [`dispatch`]).
     pub watchers_terminated: u64,
+    /// Response body bytes of LISTs and WATCHes.
+    pub bytes: u64,
 }
 
 impl RequestCounts {
@@ -50,6 +52,7 @@ impl RequestCounts {
             watch_events: self.watch_events - earlier.watch_events,
             expired: self.expired - earlier.expired,
             watchers_terminated: self.watchers_terminated - earlier.watchers_terminated,
+            bytes: self.bytes - earlier.bytes,
         }
     }
 }
@@ -181,6 +184,13 @@ impl ApiServer {
         let spec = &self.shared.spec;
         (generate::namespace(spec, index) == namespace && generate::name(spec, index) == name)
             .then_some(id)
+    }
+
+    /// Keeps at most `events` events of history (`None`: all); see
+    /// [`crate::scenario::ApiServerSpec::history_events`].
+    pub fn set_history_limit(&self, events: Option<u64>) {
+        let limit = events.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        self.state().set_history_limit(limit);
     }
 
     /// Forgets the event history up to now (etcd compaction): watches and exact LISTs at

@@ -60,6 +60,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             scenario.objects.kind.plural(),
         );
         let server = ApiServer::new(scenario.objects.clone());
+        server.set_history_limit(scenario.apiserver.history_events);
         server.terminate_slow_watchers();
         let on_stop = server.clone();
         axum::serve(listener, router(server))

@@ -7,7 +7,7 @@
 //! continuation see the state as of its resourceVersion (as etcd's MVCC does) and a WATCH
 //! replay the events after its resourceVersion (as the watch cache does).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -85,7 +85,9 @@ pub struct State {
     alive: u64,
     resource_version: u64,
     /// Events in resourceVersion order, all with resourceVersion > `history_start`.
-    history: Vec<HistoryEvent>,
+    history: VecDeque<HistoryEvent>,
+    /// Most events kept; older ones are dropped (the watch cache's window).
+    history_limit: Option<usize>,
     /// Every state at or after this resourceVersion can be reconstructed.
     history_start: u64,
 }
@@ -105,7 +107,8 @@ impl State {
             records,
             alive: u64::from(count),
             resource_version: u64::from(count),
-            history: Vec::new(),
+            history: VecDeque::new(),
+            history_limit: None,
             history_start: u64::from(count),
         }
     }
@@ -165,7 +168,7 @@ impl State {
             EventKind::Added => unreachable!("creation goes through `create`"),
         }
         let object = State::identity(index, r);
-        self.history.push(HistoryEvent {
+        self.record(HistoryEvent {
             kind,
             object,
             previous_resource_version: previous,
@@ -212,7 +215,7 @@ impl State {
             self.records[index as usize] = record;
         }
         self.alive += 1;
-        self.history.push(HistoryEvent {
+        self.record(HistoryEvent {
             kind: EventKind::Added,
             object: State::identity(index, &record),
             previous_resource_version: 0,
@@ -234,6 +237,28 @@ impl State {
         for &i in indices {
             self.mutate(i, EventKind::Deleted);
             self.add(i);
+        }
+    }
+
+    /// Keeps at most `limit` events of history (`None`: all).
+    pub fn set_history_limit(&mut self, limit: Option<usize>) {
+        self.history_limit = limit;
+        self.trim_history();
+    }
+
+    fn record(&mut self, event: HistoryEvent) {
+        self.history.push_back(event);
+        self.trim_history();
+    }
+
+    /// Drops the oldest events beyond the limit; versions before the oldest kept event
+    /// then answer 410 Expired.
+    fn trim_history(&mut self) {
+        let limit = self.history_limit.unwrap_or(usize::MAX);
+        while self.history.len() > limit {
+            if let Some(dropped) = self.history.pop_front() {
+                self.history_start = dropped.object.resource_version;
+            }
         }
     }
 
@@ -287,7 +312,7 @@ impl State {
         let first_after = self
             .history
             .partition_point(|e| e.object.resource_version <= rv);
-        for e in &self.history[first_after..] {
+        for e in self.history.range(first_after..) {
             before.entry(e.object.index).or_insert(match e.kind {
                 EventKind::Added => None,
                 EventKind::Modified => Some(Identity {
@@ -440,6 +465,20 @@ mod tests {
         assert!(s.list_where(0, None, 4, |_| true).is_err());
         assert!(s.event_after(4).is_err());
         assert_eq!(s.event_after(5).unwrap(), None);
+    }
+
+    #[test]
+    fn bounded_history_expires_versions_older_than_its_window() {
+        let mut s = State::new(10);
+        s.set_history_limit(Some(3));
+        s.update(&[0, 1, 2, 3, 4]);
+        // Events at 11..=15; the window keeps 13, 14, 15.
+        assert!(s.event_after(11).is_err());
+        assert_eq!(
+            s.event_after(12).unwrap().unwrap().object.resource_version,
+            13
+        );
+        assert_eq!(s.events_after(12), 3);
     }
 
     #[test]

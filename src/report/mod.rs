@@ -14,7 +14,7 @@ pub use table::render_table;
 
 use crate::apiserver::RequestCounts;
 use crate::measure::Measurement;
-use crate::scenario::{ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
+use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
 
 /// Version of the report format.
@@ -68,6 +68,8 @@ pub struct ScenarioInfo {
     pub file: String,
     /// The objects served, every shape setting included.
     pub objects: ObjectSpec,
+    /// The apiserver's settings.
+    pub apiserver: ApiServerSpec,
 }
 
 impl ScenarioInfo {
@@ -78,6 +80,7 @@ impl ScenarioInfo {
             description: scenario.description.clone(),
             file: scenario.file.display().to_string(),
             objects: scenario.objects.clone(),
+            apiserver: scenario.apiserver.clone(),
         }
     }
 }

@@ -90,6 +90,7 @@ pub fn run(
     runtime.block_on(async {
         let setup = PhaseMeter::start();
         let server = ApiServer::new(scenario.objects.clone());
+        server.set_history_limit(scenario.apiserver.history_events);
         let client = transport::client(&server);
         emit(Message::Setup(SetupReport::new(&setup.finish())))?;
 
@@ -138,6 +139,13 @@ async fn run_phase(
         }
         PhaseAction::Delete { amount } => {
             server.delete(amount, seed);
+        }
+        PhaseAction::Create { amount } => {
+            let count = u32::try_from(amount.of(server.alive())).unwrap_or(u32::MAX);
+            server.create(count);
+        }
+        PhaseAction::Recreate { amount } => {
+            server.recreate(amount, seed);
         }
     }
     let informer = informer

@@ -31,6 +31,8 @@ pub struct Scenario {
     pub file: PathBuf,
     /// What the apiserver serves.
     pub objects: ObjectSpec,
+    /// How the apiserver behaves.
+    pub apiserver: ApiServerSpec,
     /// Informer variants, each run in its own process.
     pub variants: Vec<Variant>,
     /// Phases, run in order by every variant.
@@ -58,6 +60,14 @@ pub struct ObjectSpec {
     pub managed_fields: u32,
     /// Whether objects carry the `kubectl.kubernetes.io/last-applied-configuration` annotation.
     pub last_applied: bool,
+}
+
+/// Settings of the built-in apiserver.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiServerSpec {
+    /// Events of history kept for watches and consistent continuations (the watch cache's
+    /// window); older resourceVersions get 410 Expired. `None` keeps every event.
+    pub history_events: Option<u64>,
 }
 
 /// Resource kinds the built-in apiserver can serve.
@@ -161,6 +171,10 @@ pub enum PhaseKind {
     Update,
     /// Delete objects on the server; the informer sees DELETED events.
     Delete,
+    /// Create new objects on the server; the informer sees ADDED events.
+    Create,
+    /// Delete objects and create them again under the same name with a new UID.
+    Recreate,
 }
 
 impl PhaseKind {
@@ -170,6 +184,8 @@ impl PhaseKind {
             PhaseKind::List => "list",
             PhaseKind::Update => "update",
             PhaseKind::Delete => "delete",
+            PhaseKind::Create => "create",
+            PhaseKind::Recreate => "recreate",
         }
     }
 }
@@ -190,6 +206,16 @@ pub enum PhaseAction {
         /// How many objects.
         amount: Amount,
     },
+    /// Create `amount` new objects (a fraction is of the live objects).
+    Create {
+        /// How many objects.
+        amount: Amount,
+    },
+    /// Delete and recreate `amount` of the live objects (new UIDs, same names).
+    Recreate {
+        /// How many objects.
+        amount: Amount,
+    },
 }
 
 impl PhaseAction {
@@ -199,6 +225,8 @@ impl PhaseAction {
             PhaseAction::List => PhaseKind::List,
             PhaseAction::Update { .. } => PhaseKind::Update,
             PhaseAction::Delete { .. } => PhaseKind::Delete,
+            PhaseAction::Create { .. } => PhaseKind::Create,
+            PhaseAction::Recreate { .. } => PhaseKind::Recreate,
         }
     }
 }
@@ -325,11 +353,18 @@ impl Scenario {
             }
         }
         let phases = phases_from_raw(raw.phase)?;
+        let apiserver = ApiServerSpec {
+            history_events: match &raw.apiserver.history_events {
+                None => None,
+                Some(v) => Some(int_in(v, "apiserver.history_events", 1, 1 << 40)?),
+            },
+        };
         Ok(Scenario {
             name,
             description: raw.description,
             file: file.to_owned(),
             objects,
+            apiserver,
             variants,
             phases,
         })
@@ -438,6 +473,12 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 amount: amount_from_raw(&p, i)?,
             },
             PhaseKind::Delete => PhaseAction::Delete {
+                amount: amount_from_raw(&p, i)?,
+            },
+            PhaseKind::Create => PhaseAction::Create {
+                amount: amount_from_raw(&p, i)?,
+            },
+            PhaseKind::Recreate => PhaseAction::Recreate {
                 amount: amount_from_raw(&p, i)?,
             },
         };
@@ -675,6 +716,24 @@ kind = "list"
         assert_eq!(Amount::Fraction(0.999).of(10_000), 9_990);
         assert_eq!(Amount::Fraction(1.0).of(7), 7);
         assert_eq!(Amount::Count(50).of(7), 7);
+    }
+
+    #[test]
+    fn create_and_recreate_phases_take_amounts_and_history_is_bounded() {
+        let text = format!(
+            "{MINIMAL}[apiserver]\nhistory_events = 500\n[[phase]]\nkind = \"create\"\ncount = 5\n[[phase]]\nkind = \"recreate\"\nfraction = 0.1\n"
+        );
+        let s = Scenario::parse(Path::new("x.toml"), &text).unwrap();
+        assert_eq!(s.apiserver.history_events, Some(500));
+        assert_eq!(
+            s.phases[1].action,
+            PhaseAction::Create {
+                amount: Amount::Count(5)
+            }
+        );
+        assert_eq!(s.phases[2].action.kind(), PhaseKind::Recreate);
+        let bad = MINIMAL.replace("[objects]", "[apiserver]\nhistory_events = 0\n[objects]");
+        assert!(error_of(&bad).contains("at `apiserver.history_events`"));
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub(super) struct RawScenario {
     pub description: String,
     pub objects: RawObjects,
     #[serde(default)]
+    pub apiserver: RawApiServer,
+    #[serde(default)]
     pub variant: Vec<RawVariant>,
     #[serde(default)]
     pub phase: Vec<RawPhase>,
@@ -36,6 +38,12 @@ pub(super) struct RawObjects {
     pub containers: Option<Spanned<i64>>,
     pub managed_fields: Option<Spanned<i64>>,
     pub last_applied: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawApiServer {
+    pub history_events: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

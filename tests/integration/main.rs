@@ -65,7 +65,7 @@ fn run_prints_a_table_and_writes_the_report() {
     assert_eq!(report["scenario"]["objects"]["count"], 500);
     for variant in report["variants"].as_array().unwrap() {
         assert!(variant["error"].is_null(), "{}", variant["error"]);
-        assert_eq!(phases(variant).len(), 3);
+        assert_eq!(phases(variant).len(), 5);
     }
 }
 
@@ -82,6 +82,13 @@ fn store_matches_the_server_at_every_phase_end() {
         }
         assert_eq!(phase(variant, "list")["objects"], 500);
         assert_eq!(phase(variant, "delete")["objects"], 250);
+        assert_eq!(phase(variant, "create")["objects"], 300);
+        assert_eq!(phase(variant, "recreate")["objects"], 300);
+        // A recreate is a DELETED then an ADDED for the same name.
+        assert_eq!(
+            phase(variant, "recreate")["api_requests"]["watch_events"],
+            20
+        );
     }
 }
 
