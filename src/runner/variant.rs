@@ -130,6 +130,9 @@ async fn run_phase(
 ) -> Result<PhaseReport, PhaseError> {
     let requests = server.requests();
     let meter = PhaseMeter::start();
+    if phase.disconnect {
+        server.disconnect_watchers();
+    }
     match phase.action {
         PhaseAction::List => {
             *informer = Some(Informer::spawn(client.clone(), config));
@@ -147,6 +150,9 @@ async fn run_phase(
         PhaseAction::Recreate { amount } => {
             server.recreate(amount, seed);
         }
+    }
+    if phase.compact {
+        server.compact();
     }
     let informer = informer
         .as_mut()

@@ -159,6 +159,14 @@ pub struct Phase {
     pub name: String,
     /// What the phase does.
     pub action: PhaseAction,
+    /// End every open watch before the phase's changes: the informer misses them and
+    /// watches again from its last resourceVersion.
+    #[serde(default)]
+    pub disconnect: bool,
+    /// Compact the server's history after the phase's changes: a watch resumed from an
+    /// older resourceVersion gets 410 Expired and the informer must relist.
+    #[serde(default)]
+    pub compact: bool,
 }
 
 /// The closed set of phase kinds, as written in scenario files.
@@ -482,6 +490,19 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 amount: amount_from_raw(&p, i)?,
             },
         };
+        let flag = |f: &Option<Spanned<bool>>, field: &str| -> Result<bool, Problem> {
+            match f {
+                Some(v) if kind == PhaseKind::List && *v.as_ref() => Err(Problem::at(
+                    key(field),
+                    v.span(),
+                    format!("a `list` phase takes no `{field}`"),
+                )),
+                Some(v) => Ok(*v.as_ref()),
+                None => Ok(false),
+            }
+        };
+        let disconnect = flag(&p.disconnect, "disconnect")?;
+        let compact = flag(&p.compact, "compact")?;
         let name = match p.name {
             Some(name) if name.as_ref().trim().is_empty() => {
                 return Err(Problem::at(key("name"), name.span(), "phase name is empty"));
@@ -495,7 +516,12 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                     .hint("give one of the phases a `name` of its own"),
             );
         }
-        phases.push(Phase { name, action });
+        phases.push(Phase {
+            name,
+            action,
+            disconnect,
+            compact,
+        });
     }
     Ok(phases)
 }
@@ -734,6 +760,18 @@ kind = "list"
         assert_eq!(s.phases[2].action.kind(), PhaseKind::Recreate);
         let bad = MINIMAL.replace("[objects]", "[apiserver]\nhistory_events = 0\n[objects]");
         assert!(error_of(&bad).contains("at `apiserver.history_events`"));
+    }
+
+    #[test]
+    fn outage_flags_apply_to_mutating_phases_only() {
+        let text = format!(
+            "{MINIMAL}[[phase]]\nkind = \"update\"\ncount = 3\ndisconnect = true\ncompact = true\n"
+        );
+        let s = Scenario::parse(Path::new("x.toml"), &text).unwrap();
+        assert!(s.phases[1].disconnect && s.phases[1].compact);
+        assert!(!s.phases[0].disconnect);
+        let bad = MINIMAL.replace("kind = \"list\"", "kind = \"list\"\ncompact = true");
+        assert!(error_of(&bad).contains("at `phase[0].compact`"));
     }
 
     #[test]

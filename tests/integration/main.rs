@@ -65,7 +65,7 @@ fn run_prints_a_table_and_writes_the_report() {
     assert_eq!(report["scenario"]["objects"]["count"], 500);
     for variant in report["variants"].as_array().unwrap() {
         assert!(variant["error"].is_null(), "{}", variant["error"]);
-        assert_eq!(phases(variant).len(), 5);
+        assert_eq!(phases(variant).len(), 6);
     }
 }
 
