@@ -13,27 +13,13 @@ use std::time::Instant;
 use axum::body::Body;
 use informer_mem::apiserver::{ApiServer, http::router};
 use informer_mem::measure::{CountingJemalloc, alloc};
-use informer_mem::scenario::{Amount, ObjectKind, ObjectSpec};
+use informer_mem::scenario::{Amount, ObjectSpec};
 use tower::ServiceExt;
 
 #[global_allocator]
 static GLOBAL: CountingJemalloc = CountingJemalloc;
 
 const TARGET_BYTES_PER_OBJECT: f64 = 100.0;
-
-fn spec(count: u64) -> ObjectSpec {
-    ObjectSpec {
-        kind: ObjectKind::Pod,
-        count,
-        seed: 1,
-        namespaces: 10,
-        labels: 4,
-        annotations: 2,
-        containers: 1,
-        managed_fields: 2,
-        last_applied: false,
-    }
-}
 
 async fn get(server: &ApiServer, uri: &str) -> usize {
     let request = axum::http::Request::builder()
@@ -59,7 +45,7 @@ fn main() -> ExitCode {
         .expect("a runtime");
 
     let before = alloc::counters().live_bytes;
-    let server = ApiServer::new(spec(1_000_000));
+    let server = ApiServer::new(ObjectSpec::pods(1_000_000));
     let at_rest = (alloc::counters().live_bytes - before) as f64 / 1e6;
     server.delete(Amount::Count(100_000), 1);
     server.update(Amount::Count(100_000), 2);
@@ -70,7 +56,7 @@ fn main() -> ExitCode {
     println!("  after 200,000 events in the history:   {with_history:>8.1} B");
 
     let (objects, list_bytes, list_seconds) = runtime.block_on(async {
-        let server = ApiServer::new(spec(20_000));
+        let server = ApiServer::new(ObjectSpec::pods(20_000));
         let started = Instant::now();
         let bytes = get(&server, "/api/v1/pods").await;
         (20_000.0, bytes, started.elapsed().as_secs_f64())
@@ -85,7 +71,7 @@ fn main() -> ExitCode {
     );
 
     let (events, watch_bytes, watch_seconds) = runtime.block_on(async {
-        let server = ApiServer::new(spec(20_000));
+        let server = ApiServer::new(ObjectSpec::pods(20_000));
         let head = server.resource_version();
         server.update(Amount::Count(20_000), 3);
         let started = Instant::now();

@@ -868,29 +868,15 @@ fn is_atomic(field: &str) -> bool {
     )
 }
 
-/// The default object shape of a scenario, for tests.
+/// The default object shape of a scenario, 1,000 pods, for tests.
 #[cfg(test)]
 pub(crate) fn test_spec() -> ObjectSpec {
-    ObjectSpec {
-        kind: crate::scenario::ObjectKind::Pod,
-        count: 1000,
-        seed: 1,
-        namespaces: 10,
-        labels: 4,
-        annotations: 2,
-        containers: 1,
-        managed_fields: 2,
-        last_applied: false,
-    }
+    ObjectSpec::pods(1000)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn default_spec() -> ObjectSpec {
-        test_spec()
-    }
 
     fn id(index: u32) -> Identity {
         Identity {
@@ -903,7 +889,7 @@ mod tests {
 
     #[test]
     fn generation_is_deterministic() {
-        let spec = default_spec();
+        let spec = test_spec();
         let a = serde_json::to_vec(&pod(&spec, id(42))).unwrap();
         let b = serde_json::to_vec(&pod(&spec, id(42))).unwrap();
         assert_eq!(a, b);
@@ -913,7 +899,7 @@ mod tests {
 
     #[test]
     fn default_pod_is_a_few_kilobytes_and_a_third_managed_fields() {
-        let spec = default_spec();
+        let spec = test_spec();
         let full = serde_json::to_vec(&pod(&spec, id(7))).unwrap().len();
         let bare = serde_json::to_vec(&pod_without_managed_fields(&spec, id(7)))
             .unwrap()
@@ -929,7 +915,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_invertible() {
-        let spec = default_spec();
+        let spec = test_spec();
         let mut seen = std::collections::HashSet::new();
         for i in (0..200_000).step_by(7) {
             let n = name(&spec, i);
@@ -944,7 +930,7 @@ mod tests {
         for kind in ObjectKind::ALL {
             let spec = ObjectSpec {
                 kind,
-                ..default_spec()
+                ..test_spec()
             };
             let mut buf = Vec::new();
             write_object(&mut buf, &spec, id(12));
@@ -957,14 +943,14 @@ mod tests {
 
     #[test]
     fn recreated_object_gets_a_new_uid() {
-        let spec = default_spec();
+        let spec = test_spec();
         assert_ne!(uid(&spec, 5, 0), uid(&spec, 5, 1));
         assert_eq!(uid(&spec, 5, 0).len(), 36);
     }
 
     #[test]
     fn managed_fields_key_list_elements_like_the_apiserver() {
-        let spec = default_spec();
+        let spec = test_spec();
         let p = pod(&spec, id(3));
         let mf = p.metadata.managed_fields.unwrap();
         assert_eq!(mf.len(), 2);

@@ -89,36 +89,39 @@ async fn get_object(
     State(server): State<ApiServer>,
     Path((namespace, resource, name)): Path<(String, String, String)>,
 ) -> Response {
-    let Some(kind) = ObjectKind::from_plural(&resource) else {
-        return not_found().await;
-    };
-    let found = if kind == server.spec().kind {
-        server.get_named(&namespace, &name)
-    } else {
-        None
-    };
-    match found {
-        Some(id) => object_response(server.spec(), id),
-        None => object_not_found(kind, &name),
-    }
+    by_name(&server, &resource, &name, |s| {
+        s.get_named(&namespace, &name)
+    })
 }
 
 async fn delete_object(
     State(server): State<ApiServer>,
     Path((namespace, resource, name)): Path<(String, String, String)>,
 ) -> Response {
-    let Some(kind) = ObjectKind::from_plural(&resource) else {
-        return not_found().await;
+    // Deletion is immediate (as with `--grace-period=0`); the answer is the last state.
+    by_name(&server, &resource, &name, |s| {
+        s.delete_named(&namespace, &name)
+    })
+}
+
+/// Answers a request for one object: the object `find` returns, or 404.
+fn by_name(
+    server: &ApiServer,
+    resource: &str,
+    name: &str,
+    find: impl FnOnce(&ApiServer) -> Option<Identity>,
+) -> Response {
+    let Some(kind) = ObjectKind::from_plural(resource) else {
+        return unknown_resource();
     };
-    let deleted = if kind == server.spec().kind {
-        server.delete_named(&namespace, &name)
+    let found = if kind == server.spec().kind {
+        find(server)
     } else {
         None
     };
-    // Deletion is immediate (as with `--grace-period=0`); the answer is the last state.
-    match deleted {
+    match found {
         Some(id) => object_response(server.spec(), id),
-        None => object_not_found(kind, &name),
+        None => object_not_found(kind, name),
     }
 }
 
@@ -143,6 +146,10 @@ fn object_not_found(kind: ObjectKind, name: &str) -> Response {
 }
 
 async fn not_found() -> Response {
+    unknown_resource()
+}
+
+fn unknown_resource() -> Response {
     status(
         StatusCode::NOT_FOUND,
         "NotFound",
@@ -165,11 +172,7 @@ fn collection(
     query: Option<&str>,
 ) -> Response {
     let Some(kind) = ObjectKind::from_plural(resource) else {
-        return status(
-            StatusCode::NOT_FOUND,
-            "NotFound",
-            "the server could not find the requested resource",
-        );
+        return unknown_resource();
     };
     let query = match Query::parse(query.unwrap_or_default()).and_then(Query::validated) {
         Ok(q) => q,

@@ -62,6 +62,24 @@ pub struct ObjectSpec {
     pub last_applied: bool,
 }
 
+impl ObjectSpec {
+    /// `count` pods of the default shape: what a scenario gets for every key it leaves out
+    /// (a Deployment's pod with one container, about 7.3 KB of JSON).
+    pub fn pods(count: u64) -> ObjectSpec {
+        ObjectSpec {
+            kind: ObjectKind::Pod,
+            count,
+            seed: 1,
+            namespaces: 10,
+            labels: 4,
+            annotations: 2,
+            containers: 1,
+            managed_fields: 2,
+            last_applied: false,
+        }
+    }
+}
+
 /// Settings of the built-in apiserver.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiServerSpec {
@@ -400,6 +418,7 @@ fn parse_raw(text: &str) -> Result<RawScenario, Problem> {
 
 fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
     let count = int_in(&raw.count, "objects.count", 1, MAX_OBJECTS)?;
+    let defaults = ObjectSpec::pods(count);
     let opt = |v: &Option<Spanned<i64>>, key: &str, default: u32, min: u64, max: u64| match v {
         None => Ok(default),
         Some(v) => int_in(v, key, min, max).map(|n| n as u32),
@@ -407,13 +426,37 @@ fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
     Ok(ObjectSpec {
         kind: raw.kind,
         count,
-        seed: raw.seed.unwrap_or(1),
-        namespaces: opt(&raw.namespaces, "objects.namespaces", 10, 1, 10_000)?,
-        labels: opt(&raw.labels, "objects.labels", 4, 0, 64)?,
-        annotations: opt(&raw.annotations, "objects.annotations", 2, 0, 64)?,
-        containers: opt(&raw.containers, "objects.containers", 1, 1, 16)?,
-        managed_fields: opt(&raw.managed_fields, "objects.managed_fields", 2, 0, 8)?,
-        last_applied: raw.last_applied.unwrap_or(false),
+        seed: raw.seed.unwrap_or(defaults.seed),
+        namespaces: opt(
+            &raw.namespaces,
+            "objects.namespaces",
+            defaults.namespaces,
+            1,
+            10_000,
+        )?,
+        labels: opt(&raw.labels, "objects.labels", defaults.labels, 0, 64)?,
+        annotations: opt(
+            &raw.annotations,
+            "objects.annotations",
+            defaults.annotations,
+            0,
+            64,
+        )?,
+        containers: opt(
+            &raw.containers,
+            "objects.containers",
+            defaults.containers,
+            1,
+            16,
+        )?,
+        managed_fields: opt(
+            &raw.managed_fields,
+            "objects.managed_fields",
+            defaults.managed_fields,
+            0,
+            8,
+        )?,
+        last_applied: raw.last_applied.unwrap_or(defaults.last_applied),
     })
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use informer_mem::apiserver::{ApiServer, transport};
-use informer_mem::scenario::{Amount, ObjectKind, ObjectSpec};
+use informer_mem::scenario::{Amount, ObjectSpec};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{self, Store};
@@ -18,15 +18,9 @@ type Truth = BTreeMap<String, (String, String)>;
 
 fn spec(count: u64) -> ObjectSpec {
     ObjectSpec {
-        kind: ObjectKind::Pod,
-        count,
         seed: 3,
         namespaces: 4,
-        labels: 4,
-        annotations: 2,
-        containers: 1,
-        managed_fields: 2,
-        last_applied: false,
+        ..ObjectSpec::pods(count)
     }
 }
 
