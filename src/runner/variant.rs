@@ -16,7 +16,8 @@ use crate::measure::PhaseMeter;
 use crate::report::{PhaseReport, SetupReport};
 use crate::scenario::{Phase, PhaseAction, Scenario};
 
-/// How long a phase may take before the variant is declared stuck.
+/// How long a phase may take before the variant is declared stuck, in virtual time: it
+/// only passes while every task waits on a timer, so it measures a stall, not slowness.
 const PHASE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What the parent sends a child on stdin.
@@ -50,7 +51,7 @@ enum PhaseError {
         source: informer::Error,
     },
     #[error(
-        "phase `{phase}`: the informer did not catch up within {} s (server at resourceVersion {target})",
+        "phase `{phase}`: the informer did not catch up within {} s of virtual time (server at resourceVersion {target})",
         PHASE_TIMEOUT.as_secs()
     )]
     Stuck { phase: String, target: u64 },
