@@ -36,6 +36,17 @@ async fn get(server: &ApiServer, uri: &str) -> usize {
         .len()
 }
 
+/// Prints a throughput figure, labelled advisory.
+fn print_rate(title: &str, unit: &str, count: f64, bytes: usize, seconds: f64) {
+    let mib = bytes as f64 / 1048576.0;
+    println!("{title} (advisory):");
+    println!(
+        "  {:>10.0} {unit}/s  {:>7.1} MiB/s  ({seconds:.2} s, {mib:.1} MiB)",
+        count / seconds,
+        mib / seconds
+    );
+}
+
 fn main() -> ExitCode {
     // `cargo bench` passes `--bench`; this harness takes no options.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -61,13 +72,12 @@ fn main() -> ExitCode {
         let bytes = get(&server, "/api/v1/pods").await;
         (20_000.0, bytes, started.elapsed().as_secs_f64())
     });
-    println!("LIST encoding, 20,000 pods in one response (advisory):");
-    println!(
-        "  {:>10.0} objects/s  {:>7.1} MiB/s  ({:.2} s, {:.1} MiB)",
-        objects / list_seconds,
-        list_bytes as f64 / list_seconds / 1048576.0,
+    print_rate(
+        "LIST encoding, 20,000 pods in one response",
+        "objects",
+        objects,
+        list_bytes,
         list_seconds,
-        list_bytes as f64 / 1048576.0
     );
 
     let (events, watch_bytes, watch_seconds) = runtime.block_on(async {
@@ -83,12 +93,12 @@ fn main() -> ExitCode {
         .await;
         (20_000.0, bytes, started.elapsed().as_secs_f64())
     });
-    println!("watch events, 20,000 MODIFIED on one watch (advisory):");
-    println!(
-        "  {:>10.0} events/s   {:>7.1} MiB/s  ({:.2} s)",
-        events / watch_seconds,
-        watch_bytes as f64 / watch_seconds / 1048576.0,
-        watch_seconds
+    print_rate(
+        "watch events, 20,000 MODIFIED on one watch",
+        "events",
+        events,
+        watch_bytes,
+        watch_seconds,
     );
 
     if at_rest > TARGET_BYTES_PER_OBJECT {

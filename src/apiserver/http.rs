@@ -221,6 +221,13 @@ impl Selection {
             return false;
         }
         if !self.fields.is_empty() {
+            // `metadata.name=X` (kubectl's wait after a delete) pins one index: rule the
+            // rest out without building their names.
+            if let Some(name) = self.fields.exact_name()
+                && generate::index_of_name(name) != Some(id.index)
+            {
+                return false;
+            }
             let name = generate::name(spec, id.index);
             let namespace = generate::namespace(spec, id.index);
             if !self.fields.matches(&name, &namespace) {
