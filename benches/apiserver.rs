@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use axum::body::Body;
+use informer_mem::apiserver::selector::LabelSelector;
 use informer_mem::apiserver::{ApiServer, http::router};
 use informer_mem::measure::{CountingJemalloc, alloc};
 use informer_mem::scenario::{Amount, ObjectSpec};
@@ -58,8 +59,8 @@ fn main() -> ExitCode {
     let before = alloc::counters().live_bytes;
     let server = ApiServer::new(ObjectSpec::pods(1_000_000));
     let at_rest = (alloc::counters().live_bytes - before) as f64 / 1e6;
-    server.delete(Amount::Count(100_000), 1);
-    server.update(Amount::Count(100_000), 2);
+    server.delete(Amount::Count(100_000), &LabelSelector::default(), 1);
+    server.update(Amount::Count(100_000), &LabelSelector::default(), 2);
     let with_history = (alloc::counters().live_bytes - before) as f64 / 1e6;
     drop(server);
     println!("server memory per object, 1,000,000 objects (exact):");
@@ -83,7 +84,7 @@ fn main() -> ExitCode {
     let (events, watch_bytes, watch_seconds) = runtime.block_on(async {
         let server = ApiServer::new(ObjectSpec::pods(20_000));
         let head = server.resource_version();
-        server.update(Amount::Count(20_000), 3);
+        server.update(Amount::Count(20_000), &LabelSelector::default(), 3);
         let started = Instant::now();
         // The stream ends at its timeout, which paused time reaches once it is drained.
         let bytes = get(

@@ -1,10 +1,21 @@
-//! Discovery documents, enough for kubectl: `/version`, `/api`, `/api/v1`, `/apis`.
+//! Discovery documents, enough for kubectl: `/version`, `/api`, `/api/v1`, `/apis`, and
+//! a minimal OpenAPI v3 document.
+//!
+//! kubectl reads OpenAPI before `apply` and `create` to learn whether the server validates
+//! fields itself (the `fieldValidation` parameter of each kind's PATCH); without a document
+//! it insists on validating client-side and gives up. The document here declares exactly
+//! that and no schemas, so kubectl falls back to its compiled-in types for strategic merge.
 
 use axum::Json;
+use axum::extract::State;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
+use super::ApiServer;
 use crate::scenario::ObjectKind;
+
+/// Changes whenever the OpenAPI document does; clients cache by it.
+const OPENAPI_HASH: &str = concat!("informer-mem-", env!("CARGO_PKG_VERSION"));
 
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
 pub async fn version() -> Json<Value> {
@@ -39,8 +50,9 @@ pub async fn api_groups() -> Json<Value> {
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}))
 }
 
-/// `/api/v1`: the resources this server serves.
-pub async fn api_resources() -> Json<Value> {
+/// `/api/v1`: the resources this server serves. Only the scenario's kind can be written;
+/// the others are listed read-only, and empty.
+pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
     let resources: Vec<Value> = ObjectKind::ALL
         .into_iter()
         .map(|kind| {
@@ -54,7 +66,11 @@ pub async fn api_resources() -> Json<Value> {
                 "singularName": kind.as_str().to_lowercase(),
                 "namespaced": true,
                 "kind": kind.as_str(),
-                "verbs": ["delete", "get", "list", "watch"],
+                "verbs": if kind == server.spec().kind {
+                    json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"])
+                } else {
+                    json!(["get", "list", "watch"])
+                },
                 "shortNames": short,
             })
         })
@@ -63,5 +79,39 @@ pub async fn api_resources() -> Json<Value> {
         "kind": "APIResourceList",
         "groupVersion": "v1",
         "resources": resources,
+    }))
+}
+
+/// `/openapi/v3`: where the core group's document is.
+pub async fn openapi_v3_paths() -> Json<Value> {
+    Json(json!({
+        "paths": {
+            "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={OPENAPI_HASH}")},
+        },
+    }))
+}
+
+/// `/openapi/v3/api/v1`: each writable kind's PATCH, with the `fieldValidation` parameter
+/// that tells kubectl the server validates fields.
+pub async fn openapi_v3_core(State(server): State<ApiServer>) -> Json<Value> {
+    let kind = server.spec().kind;
+    let path = format!(
+        "/api/v1/namespaces/{{namespace}}/{}/{{name}}",
+        kind.plural()
+    );
+    let parameter = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
+    Json(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.35.0"},
+        "paths": {
+            path: {
+                "patch": {
+                    "operationId": format!("patchCoreV1Namespaced{}", kind.as_str()),
+                    "parameters": [parameter("dryRun"), parameter("fieldManager"), parameter("fieldValidation")],
+                    "x-kubernetes-action": "patch",
+                    "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": kind.as_str()},
+                },
+            },
+        },
     }))
 }

@@ -228,6 +228,15 @@ pub fn index_of_name(name: &str) -> Option<u32> {
     })
 }
 
+/// The `n`th suffix drawn for a `generateName`: five characters of the apiserver's
+/// alphabet, as `names.SimpleNameGenerator` makes them.
+pub fn random_suffix(spec: &ObjectSpec, n: u64) -> String {
+    let mut rng = rng(spec.seed, &[0x9e4, n]);
+    (0..SUFFIX_LEN)
+        .map(|_| SUFFIX_ALPHABET[(rng.next_u32() as usize) % SUFFIX_ALPHABET.len()] as char)
+        .collect()
+}
+
 fn suffix(index: u32) -> String {
     let mut digits = [0u8; SUFFIX_LEN];
     let mut rest = index;
@@ -803,6 +812,38 @@ fn managed_fields(spec: &ObjectSpec, pod: &Value, id: Identity) -> Vec<ManagedFi
         out.push(entry(manager, None, owned, created + 60 + i as i64));
     }
     out
+}
+
+/// What a manager that wrote all of `object` owns, as FieldsV1: every field but those the
+/// server sets (identity, timestamps, managedFields), `apiVersion`, `kind` and `status`.
+pub fn owned_fields(object: &Value) -> Value {
+    let mut set = Map::new();
+    for (key, value) in object.as_object().into_iter().flatten() {
+        match key.as_str() {
+            "apiVersion" | "kind" | "status" => {}
+            "metadata" => {
+                let mut meta = Map::new();
+                for field in [
+                    "labels",
+                    "annotations",
+                    "generateName",
+                    "ownerReferences",
+                    "finalizers",
+                ] {
+                    if let Some(v) = value.get(field) {
+                        meta.insert(format!("f:{field}"), field_set(field, v));
+                    }
+                }
+                if !meta.is_empty() {
+                    set.insert("f:metadata".to_owned(), Value::Object(meta));
+                }
+            }
+            _ => {
+                set.insert(format!("f:{key}"), root_field_set(key, value));
+            }
+        }
+    }
+    Value::Object(set)
 }
 
 /// The set of a top-level field (`spec`, `status`): the apiserver marks no `.` there.

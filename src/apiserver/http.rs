@@ -28,8 +28,9 @@ use tokio::time::{Instant, Sleep};
 use super::dispatch::WatcherSlot;
 use super::generate::{self, Identity};
 use super::selector::{FieldSelector, LabelSelector};
-use super::state::{EventKind, Expired, HistoryEvent};
-use super::{ApiServer, discovery};
+use super::state::{EventKind, Expired};
+use super::written::{ObjectKey, Version};
+use super::{ApiServer, discovery, write};
 use crate::scenario::ObjectKind;
 use crate::scenario::ObjectSpec;
 
@@ -51,18 +52,29 @@ pub fn router(server: ApiServer) -> Router {
         .route("/api", get(discovery::api_versions))
         .route("/api/v1", get(discovery::api_resources))
         .route("/apis", get(discovery::api_groups))
+        .route("/openapi/v3", get(discovery::openapi_v3_paths))
+        .route("/openapi/v3/api/v1", get(discovery::openapi_v3_core))
         .route(
             "/api/v1/{resource}",
             get(cluster_collection).fallback(method_not_allowed),
         )
         .route(
+            "/api/v1/namespaces/{namespace}",
+            get(get_namespace).fallback(method_not_allowed),
+        )
+        .route(
             "/api/v1/namespaces/{namespace}/{resource}",
-            get(namespaced_collection).fallback(method_not_allowed),
+            get(namespaced_collection)
+                .post(write::create)
+                .delete(write::delete_collection)
+                .fallback(method_not_allowed),
         )
         .route(
             "/api/v1/namespaces/{namespace}/{resource}/{name}",
             get(get_object)
-                .delete(delete_object)
+                .put(write::replace)
+                .patch(write::patch)
+                .delete(write::delete)
                 .fallback(method_not_allowed),
         )
         .fallback(not_found)
@@ -94,22 +106,43 @@ async fn get_object(
     })
 }
 
-async fn delete_object(
-    State(server): State<ApiServer>,
-    Path((namespace, resource, name)): Path<(String, String, String)>,
-) -> Response {
-    // Deletion is immediate (as with `--grace-period=0`); the answer is the last state.
-    by_name(&server, &resource, &name, |s| {
-        s.delete_named(&namespace, &name)
-    })
+/// `GET /api/v1/namespaces/{namespace}`: the namespaces objects live in, and `default`.
+/// kubectl asks after a 404 to tell a missing object from a missing namespace.
+async fn get_namespace(State(server): State<ApiServer>, Path(namespace): Path<String>) -> Response {
+    if !server.has_namespace(&namespace) {
+        return namespace_not_found(&namespace);
+    }
+    let body = json!({
+        "kind": "Namespace",
+        "apiVersion": "v1",
+        "metadata": {"name": namespace, "labels": {"kubernetes.io/metadata.name": namespace}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    });
+    json_response(StatusCode::OK, Body::from(body.to_string()))
+}
+
+/// 404 for a namespace that does not exist.
+pub(super) fn namespace_not_found(namespace: &str) -> Response {
+    let body = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": format!("namespaces {namespace:?} not found"),
+        "reason": "NotFound",
+        "details": {"name": namespace, "kind": "namespaces"},
+        "code": 404,
+    });
+    json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.
-fn by_name(
+pub(super) fn by_name(
     server: &ApiServer,
     resource: &str,
     name: &str,
-    find: impl FnOnce(&ApiServer) -> Option<Identity>,
+    find: impl FnOnce(&ApiServer) -> Option<Version>,
 ) -> Response {
     let Some(kind) = ObjectKind::from_plural(resource) else {
         return unknown_resource();
@@ -120,18 +153,19 @@ fn by_name(
         None
     };
     match found {
-        Some(id) => object_response(server.spec(), id),
+        Some(version) => object_response(StatusCode::OK, server.spec(), &version),
         None => object_not_found(kind, name),
     }
 }
 
-fn object_response(spec: &ObjectSpec, id: Identity) -> Response {
+/// One object as the response body.
+pub(super) fn object_response(code: StatusCode, spec: &ObjectSpec, version: &Version) -> Response {
     let mut buf = Vec::with_capacity(8 * 1024);
-    generate::write_object(&mut buf, spec, id);
-    json_response(StatusCode::OK, Body::from(buf))
+    version.write(&mut buf, spec);
+    json_response(code, Body::from(buf))
 }
 
-fn object_not_found(kind: ObjectKind, name: &str) -> Response {
+pub(super) fn object_not_found(kind: ObjectKind, name: &str) -> Response {
     let body = json!({
         "kind": "Status",
         "apiVersion": "v1",
@@ -150,14 +184,10 @@ async fn not_found() -> Response {
 }
 
 fn unknown_resource() -> Response {
-    status(
-        StatusCode::NOT_FOUND,
-        "NotFound",
-        "the server could not find the requested resource",
-    )
+    ApiError::unknown_resource().into_response()
 }
 
-async fn method_not_allowed() -> Response {
+pub(super) async fn method_not_allowed() -> Response {
     status(
         StatusCode::METHOD_NOT_ALLOWED,
         "MethodNotAllowed",
@@ -190,33 +220,66 @@ fn collection(
 
 /// Which objects a request covers: resource, namespace and selectors.
 #[derive(Debug, Clone)]
-struct Selection {
-    kind: ObjectKind,
-    /// The server holds objects of this kind and, when a namespace is named, in it.
+pub(super) struct Selection {
+    pub(super) kind: ObjectKind,
+    /// The server holds objects of this kind.
     holds: bool,
-    namespace: Option<u32>,
+    namespace: Option<NamespaceFilter>,
     labels: LabelSelector,
     fields: FieldSelector,
 }
 
+/// A namespace by name and, when generated objects live there, by ordinal (objects are
+/// spread round robin over the ordinals).
+#[derive(Debug, Clone)]
+struct NamespaceFilter {
+    name: String,
+    ordinal: Option<u32>,
+}
+
 impl Selection {
-    fn new(server: &ApiServer, kind: ObjectKind, namespace: Option<&str>, q: &Query) -> Selection {
-        let ordinal = namespace.and_then(|ns| server.namespace_ordinal(ns));
+    pub(super) fn new(
+        server: &ApiServer,
+        kind: ObjectKind,
+        namespace: Option<&str>,
+        q: &Query,
+    ) -> Selection {
         Selection {
             kind,
-            // A namespace without objects lists empty, as on a real cluster.
-            holds: kind == server.spec().kind && (namespace.is_none() || ordinal.is_some()),
-            namespace: ordinal,
+            holds: kind == server.spec().kind,
+            namespace: namespace.map(|ns| NamespaceFilter {
+                name: ns.to_owned(),
+                ordinal: server.namespace_ordinal(ns),
+            }),
             labels: q.label_selector.clone(),
             fields: q.field_selector.clone(),
         }
     }
 
-    fn matches(&self, spec: &ObjectSpec, id: &Identity) -> bool {
-        if !self.holds
-            || self
-                .namespace
-                .is_some_and(|ns| id.index % spec.namespaces != ns)
+    pub(super) fn matches(&self, spec: &ObjectSpec, version: &Version) -> bool {
+        if !self.holds {
+            return false;
+        }
+        match &version.written {
+            Some(w) => self.matches_written(w),
+            None => self.matches_generated(spec, &version.id),
+        }
+    }
+
+    fn matches_written(&self, w: &super::written::Written) -> bool {
+        let key = w.key();
+        self.namespace
+            .as_ref()
+            .is_none_or(|ns| ns.name == key.namespace)
+            && self.fields.matches(&key.name, &key.namespace)
+            && self.labels.matches(w.labels())
+    }
+
+    fn matches_generated(&self, spec: &ObjectSpec, id: &Identity) -> bool {
+        if self
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| ns.ordinal != Some(id.index % spec.namespaces))
         {
             return false;
         }
@@ -243,7 +306,7 @@ impl Selection {
 
 /// The query parameters this server understands.
 #[derive(Debug, Default)]
-struct Query {
+pub(super) struct Query {
     watch: bool,
     limit: Option<usize>,
     continue_token: Option<String>,
@@ -258,7 +321,7 @@ struct Query {
 
 impl Query {
     /// Decodes the parameters; a value that does not decode is a 400 Bad Request.
-    fn parse(raw: &str) -> Result<Query, ApiError> {
+    pub(super) fn parse(raw: &str) -> Result<Query, ApiError> {
         Query::decode(raw).map_err(ApiError::bad_request)
     }
 
@@ -395,12 +458,15 @@ struct ContinueToken {
 
 const TOKEN_VERSION: &str = "meta.k8s.io/v1";
 
-fn encode_continue(spec: &ObjectSpec, rv: u64, last: u32) -> String {
-    let start = format!(
-        "{}/{}\u{0}",
-        generate::namespace(spec, last),
-        generate::name(spec, last)
-    );
+fn encode_continue(spec: &ObjectSpec, rv: u64, last: &Version) -> String {
+    let start = match &last.written {
+        Some(w) => format!("{}/{}\u{0}", w.key().namespace, w.key().name),
+        None => format!(
+            "{}/{}\u{0}",
+            generate::namespace(spec, last.id.index),
+            generate::name(spec, last.id.index)
+        ),
+    };
     let token = ContinueToken {
         v: TOKEN_VERSION.to_owned(),
         rv,
@@ -409,8 +475,8 @@ fn encode_continue(spec: &ObjectSpec, rv: u64, last: u32) -> String {
     BASE64.encode(serde_json::to_vec(&token).expect("a token serializes"))
 }
 
-/// The token's resourceVersion and the index to continue from.
-fn decode_continue(token: &str) -> Result<(u64, u32), String> {
+/// The token's resourceVersion and the key of the last object listed.
+fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
     let invalid = || {
         "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_owned()
     };
@@ -420,38 +486,45 @@ fn decode_continue(token: &str) -> Result<(u64, u32), String> {
         return Err(invalid());
     }
     let key = token.start.strip_suffix('\u{0}').ok_or_else(invalid)?;
-    let (_, name) = key.split_once('/').ok_or_else(invalid)?;
-    let last = generate::index_of_name(name).ok_or_else(invalid)?;
-    Ok((token.rv, last.checked_add(1).ok_or_else(invalid)?))
+    let (namespace, name) = key.split_once('/').ok_or_else(invalid)?;
+    let key = ObjectKey {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+    };
+    Ok((token.rv, key))
 }
 
 fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
     let head = server.resource_version();
-    let (rv, from, limit) = match list_plan(q, head) {
+    let (rv, from, limit) = match list_plan(q, head, |key| server.index_of_key(key)) {
         Ok(plan) => plan,
         Err(e) => return e.into_response(),
     };
     let spec = server.spec().clone();
-    let page = server
-        .state()
-        .list_where(from, limit, rv, |id| selection.matches(&spec, id));
-    let page = match page {
+    let page = {
+        let state = server.state();
+        state
+            .list_where(from, limit, rv, |id| {
+                selection.matches(&spec, &state.version(*id))
+            })
+            .map(|page| {
+                let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
+                (items, page.resource_version, page.next)
+            })
+    };
+    let (items, resource_version, next) = match page {
         Ok(page) => page,
         Err(expired) => {
             server.count_request(|r| r.expired += 1);
             return expired_response(expired, q.continue_token.is_some());
         }
     };
-    let continue_token = page.next.map(|_| {
-        let last = page
-            .items
-            .last()
-            .expect("a page with a next index has items")
-            .index;
-        encode_continue(&spec, page.resource_version, last)
+    let continue_token = next.map(|_| {
+        let last = items.last().expect("a page with a next index has items");
+        encode_continue(&spec, resource_version, last)
     });
     let metadata = ListMeta {
-        resource_version: page.resource_version.to_string(),
+        resource_version: resource_version.to_string(),
         continue_token,
     };
     let head = format!(
@@ -462,7 +535,7 @@ fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
     let chunks = ListChunks {
         server,
         spec,
-        items: page.items.into_iter(),
+        items: items.into_iter(),
         pending: Some(head.into_bytes()),
         first: true,
         done: false,
@@ -484,14 +557,23 @@ struct ListMeta {
 
 /// A request the server refuses: a `Status` with kube-apiserver's code and reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct ApiError {
-    code: StatusCode,
-    reason: &'static str,
-    message: String,
+pub(super) struct ApiError {
+    pub(super) code: StatusCode,
+    pub(super) reason: &'static str,
+    pub(super) message: String,
 }
 
 impl ApiError {
-    fn bad_request(message: String) -> ApiError {
+    /// A path naming no resource this server knows (404).
+    pub(super) fn unknown_resource() -> ApiError {
+        ApiError {
+            code: StatusCode::NOT_FOUND,
+            reason: "NotFound",
+            message: "the server could not find the requested resource".to_owned(),
+        }
+    }
+
+    pub(super) fn bad_request(message: String) -> ApiError {
         ApiError {
             code: StatusCode::BAD_REQUEST,
             reason: "BadRequest",
@@ -516,14 +598,27 @@ impl IntoResponse for ApiError {
 }
 
 /// Which state a LIST reads: (resourceVersion, first index, page size).
-fn list_plan(q: &Query, head: u64) -> Result<(u64, u32, Option<usize>), ApiError> {
+/// `index_of` finds the object a continue token names.
+fn list_plan(
+    q: &Query,
+    head: u64,
+    index_of: impl FnOnce(&ObjectKey) -> Option<u32>,
+) -> Result<(u64, u32, Option<usize>), ApiError> {
     if let Some(token) = &q.continue_token {
         if q.resource_version.is_some() {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue".to_owned(),
             ));
         }
-        let (rv, from) = decode_continue(token).map_err(ApiError::bad_request)?;
+        let (rv, last) = decode_continue(token).map_err(ApiError::bad_request)?;
+        let from = index_of(&last)
+            .and_then(|i| i.checked_add(1))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "continue key is not valid: no object {}/{}",
+                    last.namespace, last.name
+                ))
+            })?;
         return Ok((rv, from, q.limit));
     }
     let exact = q.resource_version_match.as_deref() == Some("Exact");
@@ -553,7 +648,7 @@ fn list_plan(q: &Query, head: u64) -> Result<(u64, u32, Option<usize>), ApiError
 struct ListChunks {
     server: ApiServer,
     spec: ObjectSpec,
-    items: std::vec::IntoIter<Identity>,
+    items: std::vec::IntoIter<Version>,
     pending: Option<Vec<u8>>,
     first: bool,
     done: bool,
@@ -571,7 +666,7 @@ impl Iterator for ListChunks {
             .take()
             .unwrap_or_else(|| Vec::with_capacity(LIST_CHUNK_BYTES + 16 * 1024));
         while buf.len() < LIST_CHUNK_BYTES {
-            let Some(id) = self.items.next() else {
+            let Some(version) = self.items.next() else {
                 buf.extend_from_slice(b"]}");
                 self.done = true;
                 break;
@@ -579,7 +674,7 @@ impl Iterator for ListChunks {
             if !std::mem::take(&mut self.first) {
                 buf.push(b',');
             }
-            generate::write_object(&mut buf, &self.spec, id);
+            version.write(&mut buf, &self.spec);
         }
         self.server.count_request(|r| r.bytes += buf.len() as u64);
         Some(Ok(Bytes::from(buf)))
@@ -611,10 +706,11 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
         let state = server.state();
         let page = state
             .list_where(0, None, state.resource_version(), |id| {
-                selection.matches(spec, id)
+                selection.matches(spec, &state.version(*id))
             })
             .expect("the newest version is never expired");
-        (page.resource_version, page.items)
+        let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
+        (page.resource_version, items)
     } else {
         (
             start.unwrap_or_else(|| server.resource_version()),
@@ -660,7 +756,7 @@ struct WatchCursor {
     server: ApiServer,
     spec: ObjectSpec,
     selection: Selection,
-    initial: std::vec::IntoIter<Identity>,
+    initial: std::vec::IntoIter<Version>,
     /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
     initial_events_end: Option<u64>,
     /// This watcher as the slow-watcher dispatcher sees it.
@@ -691,8 +787,8 @@ impl WatchCursor {
         if self.finished || self.slot.is_terminated() {
             return None;
         }
-        if let Some(id) = self.initial.next() {
-            return Some(event_line(EventKind::Added, &self.spec, id));
+        if let Some(version) = self.initial.next() {
+            return Some(event_line(EventKind::Added, &self.spec, &version));
         }
         if let Some(rv) = self.initial_events_end.take() {
             return Some(bookmark_line(self.selection.kind, rv, true));
@@ -704,7 +800,23 @@ impl WatchCursor {
             if self.disconnect.has_changed().unwrap_or(true) || self.slot.is_terminated() {
                 return None;
             }
-            let next = self.server.state().event_after(self.rv);
+            let next = {
+                let state = self.server.state();
+                state.event_after(self.rv).map(|event| {
+                    event.map(|e| {
+                        // For an update, the version it replaced decides whether the
+                        // object moved into or out of the selection.
+                        let before = (e.kind == EventKind::Modified).then(|| {
+                            state.version(Identity {
+                                generation: e.object.generation - 1,
+                                resource_version: e.previous_resource_version,
+                                ..e.object
+                            })
+                        });
+                        (e.kind, state.version(e.object), before)
+                    })
+                })
+            };
             match next {
                 Err(expired) => {
                     // kube-apiserver answers a too-old watch with HTTP 200 and one ERROR
@@ -713,10 +825,10 @@ impl WatchCursor {
                     self.server.count_request(|r| r.expired += 1);
                     return Some(error_line(expired));
                 }
-                Ok(Some(event)) => {
-                    self.rv = event.object.resource_version;
-                    if let Some(kind) = self.visible(&event) {
-                        return Some(event_line(kind, &self.spec, event.object));
+                Ok(Some((kind, now, before))) => {
+                    self.rv = now.id.resource_version;
+                    if let Some(kind) = self.visible(kind, &now, before.as_ref()) {
+                        return Some(event_line(kind, &self.spec, &now));
                     }
                 }
                 Ok(None) => {
@@ -754,16 +866,19 @@ impl WatchCursor {
 
     /// How this watcher sees `event`, if at all. An update that moves an object into or out
     /// of the selection is an ADDED or a DELETED for it, as in kube-apiserver's watch cache.
-    fn visible(&self, event: &HistoryEvent) -> Option<EventKind> {
-        let is = self.selection.matches(&self.spec, &event.object);
-        match event.kind {
-            EventKind::Added | EventKind::Deleted => is.then_some(event.kind),
-            EventKind::Modified => {
-                let before = Identity {
-                    generation: event.object.generation - 1,
-                    ..event.object
-                };
-                match (self.selection.matches(&self.spec, &before), is) {
+    fn visible(
+        &self,
+        kind: EventKind,
+        now: &Version,
+        before: Option<&Version>,
+    ) -> Option<EventKind> {
+        let is = self.selection.matches(&self.spec, now);
+        match (kind, before) {
+            (EventKind::Added | EventKind::Deleted, _) | (EventKind::Modified, None) => {
+                is.then_some(kind)
+            }
+            (EventKind::Modified, Some(before)) => {
+                match (self.selection.matches(&self.spec, before), is) {
                     (true, true) => Some(EventKind::Modified),
                     (false, true) => Some(EventKind::Added),
                     (true, false) => Some(EventKind::Deleted),
@@ -774,12 +889,12 @@ impl WatchCursor {
     }
 }
 
-fn event_line(kind: EventKind, spec: &ObjectSpec, id: Identity) -> Bytes {
+fn event_line(kind: EventKind, spec: &ObjectSpec, version: &Version) -> Bytes {
     let mut buf = Vec::with_capacity(8 * 1024);
     buf.extend_from_slice(br#"{"type":""#);
     buf.extend_from_slice(kind.as_str().as_bytes());
     buf.extend_from_slice(br#"","object":"#);
-    generate::write_object(&mut buf, spec, id);
+    version.write(&mut buf, spec);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
@@ -833,7 +948,7 @@ pub fn status(code: StatusCode, reason: &str, message: impl AsRef<str>) -> Respo
     json_response(code, Body::from(body))
 }
 
-fn json_response(code: StatusCode, body: Body) -> Response {
+pub(super) fn json_response(code: StatusCode, body: Body) -> Response {
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
@@ -844,8 +959,20 @@ mod tests {
     #[test]
     fn continue_tokens_round_trip_and_garbage_is_rejected() {
         let spec = crate::apiserver::generate::test_spec();
-        let token = encode_continue(&spec, 42, 17);
-        assert_eq!(decode_continue(&token), Ok((42, 18)));
+        let last = Version {
+            id: Identity {
+                index: 17,
+                incarnation: 0,
+                generation: 1,
+                resource_version: 5,
+            },
+            written: None,
+        };
+        let token = encode_continue(&spec, 42, &last);
+        let (rv, key) = decode_continue(&token).unwrap();
+        assert_eq!(rv, 42);
+        assert_eq!(generate::index_of_name(&key.name), Some(17));
+        assert_eq!(key.namespace, generate::namespace(&spec, 17));
         assert!(decode_continue("not base64!").is_err());
         assert!(decode_continue(&BASE64.encode(b"{}")).is_err());
     }
@@ -874,7 +1001,11 @@ mod tests {
         // A continue token, then compaction past it: it has expired.
         let (_, page) = send(&server, "GET", "/api/v1/pods?limit=10").await;
         let token = page["metadata"]["continue"].as_str().unwrap().to_owned();
-        server.delete(crate::scenario::Amount::Count(1), 1);
+        server.delete(
+            crate::scenario::Amount::Count(1),
+            &LabelSelector::default(),
+            1,
+        );
         server.compact();
         let expired_continue = format!("/api/v1/pods?limit=10&continue={token}");
         let table: &[(&str, &str, u16, &str)] = &[
@@ -1046,7 +1177,11 @@ mod tests {
     #[tokio::test]
     async fn too_old_watch_gets_one_error_event_then_the_stream_ends() {
         let server = ApiServer::new(crate::apiserver::generate::test_spec());
-        server.delete(crate::scenario::Amount::Count(1), 1);
+        server.delete(
+            crate::scenario::Amount::Count(1),
+            &LabelSelector::default(),
+            1,
+        );
         server.compact();
         let (code, _) = send(&server, "GET", "/api/v1/pods?watch=1&resourceVersion=3").await;
         assert_eq!(code, StatusCode::OK);

@@ -4,19 +4,25 @@
 //!
 //! - [`state`]: the compact object table, resourceVersions and event history (the truth);
 //! - [`generate`]: object bodies built on demand from (seed, index, generation);
+//! - [`written`]: bodies of objects written over HTTP, which cannot be generated;
 //! - [`http`]: the routes, query parameters, Status errors and streamed bodies;
+//! - [`write`] and [`patch`]: POST, PUT, PATCH and deletecollection (`serve`);
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes.
 
 pub mod discovery;
 pub mod dispatch;
 pub mod generate;
 pub mod http;
+pub mod patch;
 pub mod selector;
 pub mod serve;
 pub mod state;
 pub mod transport;
+pub mod write;
+pub mod written;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +30,9 @@ use tokio::sync::watch;
 
 use crate::scenario::{Amount, ObjectSpec};
 use generate::Identity;
+use selector::LabelSelector;
 use state::State;
+use written::{ObjectKey, Version, Written};
 
 /// Requests served, by verb; the report's `api_requests`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +83,8 @@ struct Shared {
     disconnects: watch::Sender<u64>,
     requests: Mutex<RequestCounts>,
     dispatcher: dispatch::Dispatcher,
+    /// Names drawn for `generateName` so far.
+    generated_names: AtomicU64,
 }
 
 impl ApiServer {
@@ -97,6 +107,7 @@ impl ApiServer {
                 disconnects,
                 requests: Mutex::new(RequestCounts::default()),
                 dispatcher: dispatch::Dispatcher::default(),
+                generated_names: AtomicU64::new(0),
             }),
         }
     }
@@ -139,20 +150,22 @@ impl ApiServer {
             .unwrap_or_else(|e| e.into_inner()));
     }
 
-    /// Deletes `amount` of the live objects, chosen from `seed`; returns how many.
-    pub fn delete(&self, amount: Amount, seed: u64) -> u64 {
-        self.mutate(amount, seed, State::delete)
+    /// Deletes `amount` of the live objects `selector` selects, chosen from `seed`;
+    /// returns how many.
+    pub fn delete(&self, amount: Amount, selector: &LabelSelector, seed: u64) -> u64 {
+        self.mutate(amount, selector, seed, State::delete)
     }
 
-    /// Updates `amount` of the live objects, chosen from `seed`; returns how many.
-    pub fn update(&self, amount: Amount, seed: u64) -> u64 {
-        self.mutate(amount, seed, State::update)
+    /// Updates `amount` of the live objects `selector` selects, chosen from `seed`;
+    /// returns how many.
+    pub fn update(&self, amount: Amount, selector: &LabelSelector, seed: u64) -> u64 {
+        self.mutate(amount, selector, seed, State::update)
     }
 
-    /// Deletes `amount` of the live objects, chosen from `seed`, and creates each again
-    /// under the same name with a new UID; returns how many.
-    pub fn recreate(&self, amount: Amount, seed: u64) -> u64 {
-        self.mutate(amount, seed, State::recreate)
+    /// Deletes `amount` of the live objects `selector` selects, chosen from `seed`, and
+    /// creates each again under the same name with a new UID; returns how many.
+    pub fn recreate(&self, amount: Amount, selector: &LabelSelector, seed: u64) -> u64 {
+        self.mutate(amount, selector, seed, State::recreate)
     }
 
     /// Creates `count` new objects; returns how many.
@@ -162,28 +175,135 @@ impl ApiServer {
         })
     }
 
-    /// Deletes the live object `namespace/name`; returns its last state.
-    pub fn delete_named(&self, namespace: &str, name: &str) -> Option<Identity> {
-        let mut deleted = None;
+    /// Deletes the live object `namespace/name` if `check` lets it; returns its last state
+    /// (with the deletion's resourceVersion), or `None` when there is no such object. With
+    /// `dry_run`, only says what would be deleted.
+    pub fn delete_named<E>(
+        &self,
+        namespace: &str,
+        name: &str,
+        dry_run: bool,
+        check: impl FnOnce(&Version) -> Result<(), E>,
+    ) -> Result<Option<Version>, E> {
+        let mut deleted = Ok(None);
         self.change(|state| {
-            if let Some(id) = self.find(state, namespace, name) {
-                deleted = Some(state.delete_one(id.index));
+            let Some(current) = self.find(state, namespace, name) else {
+                return;
+            };
+            if let Err(e) = check(&current) {
+                deleted = Err(e);
+            } else if dry_run {
+                deleted = Ok(Some(current));
+            } else {
+                let id = state.delete_one(current.id.index);
+                deleted = Ok(Some(state.version(id)));
             }
         });
         deleted
     }
 
+    /// Deletes every live object `selected` accepts; returns them as they were. With
+    /// `dry_run`, only says what would be deleted.
+    pub fn delete_where(
+        &self,
+        selected: impl Fn(&Version) -> bool,
+        dry_run: bool,
+    ) -> (u64, Vec<Version>) {
+        let mut listed = (0, Vec::new());
+        self.change(|state| {
+            let rv = state.resource_version();
+            let page = state
+                .list_where(0, None, rv, |id| selected(&state.version(*id)))
+                .expect("the newest version is never expired");
+            let versions: Vec<Version> =
+                page.items.into_iter().map(|id| state.version(id)).collect();
+            if !dry_run {
+                for v in &versions {
+                    state.delete_one(v.id.index);
+                }
+            }
+            listed = (rv, versions);
+        });
+        listed
+    }
+
     /// The live object `namespace/name`.
-    pub fn get_named(&self, namespace: &str, name: &str) -> Option<Identity> {
+    pub fn get_named(&self, namespace: &str, name: &str) -> Option<Version> {
         self.find(&self.state(), namespace, name)
     }
 
-    fn find(&self, state: &State, namespace: &str, name: &str) -> Option<Identity> {
+    fn find(&self, state: &State, namespace: &str, name: &str) -> Option<Version> {
+        let index = self.index_of(state, namespace, name)?;
+        state.get(index).map(|id| state.version(id))
+    }
+
+    /// A suffix for a `generateName` create: five characters from the apiserver's
+    /// alphabet, drawn deterministically from the seed.
+    fn random_suffix(&self) -> String {
+        let n = self.shared.generated_names.fetch_add(1, Ordering::Relaxed);
+        generate::random_suffix(&self.shared.spec, n)
+    }
+
+    /// The index of the object `key` names, live or deleted, if it ever existed.
+    fn index_of_key(&self, key: &ObjectKey) -> Option<u32> {
+        self.index_of(&self.state(), &key.namespace, &key.name)
+    }
+
+    /// The index of object `namespace/name`, live or deleted, if it ever existed.
+    fn index_of(&self, state: &State, namespace: &str, name: &str) -> Option<u32> {
+        let key = ObjectKey {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        };
+        if let Some(index) = state.http_index(&key) {
+            return Some(index);
+        }
         let index = generate::index_of_name(name)?;
-        let id = state.get(index)?;
         let spec = &self.shared.spec;
-        (generate::namespace(spec, index) == namespace && generate::name(spec, index) == name)
-            .then_some(id)
+        (index < state.next_index()
+            && !state.is_http_named(index)
+            && generate::namespace(spec, index) == namespace
+            && generate::name(spec, index) == name)
+            .then_some(index)
+    }
+
+    /// Writes object `key` with a body from a client: `body` gets the live version, if
+    /// any, and the UID a new object would get, and returns what to store or refuses.
+    /// Returns the version written; with `dry_run` nothing is stored and the version keeps
+    /// the live one's resourceVersion (0 for a create).
+    pub fn write<E>(
+        &self,
+        key: &ObjectKey,
+        dry_run: bool,
+        body: impl FnOnce(Option<&Version>, &str) -> Result<serde_json::Value, E>,
+    ) -> Result<Version, E> {
+        let mut state = self.state();
+        let index = self.index_of(&state, &key.namespace, &key.name);
+        let current = index.and_then(|i| state.get(i)).map(|id| state.version(id));
+        let (new_index, incarnation) = match index {
+            Some(i) => (i, state.incarnation(i) + 1),
+            None => (state.next_index(), 0),
+        };
+        let new_uid = generate::uid(&self.shared.spec, new_index, incarnation);
+        let written = Written::new(body(current.as_ref(), &new_uid)?);
+        if dry_run {
+            let id = current.map(|c| c.id).unwrap_or(Identity {
+                index: new_index,
+                incarnation,
+                generation: 1,
+                resource_version: 0,
+            });
+            return Ok(Version {
+                id,
+                written: Some(Arc::new(written)),
+            });
+        }
+        let id = state.write(index, written);
+        let version = state.version(id);
+        let rv = state.resource_version();
+        drop(state);
+        self.shared.head.send_replace(rv);
+        Ok(version)
     }
 
     /// Keeps at most `events` events of history (`None`: all); see
@@ -236,10 +356,22 @@ impl ApiServer {
         self.shared.disconnects.subscribe()
     }
 
-    fn mutate(&self, amount: Amount, seed: u64, apply: fn(&mut State, &[u32])) -> u64 {
+    fn mutate(
+        &self,
+        amount: Amount,
+        selector: &LabelSelector,
+        seed: u64,
+        apply: fn(&mut State, &[u32]),
+    ) -> u64 {
+        let spec = &self.shared.spec;
         let mut changed = 0;
         self.change(|state| {
-            let picked = state.pick_alive(amount.of(state.alive()), seed);
+            let candidates = state.alive_where(|id| {
+                selector.is_empty()
+                    || selector.matches(&generate::labels(spec, id.index, id.generation))
+            });
+            let count = amount.of(candidates.len() as u64);
+            let picked = State::pick(candidates, count, seed);
             apply(state, &picked);
             changed = picked.len() as u64;
         });
@@ -260,6 +392,11 @@ impl ApiServer {
     /// A receiver of the newest resourceVersion, for watches waiting on new events.
     fn head_receiver(&self) -> watch::Receiver<u64> {
         self.shared.head.subscribe()
+    }
+
+    /// Whether `namespace` exists: one the objects are spread over, or `default`.
+    pub fn has_namespace(&self, namespace: &str) -> bool {
+        namespace == "default" || self.namespace_ordinal(namespace).is_some()
     }
 
     /// Ordinal of a namespace name; `None` for a namespace that holds no objects.

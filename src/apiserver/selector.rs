@@ -7,9 +7,44 @@
 
 use std::collections::BTreeMap;
 
-/// A parsed label selector; the empty selector matches everything.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A parsed label selector; the empty selector matches everything. Serialized as its
+/// text, which parses back to the same selector.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct LabelSelector(Vec<LabelRequirement>);
+
+impl TryFrom<String> for LabelSelector {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<LabelSelector, String> {
+        LabelSelector::parse(&text)
+    }
+}
+
+impl From<LabelSelector> for String {
+    fn from(selector: LabelSelector) -> String {
+        selector.to_string()
+    }
+}
+
+impl std::fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            match r {
+                LabelRequirement::Equals(k, v) => write!(f, "{k}={v}")?,
+                LabelRequirement::NotEquals(k, v) => write!(f, "{k}!={v}")?,
+                LabelRequirement::In(k, vs) => write!(f, "{k} in ({})", vs.join(","))?,
+                LabelRequirement::NotIn(k, vs) => write!(f, "{k} notin ({})", vs.join(","))?,
+                LabelRequirement::Exists(k) => write!(f, "{k}")?,
+                LabelRequirement::DoesNotExist(k) => write!(f, "!{k}")?,
+            }
+        }
+        Ok(())
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum LabelRequirement {

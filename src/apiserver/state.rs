@@ -6,13 +6,19 @@
 //! resourceVersion and appends a compact [`HistoryEvent`], which is what lets a LIST
 //! continuation see the state as of its resourceVersion (as etcd's MVCC does) and a WATCH
 //! replay the events after its resourceVersion (as the watch cache does).
+//!
+//! Objects written over HTTP (`serve`: POST, PUT, PATCH) cannot be generated, so their
+//! versions keep their bodies ([`Written`]), keyed by the resourceVersion that wrote them.
+//! A body lives while a version that the history can still show needs it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::generate::Identity;
+use super::written::{ObjectKey, Version, Written};
 
 /// One object's identity and version data; the index is its position in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +96,13 @@ pub struct State {
     history_limit: Option<usize>,
     /// Every state at or after this resourceVersion can be reconstructed.
     history_start: u64,
+    /// Bodies of versions written over HTTP, by resourceVersion, with the object's index.
+    /// A DELETED event of such an object keeps its last body under the deletion's version.
+    bodies: BTreeMap<u64, (u32, Arc<Written>)>,
+    /// Objects whose names came over HTTP, not from the generator. An index keeps its name
+    /// for good, as a generated one does, so a create after a delete reuses it.
+    http_names: HashMap<ObjectKey, u32>,
+    http_indices: HashSet<u32>,
 }
 
 impl State {
@@ -110,6 +123,27 @@ impl State {
             history: VecDeque::new(),
             history_limit: None,
             history_start: u64::from(count),
+            bodies: BTreeMap::new(),
+            http_names: HashMap::new(),
+            http_indices: HashSet::new(),
+        }
+    }
+
+    /// The index the next new object gets (deleted objects keep theirs).
+    pub fn next_index(&self) -> u32 {
+        self.records.len() as u32
+    }
+
+    /// The incarnation of object `index`, live or deleted.
+    pub fn incarnation(&self, index: u32) -> u32 {
+        self.records[index as usize].incarnation
+    }
+
+    /// Version `id` as sent: its written body, if it has one.
+    pub fn version(&self, id: Identity) -> Version {
+        Version {
+            id,
+            written: self.written(&id).cloned(),
         }
     }
 
@@ -132,13 +166,20 @@ impl State {
         }
     }
 
-    /// Picks `count` live objects, deterministically from `seed`, in a shuffled order.
-    pub fn pick_alive(&self, count: u64, seed: u64) -> Vec<u32> {
-        let mut alive: Vec<u32> = (0u32..)
+    /// The live generated objects `selected` accepts, in table order. Objects named over
+    /// HTTP are left out: the generator cannot make their next version.
+    pub fn alive_where(&self, selected: impl Fn(&Identity) -> bool) -> Vec<u32> {
+        (0u32..)
             .zip(&self.records)
-            .filter(|(_, r)| r.alive)
+            .filter(|&(i, r)| {
+                r.alive && !self.http_indices.contains(&i) && selected(&State::identity(i, r))
+            })
             .map(|(i, _)| i)
-            .collect();
+            .collect()
+    }
+
+    /// Picks `count` of `candidates`, deterministically from `seed`, in a shuffled order.
+    pub fn pick(mut alive: Vec<u32>, count: u64, seed: u64) -> Vec<u32> {
         let count = (count as usize).min(alive.len());
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         // Partial Fisher-Yates: the first `count` slots become a uniform sample.
@@ -151,23 +192,31 @@ impl State {
     }
 
     /// Applies one mutation to a live object, records its event and returns the object as
-    /// the event shows it.
-    fn mutate(&mut self, index: u32, kind: EventKind) -> Identity {
+    /// the event shows it. `body` is the new version's body when it was written over HTTP;
+    /// a deletion keeps the last body, for the DELETED event.
+    fn mutate(&mut self, index: u32, kind: EventKind, body: Option<Arc<Written>>) -> Identity {
         self.resource_version += 1;
         let rv = self.resource_version;
         let r = &mut self.records[index as usize];
         debug_assert!(r.alive, "mutating a deleted object");
         let previous = r.resource_version;
         r.resource_version = rv;
-        match kind {
-            EventKind::Modified => r.generation += 1,
+        let body = match kind {
+            EventKind::Modified => {
+                r.generation += 1;
+                body
+            }
             EventKind::Deleted => {
                 r.alive = false;
                 self.alive -= 1;
+                self.bodies.get(&previous).map(|(_, w)| Arc::clone(w))
             }
-            EventKind::Added => unreachable!("creation goes through `create`"),
-        }
+            EventKind::Added => unreachable!("creation goes through `add`"),
+        };
         let object = State::identity(index, r);
+        if let Some(body) = body {
+            self.bodies.insert(rv, (index, body));
+        }
         self.record(HistoryEvent {
             kind,
             object,
@@ -178,7 +227,42 @@ impl State {
 
     /// Deletes one live object; returns its last state, with the deletion's version.
     pub fn delete_one(&mut self, index: u32) -> Identity {
-        self.mutate(index, EventKind::Deleted)
+        self.mutate(index, EventKind::Deleted, None)
+    }
+
+    /// The body of version `id`, when it was written over HTTP; `None` for a generated one.
+    pub fn written(&self, id: &Identity) -> Option<&Arc<Written>> {
+        self.bodies
+            .get(&id.resource_version)
+            .filter(|(index, _)| *index == id.index)
+            .map(|(_, w)| w)
+    }
+
+    /// The index of an object named over HTTP (live or not).
+    pub fn http_index(&self, key: &ObjectKey) -> Option<u32> {
+        self.http_names.get(key).copied()
+    }
+
+    /// Whether `index` is an object named over HTTP.
+    pub fn is_http_named(&self, index: u32) -> bool {
+        self.http_indices.contains(&index)
+    }
+
+    /// Stores a body written over HTTP as the next version of object `index`: an update
+    /// when it is live, a new incarnation (new UID) when it was deleted, or a new object
+    /// named over HTTP when `index` is `None`. Returns the version written.
+    pub fn write(&mut self, index: Option<u32>, body: Written) -> Identity {
+        let body = Arc::new(body);
+        match index {
+            Some(i) if self.get(i).is_some() => self.mutate(i, EventKind::Modified, Some(body)),
+            Some(i) => self.add(i, Some(body)),
+            None => {
+                let i = self.records.len() as u32;
+                self.http_names.insert(body.key().clone(), i);
+                self.http_indices.insert(i);
+                self.add(i, Some(body))
+            }
+        }
     }
 
     /// The live object at `index`, if any.
@@ -189,7 +273,7 @@ impl State {
 
     /// Brings object `index` (new, or deleted before) into existence as a new
     /// incarnation: new UID, generation 1, next resourceVersion.
-    fn add(&mut self, index: u32) {
+    fn add(&mut self, index: u32, body: Option<Arc<Written>>) -> Identity {
         self.resource_version += 1;
         let rv = self.resource_version;
         let record = match self.records.get(index as usize) {
@@ -215,18 +299,23 @@ impl State {
             self.records[index as usize] = record;
         }
         self.alive += 1;
+        if let Some(body) = body {
+            self.bodies.insert(rv, (index, body));
+        }
+        let object = State::identity(index, &record);
         self.record(HistoryEvent {
             kind: EventKind::Added,
-            object: State::identity(index, &record),
+            object,
             previous_resource_version: 0,
         });
+        object
     }
 
     /// Creates `count` new objects at the end of the table; returns their indices.
     pub fn create(&mut self, count: u32) -> std::ops::Range<u32> {
         let first = self.records.len() as u32;
         for index in first..first + count {
-            self.add(index);
+            self.add(index, None);
         }
         first..first + count
     }
@@ -235,8 +324,8 @@ impl State {
     /// UID: the delete+recreate that namespace/name keys cannot tell from an update.
     pub fn recreate(&mut self, indices: &[u32]) {
         for &i in indices {
-            self.mutate(i, EventKind::Deleted);
-            self.add(i);
+            self.mutate(i, EventKind::Deleted, None);
+            self.add(i, None);
         }
     }
 
@@ -258,6 +347,12 @@ impl State {
         while self.history.len() > limit {
             if let Some(dropped) = self.history.pop_front() {
                 self.history_start = dropped.object.resource_version;
+                // The version the event replaced can no longer be shown, nor can the
+                // last state a DELETED event carried.
+                self.bodies.remove(&dropped.previous_resource_version);
+                if dropped.kind == EventKind::Deleted {
+                    self.bodies.remove(&dropped.object.resource_version);
+                }
             }
         }
     }
@@ -267,19 +362,24 @@ impl State {
     pub fn compact(&mut self) {
         self.history.clear();
         self.history_start = self.resource_version;
+        let records = &self.records;
+        self.bodies.retain(|&rv, (index, _)| {
+            let r = &records[*index as usize];
+            r.alive && r.resource_version == rv
+        });
     }
 
     /// Deletes the given live objects, one resourceVersion each.
     pub fn delete(&mut self, indices: &[u32]) {
         for &i in indices {
-            self.mutate(i, EventKind::Deleted);
+            self.mutate(i, EventKind::Deleted, None);
         }
     }
 
     /// Updates the given live objects (new generation), one resourceVersion each.
     pub fn update(&mut self, indices: &[u32]) {
         for &i in indices {
-            self.mutate(i, EventKind::Modified);
+            self.mutate(i, EventKind::Modified, None);
         }
     }
 
@@ -481,11 +581,52 @@ mod tests {
         assert_eq!(s.events_after(12), 3);
     }
 
+    fn body(name: &str) -> Written {
+        Written::new(serde_json::json!({"metadata": {"name": name, "namespace": "default"}}))
+    }
+
+    #[test]
+    fn written_bodies_live_as_long_as_a_version_that_shows_them() {
+        let mut s = State::new(2);
+        let created = s.write(None, body("web"));
+        assert_eq!(created.index, 2);
+        assert!(s.is_http_named(2));
+        let updated = s.write(Some(2), body("web"));
+        let deleted = s.delete_one(2);
+        // The history still shows every version, so every body is kept; the DELETED
+        // event carries the last one.
+        assert!(s.written(&created).is_some());
+        assert!(s.written(&updated).is_some());
+        assert_eq!(
+            s.written(&deleted).map(Arc::as_ptr),
+            s.written(&updated).map(Arc::as_ptr)
+        );
+        // A create under the same name reuses the index as a new incarnation.
+        let again = s.write(s.http_index(&body("web").key().clone()), body("web"));
+        assert_eq!((again.index, again.incarnation), (2, 1));
+        // Phases pick generated objects only.
+        assert_eq!(s.alive_where(|_| true), [0, 1]);
+        s.compact();
+        assert!(s.written(&created).is_none() && s.written(&deleted).is_none());
+        assert!(
+            s.written(&again).is_some(),
+            "the live version keeps its body"
+        );
+        s.set_history_limit(Some(1));
+        let next = s.write(Some(2), body("web"));
+        s.update(&[0]);
+        assert!(
+            s.written(&again).is_none(),
+            "trimmed with the event that replaced it"
+        );
+        assert!(s.written(&next).is_some());
+    }
+
     #[test]
     fn picks_are_deterministic_and_distinct() {
         let s = State::new(1000);
-        let a = s.pick_alive(999, 7);
-        assert_eq!(a, s.pick_alive(999, 7));
+        let a = State::pick(s.alive_where(|_| true), 999, 7);
+        assert_eq!(a, State::pick(s.alive_where(|_| true), 999, 7));
         let mut sorted = a.clone();
         sorted.sort_unstable();
         sorted.dedup();

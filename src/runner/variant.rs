@@ -139,17 +139,17 @@ async fn run_phase(
             *informer = Some(Informer::spawn(client.clone(), config));
         }
         PhaseAction::Update { amount } => {
-            server.update(amount, seed);
+            server.update(amount, &phase.selector, seed);
         }
         PhaseAction::Delete { amount } => {
-            server.delete(amount, seed);
+            server.delete(amount, &phase.selector, seed);
         }
         PhaseAction::Create { amount } => {
             let count = u32::try_from(amount.of(server.alive())).unwrap_or(u32::MAX);
             server.create(count);
         }
         PhaseAction::Recreate { amount } => {
-            server.recreate(amount, seed);
+            server.recreate(amount, &phase.selector, seed);
         }
     }
     if phase.compact {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::apiserver::selector::LabelSelector;
 use raw::{RawObjects, RawPhase, RawScenario, RawVariant};
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with
@@ -177,6 +178,10 @@ pub struct Phase {
     pub name: String,
     /// What the phase does.
     pub action: PhaseAction,
+    /// Which objects an update, delete or recreate picks from: those whose labels match
+    /// (the empty selector: all). The amount is of the matching objects.
+    #[serde(default)]
+    pub selector: LabelSelector,
     /// End every open watch before the phase's changes: the informer misses them and
     /// watches again from its last resourceVersion.
     #[serde(default)]
@@ -544,6 +549,30 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 None => Ok(false),
             }
         };
+        let selector = match &p.selector {
+            None => LabelSelector::default(),
+            Some(s)
+                if !matches!(
+                    kind,
+                    PhaseKind::Update | PhaseKind::Delete | PhaseKind::Recreate
+                ) =>
+            {
+                return Err(Problem::at(
+                    key("selector"),
+                    s.span(),
+                    format!("a `{}` phase takes no `selector`", kind.as_str()),
+                )
+                .hint("`selector` picks the objects of an update, delete or recreate phase"));
+            }
+            Some(s) => LabelSelector::parse(s.as_ref()).map_err(|why| {
+                Problem::at(
+                    key("selector"),
+                    s.span(),
+                    format!("invalid label selector: {why}"),
+                )
+                .hint("write it as for kubectl -l: `app=web`, `tier in (a,b)`, `!canary`")
+            })?,
+        };
         let disconnect = flag(&p.disconnect, "disconnect")?;
         let compact = flag(&p.compact, "compact")?;
         let name = match p.name {
@@ -562,6 +591,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         phases.push(Phase {
             name,
             action,
+            selector,
             disconnect,
             compact,
         });
@@ -591,6 +621,8 @@ fn amount_from_raw(p: &RawPhase, i: usize) -> Result<Amount, Problem> {
             c.span(),
             "give either `fraction` or `count`, not both",
         )),
+        // A selector alone picks every object it matches.
+        (None, None) if p.selector.is_some() => Ok(Amount::Fraction(1.0)),
         (None, None) => Err(Problem::at(
             format!("phase[{i}].kind"),
             p.kind.span(),
@@ -785,6 +817,48 @@ kind = "list"
         assert_eq!(Amount::Fraction(0.999).of(10_000), 9_990);
         assert_eq!(Amount::Fraction(1.0).of(7), 7);
         assert_eq!(Amount::Count(50).of(7), 7);
+    }
+
+    #[test]
+    fn a_selector_picks_the_objects_of_a_phase() {
+        let parse = |text: &str| Scenario::parse(Path::new("x.toml"), text);
+        let s = parse(&format!(
+            "{MINIMAL}[[phase]]\nkind = \"delete\"\nselector = \"app in (web,api)\"\n\
+             [[phase]]\nkind = \"update\"\nname = \"canaries\"\nselector = \"!canary\"\ncount = 2\n"
+        ))
+        .unwrap();
+        assert_eq!(s.phases[1].selector.to_string(), "app in (web,api)");
+        assert_eq!(
+            s.phases[1].action,
+            PhaseAction::Delete {
+                amount: Amount::Fraction(1.0)
+            }
+        );
+        assert_eq!(
+            s.phases[2].action,
+            PhaseAction::Update {
+                amount: Amount::Count(2)
+            }
+        );
+        assert!(s.phases[0].selector.is_empty());
+        let bad = parse(&format!(
+            "{MINIMAL}[[phase]]\nkind = \"delete\"\nselector = \"app in web\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.contains("phase[1].selector") && bad.contains("invalid label selector"),
+            "{bad}"
+        );
+        let misplaced = parse(&format!(
+            "{MINIMAL}[[phase]]\nkind = \"create\"\ncount = 1\nselector = \"app=web\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            misplaced.contains("a `create` phase takes no `selector`"),
+            "{misplaced}"
+        );
     }
 
     #[test]

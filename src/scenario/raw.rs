@@ -62,6 +62,7 @@ pub(super) struct RawPhase {
     pub name: Option<Spanned<String>>,
     pub fraction: Option<Spanned<f64>>,
     pub count: Option<Spanned<i64>>,
+    pub selector: Option<Spanned<String>>,
     pub disconnect: Option<Spanned<bool>>,
     pub compact: Option<Spanned<bool>>,
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
+use informer_mem::apiserver::selector::LabelSelector;
 use informer_mem::apiserver::{ApiServer, transport};
 use informer_mem::scenario::{Amount, ObjectSpec};
 use k8s_openapi::api::core::v1::Pod;
@@ -79,20 +80,20 @@ async fn run_conformance(config: watcher::Config) {
         while stream.next().await.is_some() {}
     });
     converges("initial sync", &api, &store).await;
-    server.update(Amount::Count(1_000), 11);
+    server.update(Amount::Count(1_000), &LabelSelector::default(), 11);
     converges("1,000 updates", &api, &store).await;
-    server.delete(Amount::Count(500), 12);
+    server.delete(Amount::Count(500), &LabelSelector::default(), 12);
     converges("500 deletes", &api, &store).await;
     server.create(100);
     converges("100 creates", &api, &store).await;
-    server.recreate(Amount::Count(20), 13);
+    server.recreate(Amount::Count(20), &LabelSelector::default(), 13);
     converges("20 delete+recreate", &api, &store).await;
     // Forced 410: the watch drops, changes happen, history is compacted past the watcher's
     // resourceVersion; the re-watch gets 410 Expired and the watcher must relist.
     let before = server.requests();
     server.disconnect_watchers();
-    server.update(Amount::Count(50), 14);
-    server.delete(Amount::Count(50), 15);
+    server.update(Amount::Count(50), &LabelSelector::default(), 14);
+    server.delete(Amount::Count(50), &LabelSelector::default(), 15);
     server.compact();
     converges("relist after 410", &api, &store).await;
     let after = server.requests().since(before);
@@ -163,7 +164,7 @@ async fn slow_watcher_is_terminated_and_a_reading_one_is_not() {
         }
         updates
     });
-    server.update(Amount::Count(1_000), 9);
+    server.update(Amount::Count(1_000), &LabelSelector::default(), 9);
     assert_eq!(
         reader.await.unwrap(),
         1_000,
@@ -182,4 +183,139 @@ async fn slow_watcher_is_terminated_and_a_reading_one_is_not() {
         received < 1_000,
         "the stalled watcher's stream ended after {received} events"
     );
+}
+
+/// A pod as a client would write it.
+fn client_pod(name: &str, labels: serde_json::Value) -> Pod {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]},
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn writes_through_the_api_reach_the_watcher_and_survive_a_relist() {
+    use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+
+    let server = ApiServer::new(spec(300));
+    let client = transport::client(&server);
+    let all: Api<Pod> = Api::all(client.clone());
+    let default: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let (store, writer) = reflector::store();
+    // Pages of 7 make continue tokens land on objects named over HTTP.
+    let stream = reflector::reflector(
+        writer,
+        watcher(all.clone(), watcher::Config::default().page_size(7)),
+    );
+    let task = tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while stream.next().await.is_some() {}
+    });
+    converges("initial sync", &all, &store).await;
+
+    for i in 0..20 {
+        let role = if i % 2 == 0 { "batch" } else { "web" };
+        let pod = client_pod(&format!("job-{i}"), serde_json::json!({"role": role}));
+        let created = default.create(&PostParams::default(), &pod).await.unwrap();
+        assert_eq!(created.metadata.generation, Some(1));
+        assert!(created.metadata.uid.is_some());
+    }
+    converges("20 creates over HTTP", &all, &store).await;
+
+    // A strategic merge patch of a generated pod and of a written one.
+    let generated = all
+        .list(&ListParams::default().limit(1))
+        .await
+        .unwrap()
+        .items[0]
+        .clone();
+    let generated_ns: Api<Pod> = Api::namespaced(
+        client.clone(),
+        generated.metadata.namespace.as_deref().unwrap(),
+    );
+    let label = Patch::Strategic(serde_json::json!({"metadata": {"labels": {"patched": "yes"}}}));
+    let params = PatchParams::default();
+    let patched = generated_ns
+        .patch(generated.metadata.name.as_deref().unwrap(), &params, &label)
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.metadata.uid, generated.metadata.uid,
+        "a patch keeps the UID"
+    );
+    default.patch("job-1", &params, &label).await.unwrap();
+    converges("2 patches", &all, &store).await;
+    let seen = store
+        .state()
+        .iter()
+        .filter(|p| {
+            p.metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key("patched"))
+        })
+        .count();
+    assert_eq!(seen, 2, "the watcher saw both patched labels");
+
+    // Replace, delete, and deletecollection by label.
+    let mut job = default.get("job-3").await.unwrap();
+    job.spec.as_mut().unwrap().containers[0].image = Some("registry.example/app:2".to_owned());
+    let replaced = default
+        .replace("job-3", &PostParams::default(), &job)
+        .await
+        .unwrap();
+    assert_eq!(
+        replaced.metadata.generation,
+        Some(2),
+        "a spec change bumps the generation"
+    );
+    default
+        .delete("job-5", &DeleteParams::default())
+        .await
+        .unwrap();
+    let deleted = default
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("role=batch"),
+        )
+        .await
+        .unwrap();
+    let deleted = deleted
+        .left()
+        .expect("the deleted objects come back as a list");
+    assert_eq!(deleted.items.len(), 10);
+    converges("replace, delete and deletecollection", &all, &store).await;
+    assert_eq!(
+        default
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        9
+    );
+
+    // Name reuse: a new job-0 is a new incarnation with a new UID.
+    let again = default
+        .create(
+            &PostParams::default(),
+            &client_pod("job-0", serde_json::json!({})),
+        )
+        .await
+        .unwrap();
+    assert!(
+        deleted
+            .items
+            .iter()
+            .all(|p| p.metadata.uid != again.metadata.uid)
+    );
+    // Relist after a 410: written objects come back through paged LISTs.
+    server.disconnect_watchers();
+    default.patch("job-7", &params, &label).await.unwrap();
+    server.compact();
+    converges("relist after 410 with written objects", &all, &store).await;
+    task.abort();
 }

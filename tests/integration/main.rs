@@ -65,7 +65,7 @@ fn run_prints_a_table_and_writes_the_report() {
     assert_eq!(report["scenario"]["objects"]["count"], 500);
     for variant in report["variants"].as_array().unwrap() {
         assert!(variant["error"].is_null(), "{}", variant["error"]);
-        assert_eq!(phases(variant).len(), 6);
+        assert_eq!(phases(variant).len(), 7);
     }
 }
 
@@ -89,6 +89,13 @@ fn store_matches_the_server_at_every_phase_end() {
             phase(variant, "recreate")["api_requests"]["watch_events"],
             20
         );
+        // The selected delete removes some pods (those of one app out of ten), one
+        // DELETED event each.
+        let before = phase(variant, "outage")["objects"].as_u64().unwrap();
+        let selected = phase(variant, "delete app=web");
+        let after = selected["objects"].as_u64().unwrap();
+        assert!(after < before && after > before / 2, "{before} -> {after}");
+        assert_eq!(selected["api_requests"]["watch_events"], before - after);
     }
 }
 

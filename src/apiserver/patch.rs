@@ -1,0 +1,342 @@
+//! PATCH bodies: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and the strategic
+//! merge patch `kubectl apply`, `kubectl label` and `kubectl edit` send.
+//!
+//! Strategic merge is merge patch plus list semantics from the Go types' `patchStrategy`
+//! and `patchMergeKey` tags: a list of containers merges element by element on `name`
+//! instead of being replaced, and the directives `$patch`, `$retainKeys`,
+//! `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>` refine that
+//! (sig-api-machinery's strategic-merge-patch.md). Only the kinds this server holds (Pod,
+//! ConfigMap, Secret) are covered, so the tags are looked up by field name.
+
+use serde_json::{Map, Value};
+
+/// The patch formats kube-apiserver accepts, by Content-Type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/json-patch+json`.
+    Json,
+    /// `application/merge-patch+json`.
+    Merge,
+    /// `application/strategic-merge-patch+json`.
+    StrategicMerge,
+    /// `application/apply-patch+yaml`: server-side apply, which this server does not do.
+    Apply,
+}
+
+impl PatchType {
+    /// The patch type a Content-Type names (parameters such as `charset` ignored).
+    pub fn from_content_type(content_type: &str) -> Option<PatchType> {
+        let media = content_type.split(';').next().unwrap_or_default().trim();
+        Some(match media {
+            "application/json-patch+json" => PatchType::Json,
+            "application/merge-patch+json" => PatchType::Merge,
+            "application/strategic-merge-patch+json" => PatchType::StrategicMerge,
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => PatchType::Apply,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a patch could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    /// The body is not a patch of its type (HTTP 400).
+    #[error("{0}")]
+    Malformed(String),
+    /// A well-formed patch that does not apply to the object (HTTP 422).
+    #[error("{0}")]
+    DoesNotApply(String),
+}
+
+/// `object` with `patch` (the request body) applied.
+pub fn apply(kind: PatchType, object: &Value, patch: &[u8]) -> Result<Value, PatchError> {
+    let mut out = object.clone();
+    match kind {
+        PatchType::Json => {
+            let patch: json_patch::Patch = serde_json::from_slice(patch)
+                .map_err(|e| PatchError::Malformed(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(&mut out, &patch)
+                .map_err(|e| PatchError::DoesNotApply(format!("the patch does not apply: {e}")))?;
+        }
+        PatchType::Merge | PatchType::StrategicMerge => {
+            let patch: Value = serde_json::from_slice(patch)
+                .map_err(|e| PatchError::Malformed(format!("invalid JSON in patch: {e}")))?;
+            if !patch.is_object() {
+                return Err(PatchError::Malformed(
+                    "a merge patch must be a JSON object".to_owned(),
+                ));
+            }
+            if kind == PatchType::Merge {
+                json_patch::merge(&mut out, &patch);
+            } else {
+                merge_map(&mut out, &patch);
+            }
+        }
+        PatchType::Apply => unreachable!("the caller refuses server-side apply"),
+    }
+    Ok(out)
+}
+
+/// How a list field merges, from the Go types' patch tags.
+enum ListStrategy {
+    /// Elements are objects matched on this key.
+    ByKey(&'static str),
+    /// Elements are primitives; the patch's are added to the list (a set union).
+    Union,
+    /// The patch's list replaces the object's (no tag, or atomic).
+    Replace,
+}
+
+fn list_strategy(field: &str) -> ListStrategy {
+    match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets"
+        | "resourceClaims"
+        | "schedulingGates"
+        | "claims" => ListStrategy::ByKey("name"),
+        "ports" => ListStrategy::ByKey("containerPort"),
+        "volumeMounts" => ListStrategy::ByKey("mountPath"),
+        "volumeDevices" => ListStrategy::ByKey("devicePath"),
+        "hostAliases" | "podIPs" | "hostIPs" => ListStrategy::ByKey("ip"),
+        "conditions" => ListStrategy::ByKey("type"),
+        "ownerReferences" => ListStrategy::ByKey("uid"),
+        "topologySpreadConstraints" => ListStrategy::ByKey("topologyKey"),
+        "finalizers" => ListStrategy::Union,
+        _ => ListStrategy::Replace,
+    }
+}
+
+const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
+const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
+
+/// Merges the map `patch` into `target` strategically.
+fn merge_map(target: &mut Value, patch: &Value) {
+    let Some(patch) = patch.as_object() else {
+        return;
+    };
+    if patch.get("$patch").and_then(Value::as_str) == Some("replace") {
+        *target = strip_directives(&Value::Object(patch.clone()));
+        return;
+    }
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let map = target.as_object_mut().expect("made an object above");
+    let mut orders = Vec::new();
+    for (key, value) in patch {
+        if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
+            orders.push((field, value));
+        } else if let Some(field) = key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
+            if let (Some(list), Some(gone)) = (
+                map.get_mut(field).and_then(Value::as_array_mut),
+                value.as_array(),
+            ) {
+                list.retain(|v| !gone.contains(v));
+            }
+        } else if key.starts_with('$') {
+            // `$patch` and `$retainKeys` act on the map as a whole; see below.
+        } else if value.is_null() || is_delete(value) {
+            map.remove(key);
+        } else {
+            match (map.get_mut(key), value) {
+                (Some(current @ Value::Object(_)), Value::Object(_)) => merge_map(current, value),
+                (Some(Value::Array(current)), Value::Array(items)) => {
+                    merge_list(current, items, list_strategy(key));
+                }
+                _ => {
+                    map.insert(key.clone(), strip_directives(value));
+                }
+            }
+        }
+    }
+    if let Some(keep) = patch.get("$retainKeys").and_then(Value::as_array) {
+        map.retain(|k, _| keep.iter().any(|v| v.as_str() == Some(k)));
+    }
+    for (field, order) in orders {
+        if let (Some(list), Some(order)) = (
+            map.get_mut(field).and_then(Value::as_array_mut),
+            order.as_array(),
+        ) {
+            reorder(list, order, list_strategy(field));
+        }
+    }
+}
+
+fn is_delete(value: &Value) -> bool {
+    value.get("$patch").and_then(Value::as_str) == Some("delete")
+}
+
+fn merge_list(current: &mut Vec<Value>, patch: &[Value], strategy: ListStrategy) {
+    match strategy {
+        ListStrategy::Replace => *current = patch.iter().map(strip_directives).collect(),
+        ListStrategy::Union => {
+            for v in patch {
+                if !current.contains(v) {
+                    current.push(v.clone());
+                }
+            }
+        }
+        ListStrategy::ByKey(key) => {
+            // `{"$patch": "replace"}` as an element: the other elements are the new list.
+            if patch
+                .iter()
+                .any(|p| p.get("$patch").and_then(Value::as_str) == Some("replace"))
+            {
+                *current = patch
+                    .iter()
+                    .filter(|p| p.get("$patch").is_none())
+                    .map(strip_directives)
+                    .collect();
+                return;
+            }
+            for p in patch {
+                let Some(id) = p.get(key) else {
+                    continue;
+                };
+                let found = current.iter().position(|c| c.get(key) == Some(id));
+                match (found, is_delete(p)) {
+                    (Some(i), true) => {
+                        current.remove(i);
+                    }
+                    (None, true) => {}
+                    (Some(i), false) => merge_map(&mut current[i], p),
+                    (None, false) => current.push(strip_directives(p)),
+                }
+            }
+        }
+    }
+}
+
+/// Puts the elements `order` names first, in that order; the rest keep theirs after them.
+fn reorder(list: &mut [Value], order: &[Value], strategy: ListStrategy) {
+    let id = |v: &Value| match strategy {
+        ListStrategy::ByKey(key) => v.get(key).cloned(),
+        _ => Some(v.clone()),
+    };
+    let rank = |v: &Value| {
+        let own = id(v);
+        order
+            .iter()
+            .position(|o| own.is_some() && id(o) == own)
+            .unwrap_or(order.len())
+    };
+    list.sort_by_key(rank);
+}
+
+/// `value` without directive keys, for parts of a patch taken as they are.
+fn strip_directives(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), strip_directives(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_directives).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod() -> Value {
+        json!({
+            "metadata": {"name": "web", "labels": {"app": "web", "tier": "front"},
+                         "finalizers": ["a"]},
+            "spec": {"containers": [
+                {"name": "app", "image": "app:1", "ports": [{"containerPort": 80}]},
+                {"name": "proxy", "image": "envoy:1"},
+            ], "tolerations": [{"key": "x"}]},
+        })
+    }
+
+    fn strategic(patch: Value) -> Value {
+        apply(
+            PatchType::StrategicMerge,
+            &pod(),
+            patch.to_string().as_bytes(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn strategic_merge_merges_containers_by_name() {
+        let out = strategic(json!({"spec": {"containers": [{"name": "app", "image": "app:2"}]}}));
+        let containers = out["spec"]["containers"].as_array().unwrap();
+        assert_eq!(containers.len(), 2);
+        assert_eq!(containers[0]["image"], "app:2");
+        assert_eq!(containers[0]["ports"][0]["containerPort"], 80);
+        assert_eq!(containers[1]["image"], "envoy:1");
+    }
+
+    #[test]
+    fn strategic_merge_deletes_elements_and_keys_and_replaces_untagged_lists() {
+        let out = strategic(json!({
+            "metadata": {"labels": {"tier": null}, "finalizers": ["b"]},
+            "spec": {"containers": [{"name": "proxy", "$patch": "delete"}],
+                     "tolerations": [{"key": "y"}]},
+        }));
+        assert_eq!(out["metadata"]["labels"], json!({"app": "web"}));
+        assert_eq!(out["metadata"]["finalizers"], json!(["a", "b"]));
+        assert_eq!(out["spec"]["containers"].as_array().unwrap().len(), 1);
+        assert_eq!(out["spec"]["tolerations"], json!([{"key": "y"}]));
+    }
+
+    #[test]
+    fn strategic_merge_honours_element_order_and_primitive_deletes() {
+        let out = strategic(json!({
+            "metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]},
+            "spec": {"$setElementOrder/containers": [{"name": "proxy"}, {"name": "app"}],
+                     "containers": [{"name": "app", "image": "app:3"}]},
+        }));
+        assert_eq!(out["metadata"]["finalizers"], json!([]));
+        assert_eq!(out["spec"]["containers"][0]["name"], "proxy");
+        assert_eq!(out["spec"]["containers"][1]["image"], "app:3");
+    }
+
+    #[test]
+    fn merge_patch_replaces_lists_and_json_patch_applies_operations() {
+        let merged = apply(
+            PatchType::Merge,
+            &pod(),
+            br#"{"spec":{"containers":[{"name":"only","image":"x"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(merged["spec"]["containers"].as_array().unwrap().len(), 1);
+        let patched = apply(
+            PatchType::Json,
+            &pod(),
+            br#"[{"op":"replace","path":"/metadata/labels/app","value":"api"}]"#,
+        )
+        .unwrap();
+        assert_eq!(patched["metadata"]["labels"]["app"], "api");
+        assert!(matches!(
+            apply(
+                PatchType::Json,
+                &pod(),
+                br#"[{"op":"remove","path":"/nope"}]"#
+            ),
+            Err(PatchError::DoesNotApply(_))
+        ));
+        assert!(matches!(
+            apply(PatchType::Merge, &pod(), b"[1]"),
+            Err(PatchError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn content_types_name_patch_types() {
+        assert_eq!(
+            PatchType::from_content_type("application/strategic-merge-patch+json; charset=utf-8"),
+            Some(PatchType::StrategicMerge)
+        );
+        assert_eq!(PatchType::from_content_type("application/json"), None);
+    }
+}
