@@ -1231,4 +1231,78 @@ mod tests {
         assert!(!is_dns_subdomain("-web"));
         assert!(!is_dns_subdomain(""));
     }
+
+    /// Random JSON built from the words patches use, directives included.
+    fn patch_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let words = proptest::sample::select(vec![
+            "metadata",
+            "labels",
+            "annotations",
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+            "finalizers",
+            "spec",
+            "containers",
+            "image",
+            "ports",
+            "containerPort",
+            "status",
+            "$patch",
+            "$retainKeys",
+            "$setElementOrder/containers",
+            "$deleteFromPrimitiveList/finalizers",
+            "replace",
+            "delete",
+            "app",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            words.clone().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(words.clone(), inner, 0..4).prop_map(|m| {
+                    Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever the patch, the server answers with a status it means: never a panic,
+        /// never a 500; and a refused patch changes nothing.
+        #[test]
+        fn random_patches_never_panic(
+            patch in patch_value(),
+            content_type in proptest::sample::select(vec![
+                "application/strategic-merge-patch+json",
+                "application/merge-patch+json",
+                "application/json-patch+json",
+            ]),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let (code, before, after) = runtime.block_on(async {
+                let server = server();
+                send(&server, "POST", PODS, JSON, &web(json!({"metadata": {"finalizers": ["a"]}}))).await;
+                let item = format!("{PODS}/web");
+                let (_, before) = send(&server, "GET", &item, JSON, "").await;
+                let (code, _) = send(&server, "PATCH", &item, content_type, &patch.to_string()).await;
+                let (_, after) = send(&server, "GET", &item, JSON, "").await;
+                (code, before, after)
+            });
+            proptest::prop_assert!(code != StatusCode::INTERNAL_SERVER_ERROR);
+            if !code.is_success() {
+                proptest::prop_assert_eq!(before, after);
+            }
+        }
+    }
 }
