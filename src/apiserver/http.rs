@@ -124,17 +124,10 @@ async fn get_namespace(State(server): State<ApiServer>, Path(namespace): Path<St
 
 /// 404 for a namespace that does not exist.
 pub(super) fn namespace_not_found(namespace: &str) -> Response {
-    let body = json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": format!("namespaces {namespace:?} not found"),
-        "reason": "NotFound",
-        "details": {"name": namespace, "kind": "namespaces"},
-        "code": 404,
-    });
-    json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
+    let message = format!("namespaces {namespace:?} not found");
+    ApiError::new(StatusCode::NOT_FOUND, "NotFound", message)
+        .about(namespace, "namespaces")
+        .into_response()
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.
@@ -166,17 +159,7 @@ pub(super) fn object_response(code: StatusCode, spec: &ObjectSpec, version: &Ver
 }
 
 pub(super) fn object_not_found(kind: ObjectKind, name: &str) -> Response {
-    let body = json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": format!("{} {name:?} not found", kind.plural()),
-        "reason": "NotFound",
-        "details": {"name": name, "kind": kind.plural()},
-        "code": 404,
-    });
-    json_response(StatusCode::NOT_FOUND, Body::from(body.to_string()))
+    ApiError::not_found(kind, name).into_response()
 }
 
 async fn not_found() -> Response {
@@ -561,39 +544,67 @@ pub(super) struct ApiError {
     pub(super) code: StatusCode,
     pub(super) reason: &'static str,
     pub(super) message: String,
+    /// The Status's `details`: which object (name, resource) the error is about.
+    details: Option<(String, &'static str)>,
 }
 
 impl ApiError {
-    /// A path naming no resource this server knows (404).
-    pub(super) fn unknown_resource() -> ApiError {
+    /// A refusal with this code, reason and message.
+    pub(super) fn new(
+        code: StatusCode,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) -> ApiError {
         ApiError {
-            code: StatusCode::NOT_FOUND,
-            reason: "NotFound",
-            message: "the server could not find the requested resource".to_owned(),
+            code,
+            reason,
+            message: message.into(),
+            details: None,
         }
     }
 
+    /// Names the object the error is about, as kube-apiserver's `details`.
+    fn about(mut self, name: &str, resource: &'static str) -> ApiError {
+        self.details = Some((name.to_owned(), resource));
+        self
+    }
+
+    /// A path naming no resource this server knows (404).
+    pub(super) fn unknown_resource() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// No object `name` of `kind` (404).
+    pub(super) fn not_found(kind: ObjectKind, name: &str) -> ApiError {
+        let message = format!("{} {name:?} not found", kind.plural());
+        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.plural())
+    }
+
     pub(super) fn bad_request(message: String) -> ApiError {
-        ApiError {
-            code: StatusCode::BAD_REQUEST,
-            reason: "BadRequest",
-            message,
-        }
+        ApiError::new(StatusCode::BAD_REQUEST, "BadRequest", message)
     }
 
     /// kube-apiserver's answer to invalid ListOptions: 422 with the field at fault.
     fn invalid_list_options(field: &str, why: String) -> ApiError {
-        ApiError {
-            code: StatusCode::UNPROCESSABLE_ENTITY,
-            reason: "Invalid",
-            message: format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {why}"),
-        }
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {why}"),
+        )
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        status(self.code, self.reason, self.message)
+        let mut body = status_body(self.code.as_u16(), self.reason, &self.message);
+        if let Some((name, kind)) = self.details {
+            body["details"] = json!({"name": name, "kind": kind});
+        }
+        json_response(self.code, Body::from(body.to_string()))
     }
 }
 
@@ -630,11 +641,11 @@ fn list_plan(
         Some(v) => {
             let rv = parse_rv(v).map_err(ApiError::bad_request)?;
             if rv > head {
-                return Err(ApiError {
-                    code: StatusCode::GATEWAY_TIMEOUT,
-                    reason: "Timeout",
-                    message: format!("Too large resource version: {rv}, current: {head}"),
-                });
+                return Err(ApiError::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "Timeout",
+                    format!("Too large resource version: {rv}, current: {head}"),
+                ));
             }
             // A version with a limit and no match is an exact read, as in kube-apiserver;
             // NotOlderThan (or no limit) is served from the newest state.
@@ -952,6 +963,35 @@ pub(super) fn json_response(code: StatusCode, body: Body) -> Response {
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// Sends one request through the router, as kubectl would; returns the status code and
+/// the body as JSON (null when it is not JSON). For tests.
+#[cfg(test)]
+pub(super) async fn request(
+    server: &ApiServer,
+    method: &str,
+    uri: &str,
+    content_type: &str,
+    body: &str,
+) -> (StatusCode, serde_json::Value) {
+    use tower::ServiceExt;
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::USER_AGENT, "kubectl/v1.32.0 (linux/amd64)")
+        .body(Body::from(body.to_owned()))
+        .expect("a test request is well-formed");
+    let response = router(server.clone())
+        .oneshot(request)
+        .await
+        .expect("the router is infallible");
+    let code = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a body in memory reads");
+    (code, serde_json::from_slice(&bytes).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -978,21 +1018,7 @@ mod tests {
     }
 
     async fn send(server: &ApiServer, method: &str, uri: &str) -> (StatusCode, serde_json::Value) {
-        use tower::ServiceExt;
-        let request = axum::http::Request::builder()
-            .method(method)
-            .uri(uri)
-            .body(Body::empty())
-            .unwrap();
-        let response = router(server.clone()).oneshot(request).await.unwrap();
-        let code = response.status();
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        (
-            code,
-            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
-        )
+        request(server, method, uri, "application/json", "").await
     }
 
     #[tokio::test]

@@ -40,28 +40,33 @@ pub async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let result = (|| {
-        let kind = writable(&server, &resource)?;
+    respond(|| {
         if !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
-        let options = WriteOptions::parse(query.as_deref(), &headers)?;
-        let mut warnings = Vec::new();
-        let mut object = decode(kind, &body, options.field_validation, &mut warnings)?;
-        let key = object_key(kind, &namespace, &mut object, None, &server)?;
-        validate(kind, &key, &object)?;
-        let version = server.write(&key, options.dry_run, |current, uid| match current {
-            Some(_) => Err(ApiError {
-                code: StatusCode::CONFLICT,
-                reason: "AlreadyExists",
-                message: format!("{} {:?} already exists", kind.plural(), key.name),
-            }),
-            None => Ok(finish(kind, object, None, uid, &options.field_manager)),
+        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let (key, object) = write.received(decode(write.kind, &body)?, None)?;
+        let kind = write.kind;
+        let version = server.write(&key, write.options.dry_run, |current, uid| match current {
+            Some(_) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "AlreadyExists",
+                format!("{} {:?} already exists", kind.plural(), key.name),
+            )),
+            None => Ok(finish(
+                kind,
+                object,
+                None,
+                uid,
+                &write.options.field_manager,
+            )),
         })?;
-        let response = object_response(StatusCode::CREATED, server.spec(), &version);
-        Ok(with_warnings(response, &warnings))
-    })();
-    result.unwrap_or_else(ApiError::into_response)
+        Ok(write.respond(object_response(
+            StatusCode::CREATED,
+            server.spec(),
+            &version,
+        )))
+    })
 }
 
 /// `PUT /api/v1/namespaces/{namespace}/{resource}/{name}`.
@@ -72,17 +77,12 @@ pub async fn replace(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let result = (|| {
-        let kind = writable(&server, &resource)?;
-        let options = WriteOptions::parse(query.as_deref(), &headers)?;
-        let mut warnings = Vec::new();
-        let mut object = decode(kind, &body, options.field_validation, &mut warnings)?;
-        let key = object_key(kind, &namespace, &mut object, Some(&name), &server)?;
-        validate(kind, &key, &object)?;
-        let response = update(&server, kind, &key, &options, |_| Ok(object))?;
-        Ok(with_warnings(response, &warnings))
-    })();
-    result.unwrap_or_else(ApiError::into_response)
+    respond(|| {
+        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let (key, object) = write.received(decode(write.kind, &body)?, Some(&name))?;
+        let response = write.update(&key, |_, _| Ok(object))?;
+        Ok(write.respond(response))
+    })
 }
 
 /// `PATCH /api/v1/namespaces/{namespace}/{resource}/{name}`.
@@ -93,9 +93,8 @@ pub async fn patch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let result = (|| {
-        let kind = writable(&server, &resource)?;
-        let options = WriteOptions::parse(query.as_deref(), &headers)?;
+    respond(|| {
+        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -117,24 +116,103 @@ pub async fn patch(
             namespace: namespace.clone(),
             name: name.clone(),
         };
-        let mut warnings = Vec::new();
-        let response = update(&server, kind, &key, &options, |current| {
+        let response = write.update(&key, |write, current| {
             let patched = patch::apply(patch_type, current, &body).map_err(|e| match e {
                 PatchError::Malformed(m) => ApiError::bad_request(m),
-                PatchError::DoesNotApply(m) => ApiError {
-                    code: StatusCode::UNPROCESSABLE_ENTITY,
-                    reason: "Invalid",
-                    message: m,
-                },
+                PatchError::DoesNotApply(m) => {
+                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", m)
+                }
             })?;
-            let mut object = normalize(kind, patched, options.field_validation, &mut warnings)?;
-            let patched_key = object_key(kind, &namespace, &mut object, Some(&name), &server)?;
-            validate(kind, &patched_key, &object)?;
-            Ok(object)
+            Ok(write.received(patched, Some(&name))?.1)
         })?;
-        Ok(with_warnings(response, &warnings))
-    })();
-    result.unwrap_or_else(ApiError::into_response)
+        Ok(write.respond(response))
+    })
+}
+
+/// Runs a handler whose errors are `Status` responses.
+fn respond(handler: impl FnOnce() -> Result<Response, ApiError>) -> Response {
+    handler().unwrap_or_else(ApiError::into_response)
+}
+
+/// One create, replace or patch: the kind it writes, where, its options, and the warnings
+/// for the response.
+struct Write<'a> {
+    server: &'a ApiServer,
+    kind: ObjectKind,
+    namespace: &'a str,
+    options: WriteOptions,
+    warnings: Vec<String>,
+}
+
+impl<'a> Write<'a> {
+    fn new(
+        server: &'a ApiServer,
+        resource: &str,
+        namespace: &'a str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<Write<'a>, ApiError> {
+        Ok(Write {
+            server,
+            kind: writable(server, resource)?,
+            namespace,
+            options: WriteOptions::parse(query, headers)?,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The object a client sent (or a patch made), as the type has it, with its key
+    /// settled against the URL and validated.
+    fn received(
+        &mut self,
+        object: Value,
+        url_name: Option<&str>,
+    ) -> Result<(ObjectKey, Value), ApiError> {
+        let validation = self.options.field_validation;
+        let mut object = normalize(self.kind, object, validation, &mut self.warnings)?;
+        let key = object_key(
+            self.kind,
+            self.namespace,
+            &mut object,
+            url_name,
+            self.server,
+        )?;
+        validate(self.kind, &key, &object)?;
+        Ok((key, object))
+    }
+
+    /// Replaces the live object `key` with what `new_body` makes of its current JSON.
+    fn update(
+        &mut self,
+        key: &ObjectKey,
+        new_body: impl FnOnce(&mut Self, &Value) -> Result<Value, ApiError>,
+    ) -> Result<Response, ApiError> {
+        let kind = self.kind;
+        let spec = self.server.spec().clone();
+        let server = self.server;
+        let dry_run = self.options.dry_run;
+        let version = server.write(key, dry_run, |current, _| -> Result<Value, ApiError> {
+            let current = current
+                .ok_or_else(|| ApiError::not_found(kind, &key.name))?
+                .to_value(&spec);
+            let object = new_body(self, &current)?;
+            check_preconditions(kind, key, &object, &current)?;
+            let manager = &self.options.field_manager;
+            Ok(finish(kind, object, Some(&current), "", manager))
+        })?;
+        Ok(object_response(StatusCode::OK, &spec, &version))
+    }
+
+    /// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
+    fn respond(&self, mut response: Response) -> Response {
+        for w in &self.warnings {
+            let value = format!("299 - {w:?}");
+            if let Ok(value) = header::HeaderValue::from_str(&value) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
+    }
 }
 
 /// `DELETE /api/v1/namespaces/{namespace}/{resource}/{name}`. Deletion is immediate, as
@@ -146,7 +224,7 @@ pub async fn delete(
     RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Response {
-    let result = (|| {
+    respond(|| {
         let Some(kind) = ObjectKind::from_plural(&resource) else {
             return Err(ApiError::unknown_resource());
         };
@@ -163,8 +241,7 @@ pub async fn delete(
             Some(version) => object_response(StatusCode::OK, &spec, &version),
             None => object_not_found(kind, &name),
         })
-    })();
-    result.unwrap_or_else(ApiError::into_response)
+    })
 }
 
 /// `DELETE /api/v1/namespaces/{namespace}/{resource}`: deletes what the selectors select
@@ -175,7 +252,7 @@ pub async fn delete_collection(
     RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Response {
-    let result = (|| {
+    respond(|| {
         let kind = writable(&server, &resource)?;
         let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
@@ -195,46 +272,7 @@ pub async fn delete_collection(
         }
         buf.extend_from_slice(b"]}");
         Ok(json_response(StatusCode::OK, Body::from(buf)))
-    })();
-    result.unwrap_or_else(ApiError::into_response)
-}
-
-/// Replaces the live object `key` with what `new_body` makes of its current JSON.
-fn update(
-    server: &ApiServer,
-    kind: ObjectKind,
-    key: &ObjectKey,
-    options: &WriteOptions,
-    new_body: impl FnOnce(&Value) -> Result<Value, ApiError>,
-) -> Result<Response, ApiError> {
-    let missing = || ApiError {
-        code: StatusCode::NOT_FOUND,
-        reason: "NotFound",
-        message: format!("{} {:?} not found", kind.plural(), key.name),
-    };
-    let spec = server.spec().clone();
-    let version = server.write(
-        key,
-        options.dry_run,
-        |current, _| -> Result<Value, ApiError> {
-            let current = current.ok_or_else(missing)?;
-            let current = current.to_value(&spec);
-            let object = new_body(&current)?;
-            check_preconditions(kind, key, &object, &current)?;
-            Ok(finish(
-                kind,
-                object,
-                Some(&current),
-                "",
-                &options.field_manager,
-            ))
-        },
-    );
-    match version {
-        Ok(version) => Ok(object_response(StatusCode::OK, &spec, &version)),
-        Err(e) if e.code == StatusCode::NOT_FOUND => Ok(object_not_found(kind, &key.name)),
-        Err(e) => Err(e),
-    }
+    })
 }
 
 /// Query parameters of a write.
@@ -338,13 +376,15 @@ impl DeleteOptions {
         let value = current.to_value(spec);
         let field = |f: &str| value["metadata"][f].as_str().unwrap_or_default().to_owned();
         let name = field("name");
-        let conflict = |what: &str, wanted: &str, actual: String| ApiError {
-            code: StatusCode::CONFLICT,
-            reason: "Conflict",
-            message: format!(
-                "Operation cannot be fulfilled on {} {name:?}: Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}",
-                kind.plural()
-            ),
+        let conflict = |what: &str, wanted: &str, actual: String| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} {name:?}: Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}",
+                    kind.plural()
+                ),
+            )
         };
         if let Some(uid) = &self.uid
             && *uid != field("uid")
@@ -384,19 +424,19 @@ fn check_dry_run(value: &str) -> Result<(), ApiError> {
 }
 
 fn invalid_options(field: &str, why: String) -> ApiError {
-    ApiError {
-        code: StatusCode::UNPROCESSABLE_ENTITY,
-        reason: "Invalid",
-        message: format!("options are invalid: {field}: {why}"),
-    }
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "Invalid",
+        format!("options are invalid: {field}: {why}"),
+    )
 }
 
 fn unsupported_media_type(message: &str) -> ApiError {
-    ApiError {
-        code: StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        reason: "UnsupportedMediaType",
-        message: message.to_owned(),
-    }
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "UnsupportedMediaType",
+        message.to_owned(),
+    )
 }
 
 /// The kind `resource` names, when this server holds it: the other kinds stay empty.
@@ -405,26 +445,22 @@ fn writable(server: &ApiServer, resource: &str) -> Result<ObjectKind, ApiError> 
         return Err(ApiError::unknown_resource());
     };
     if kind != server.spec().kind {
-        return Err(ApiError {
-            code: StatusCode::METHOD_NOT_ALLOWED,
-            reason: "MethodNotAllowed",
-            message: format!(
+        return Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!(
                 "this server holds {} (the scenario's objects.kind); {} are read-only and empty",
                 server.spec().kind.plural(),
                 kind.plural()
             ),
-        });
+        ));
     }
     Ok(kind)
 }
 
-/// The request body as a `kind`, in v1.
-fn decode(
-    kind: ObjectKind,
-    body: &[u8],
-    validation: FieldValidation,
-    warnings: &mut Vec<String>,
-) -> Result<Value, ApiError> {
+/// The request body as JSON of a `kind` in v1 (`apiVersion` and `kind` filled in when
+/// missing).
+fn decode(kind: ObjectKind, body: &[u8]) -> Result<Value, ApiError> {
     let cannot = |why: String| {
         ApiError::bad_request(format!(
             "{k} in version \"v1\" cannot be handled as a {k}: {why}",
@@ -448,7 +484,7 @@ fn decode(
             Some(_) => {}
         }
     }
-    normalize(kind, value, validation, warnings)
+    Ok(value)
 }
 
 /// `value` through the k8s-openapi type: field types checked, unknown fields dropped, and
@@ -530,17 +566,6 @@ enum FieldValidation {
     Strict,
 }
 
-/// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
-fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
-    for w in warnings {
-        let value = format!("299 - {w:?}");
-        if let Ok(value) = header::HeaderValue::from_str(&value) {
-            response.headers_mut().append(header::WARNING, value);
-        }
-    }
-    response
-}
-
 /// Settles the object's namespace and name against the URL's: fills a missing namespace,
 /// refuses a different one, and for a create draws a name from `generateName`.
 fn object_key(
@@ -600,11 +625,11 @@ fn object_key(
 
 /// A 422 Invalid naming the object and what is wrong with it.
 fn required(kind: ObjectKind, name: &str, what: &str) -> ApiError {
-    ApiError {
-        code: StatusCode::UNPROCESSABLE_ENTITY,
-        reason: "Invalid",
-        message: format!("{} {name:?} is invalid: {what}", kind.as_str()),
-    }
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "Invalid",
+        format!("{} {name:?} is invalid: {what}", kind.as_str()),
+    )
 }
 
 /// The checks kube-apiserver's validation makes that a client is likely to trip over:
@@ -658,11 +683,7 @@ fn check_preconditions(
     object: &Value,
     current: &Value,
 ) -> Result<(), ApiError> {
-    let conflict = |message: String| ApiError {
-        code: StatusCode::CONFLICT,
-        reason: "Conflict",
-        message,
-    };
+    let conflict = |message: String| ApiError::new(StatusCode::CONFLICT, "Conflict", message);
     let field = |v: &Value, f: &str| v["metadata"][f].as_str().unwrap_or_default().to_owned();
     let rv = field(object, "resourceVersion");
     if !rv.is_empty() && rv != field(current, "resourceVersion") {
@@ -798,36 +819,15 @@ fn qos_class(spec: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::http::router;
     use crate::apiserver::selector::LabelSelector;
     use crate::scenario::Amount;
 
-    /// Sends one request to a router over `server`; returns the code and the JSON body.
-    async fn send(
-        server: &ApiServer,
-        method: &str,
-        uri: &str,
-        content_type: &str,
-        body: &str,
-    ) -> (StatusCode, Value) {
-        use tower::ServiceExt;
-        let request = axum::http::Request::builder()
-            .method(method)
-            .uri(uri)
-            .header(header::CONTENT_TYPE, content_type)
-            .header(header::USER_AGENT, "kubectl/v1.32.0 (linux/amd64)")
-            .body(Body::from(body.to_owned()))
-            .unwrap();
-        let response = router(server.clone()).oneshot(request).await.unwrap();
-        let code = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-    }
+    use crate::apiserver::http::request as send;
 
     const JSON: &str = "application/json";
     const PODS: &str = "/api/v1/namespaces/default/pods";
+    /// A patch that adds the label `x=y`, in both merge patch flavours.
+    const LABEL_X: &str = r#"{"metadata":{"labels":{"x":"y"}}}"#;
 
     fn web(extra: Value) -> String {
         let mut pod = json!({
@@ -884,14 +884,7 @@ mod tests {
         send(&server, "POST", PODS, JSON, &web(json!({}))).await;
         let uri = format!("{PODS}/web?fieldManager=tests");
         let smp = "application/strategic-merge-patch+json";
-        let (code, labelled) = send(
-            &server,
-            "PATCH",
-            &uri,
-            smp,
-            r#"{"metadata":{"labels":{"x":"y"}}}"#,
-        )
-        .await;
+        let (code, labelled) = send(&server, "PATCH", &uri, smp, LABEL_X).await;
         assert_eq!(code, StatusCode::OK);
         assert_eq!(labelled["metadata"]["generation"], 1);
         assert_eq!(
@@ -923,14 +916,7 @@ mod tests {
             pod["metadata"]["name"].as_str().unwrap()
         );
         let merge = "application/merge-patch+json";
-        let (code, patched) = send(
-            &server,
-            "PATCH",
-            &uri,
-            merge,
-            r#"{"metadata":{"labels":{"x":"y"}}}"#,
-        )
-        .await;
+        let (code, patched) = send(&server, "PATCH", &uri, merge, LABEL_X).await;
         assert_eq!(code, StatusCode::OK);
         assert_eq!(patched["metadata"]["uid"], pod["metadata"]["uid"]);
         assert_eq!(patched["spec"], pod["spec"]);
