@@ -632,4 +632,97 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), 999);
     }
+
+    /// A step of the model-based test below.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// POST of a new name.
+        WriteNew,
+        /// PUT or PATCH of the `n`th live object (or a create over a deleted name).
+        Write(usize),
+        Delete(usize),
+        /// Scenario phases, which pick generated objects only.
+        Update(usize),
+        Recreate(usize),
+        Create(u32),
+        Compact,
+        HistoryLimit(usize),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            2 => Just(Op::WriteNew),
+            3 => any::<usize>().prop_map(Op::Write),
+            2 => any::<usize>().prop_map(Op::Delete),
+            2 => any::<usize>().prop_map(Op::Update),
+            1 => any::<usize>().prop_map(Op::Recreate),
+            1 => (1u32..3).prop_map(Op::Create),
+            1 => Just(Op::Compact),
+            1 => (1usize..8).prop_map(Op::HistoryLimit),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever mix of HTTP writes, phase mutations, compaction and history limits:
+        /// a LIST at every version the server still serves shows exactly the objects
+        /// alive then, each with the written body it had then (none is dropped while the
+        /// history can show it; objects named over HTTP always have one).
+        #[test]
+        fn every_servable_version_lists_what_was_alive_with_its_bodies(
+            ops in proptest::collection::vec(op(), 1..60),
+        ) {
+            let mut s = State::new(4);
+            // Each version's objects, and whether each had a written body then.
+            let mut seen: Vec<(u64, Vec<(Identity, bool)>)> = Vec::new();
+            let mut names = 0;
+            let with_bodies = |s: &State, items: Vec<Identity>| -> Vec<(Identity, bool)> {
+                items.into_iter().map(|id| (id, s.written(&id).is_some())).collect()
+            };
+            let snapshot = |s: &State| {
+                with_bodies(s, s.list_where(0, None, s.resource_version(), |_| true).unwrap().items)
+            };
+            seen.push((s.resource_version(), snapshot(&s)));
+            for op in ops {
+                let live: Vec<u32> = (0..s.next_index()).filter(|&i| s.get(i).is_some()).collect();
+                let generated = s.alive_where(|_| true);
+                match op {
+                    Op::WriteNew => {
+                        names += 1;
+                        s.write(None, body(&format!("w{names}")));
+                    }
+                    Op::Write(n) if !live.is_empty() => {
+                        s.write(Some(live[n % live.len()]), body("any"));
+                    }
+                    Op::Delete(n) if !live.is_empty() => {
+                        s.delete_one(live[n % live.len()]);
+                    }
+                    Op::Update(n) if !generated.is_empty() => s.update(&[generated[n % generated.len()]]),
+                    Op::Recreate(n) if !generated.is_empty() => {
+                        s.recreate(&[generated[n % generated.len()]]);
+                    }
+                    Op::Create(n) => {
+                        s.create(n);
+                    }
+                    Op::Compact => s.compact(),
+                    Op::HistoryLimit(n) => s.set_history_limit(Some(n)),
+                    _ => {}
+                }
+                seen.push((s.resource_version(), snapshot(&s)));
+            }
+            for (_, objects) in &seen {
+                for (id, has_body) in objects {
+                    proptest::prop_assert!(*has_body || !s.is_http_named(id.index));
+                }
+            }
+            for (rv, objects) in &seen {
+                match s.list_where(0, None, *rv, |_| true) {
+                    Ok(page) => {
+                        proptest::prop_assert_eq!(&with_bodies(&s, page.items), objects, "at {}", rv);
+                    }
+                    Err(expired) => proptest::prop_assert!(*rv < expired.oldest),
+                }
+            }
+        }
+    }
 }
