@@ -2,7 +2,9 @@
 //! deletecollection, with kube-apiserver's checks and the fields the server owns.
 //!
 //! What a client sends is decoded into the k8s-openapi type, which rejects wrong field
-//! types and drops unknown fields, as kube-apiserver's default (non-strict) decoding does.
+//! types and drops unknown fields; `fieldValidation` says whether those are refused
+//! (`Strict`, what kubectl sends), reported in `Warning` headers (`Warn`, the default) or
+//! ignored, as in kube-apiserver.
 //! The server then sets what clients cannot: UID, creationTimestamp, generation, the Pod's
 //! status on create, and a managedFields entry for the writer (`fieldManager`, or the
 //! User-Agent's product name). Pods, ConfigMaps and Secrets do not allow create-on-update,
