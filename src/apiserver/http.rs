@@ -29,7 +29,7 @@ use super::dispatch::WatcherSlot;
 use super::generate::{self, Identity};
 use super::selector::{FieldSelector, LabelSelector};
 use super::state::{EventKind, Expired};
-use super::written::{ObjectKey, Version};
+use super::written::{ObjectKey, Version, Written};
 use super::{ApiServer, discovery, write};
 use crate::scenario::ObjectKind;
 use crate::scenario::ObjectSpec;
@@ -240,16 +240,22 @@ impl Selection {
     }
 
     pub(super) fn matches(&self, spec: &ObjectSpec, version: &Version) -> bool {
+        self.matches_parts(spec, &version.id, version.written.as_deref())
+    }
+
+    /// [`Selection::matches`] for a version not yet resolved into a [`Version`]: the
+    /// filter of a LIST, which resolves only the objects it keeps.
+    fn matches_parts(&self, spec: &ObjectSpec, id: &Identity, written: Option<&Written>) -> bool {
         if !self.holds {
             return false;
         }
-        match &version.written {
+        match written {
             Some(w) => self.matches_written(w),
-            None => self.matches_generated(spec, &version.id),
+            None => self.matches_generated(spec, id),
         }
     }
 
-    fn matches_written(&self, w: &super::written::Written) -> bool {
+    fn matches_written(&self, w: &Written) -> bool {
         let key = w.key();
         self.namespace
             .as_ref()
@@ -488,7 +494,7 @@ fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
         let state = server.state();
         state
             .list_where(from, limit, rv, |id| {
-                selection.matches(&spec, &state.version(*id))
+                selection.matches_parts(&spec, id, state.written(id).map(|w| &**w))
             })
             .map(|page| {
                 let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
@@ -717,7 +723,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
         let state = server.state();
         let page = state
             .list_where(0, None, state.resource_version(), |id| {
-                selection.matches(spec, &state.version(*id))
+                selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
             })
             .expect("the newest version is never expired");
         let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
