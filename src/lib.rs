@@ -83,8 +83,18 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
     report.write_json(&out)?;
     eprintln!("report written to {}", out.display());
     let failed = report.variants.iter().any(|v| v.error.is_some());
+    let inconsistent = report.unexpected_inconsistencies().count();
+    if inconsistent > 0 {
+        eprintln!(
+            "error: {inconsistent} phase(s) ended with a store that does not match the server \
+             (see the `store` column); set `expect_consistent = false` on a phase that shows \
+             this on purpose"
+        );
+    }
     Ok(ExitCode::from(if failed {
         exit_codes::ERROR
+    } else if inconsistent > 0 {
+        exit_codes::FAILED
     } else {
         exit_codes::OK
     }))

@@ -30,12 +30,19 @@ pub struct WatcherSlot {
     /// The resourceVersion of the last event handed to the client's connection.
     delivered: AtomicU64,
     terminated: AtomicBool,
+    /// The watch has sent its initial events (if it had any) and now follows the history.
+    following: AtomicBool,
 }
 
 impl WatcherSlot {
     /// Records that events up to `rv` have been handed over.
     pub fn delivered(&self, rv: u64) {
         self.delivered.store(rv, Ordering::Relaxed);
+    }
+
+    /// Records that the initial events are out: from here on the watch follows the history.
+    pub fn following(&self) {
+        self.following.store(true, Ordering::Relaxed);
     }
 
     /// Whether the dispatcher has terminated this watcher.
@@ -89,6 +96,17 @@ impl Dispatcher {
         watchers.retain(|w| w.strong_count() > 0);
         watchers.push(Arc::downgrade(&slot));
         slot
+    }
+
+    /// The furthest resourceVersion any open watch that follows the history has handed to
+    /// its client; `None` when no such watch is open. The runner's caught-up check.
+    pub fn position(&self) -> Option<u64> {
+        lock(&self.watchers)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|w| !w.is_terminated() && w.following.load(Ordering::Relaxed))
+            .map(|w| w.delivered.load(Ordering::Relaxed))
+            .max()
     }
 
     /// Tells the dispatcher a watcher made progress.

@@ -33,7 +33,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde_json::{Map, Value, json};
 
-use crate::scenario::{ObjectKind, ObjectSpec};
+use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectKind, ObjectSpec};
 
 /// Seconds since the Unix epoch of 2026-01-01T00:00:00Z: objects are "created" from there,
 /// one second apart, so timestamps do not depend on the clock.
@@ -113,15 +113,31 @@ pub fn write_object(buf: &mut Vec<u8>, spec: &ObjectSpec, id: Identity) {
     written.expect("writing a generated object to a Vec cannot fail");
 }
 
+/// Appends the JSON of object `id`'s `metadata` to `buf`: what a metadata-only client gets.
+pub fn write_metadata(buf: &mut Vec<u8>, spec: &ObjectSpec, id: Identity) {
+    let written = match spec.kind {
+        ObjectKind::Pod => serde_json::to_writer(buf, &pod(spec, id).metadata),
+        ObjectKind::ConfigMap => serde_json::to_writer(buf, &config_map(spec, id).metadata),
+        ObjectKind::Secret => serde_json::to_writer(buf, &secret(spec, id).metadata),
+    };
+    written.expect("writing generated metadata to a Vec cannot fail");
+}
+
 /// Metadata every kind shares: identity, labels, annotations, and for kinds other than
-/// pods, managedFields of one `helm` manager owning what `owned` lists.
-fn common_metadata(spec: &ObjectSpec, id: Identity, owned: &[&str]) -> ObjectMeta {
+/// pods, managedFields of one `helm` manager owning what `owned` lists. With
+/// `spec.last_applied`, `applied` is what `kubectl apply` recorded of the object's content.
+fn common_metadata(
+    spec: &ObjectSpec,
+    id: Identity,
+    owned: &[&str],
+    applied: (&str, Value),
+) -> ObjectMeta {
     let mut rng = rng(
         spec.seed,
         &[0xc0ffee, u64::from(id.index), u64::from(id.generation)],
     );
     let app = app_of(spec, id.index);
-    let annotations: BTreeMap<String, String> = (0..spec.annotations)
+    let mut annotations: BTreeMap<String, String> = (0..spec.annotations)
         .map(|i| match i {
             0 => ("meta.helm.sh/release-name".to_owned(), app.to_owned()),
             1 => (
@@ -132,6 +148,23 @@ fn common_metadata(spec: &ObjectSpec, id: Identity, owned: &[&str]) -> ObjectMet
         })
         .collect();
     let labels = labels(spec, id.index, id.generation);
+    if spec.last_applied {
+        let (kind, content) = applied;
+        let mut recorded = json!({
+            "apiVersion": "v1",
+            "kind": kind,
+            "metadata": {
+                "annotations": {},
+                "labels": &labels,
+                "name": name(spec, id.index),
+                "namespace": namespace(spec, id.index),
+            },
+        });
+        if let (Some(recorded), Value::Object(content)) = (recorded.as_object_mut(), content) {
+            recorded.extend(content);
+        }
+        annotations.insert(LAST_APPLIED_ANNOTATION.to_owned(), recorded.to_string());
+    }
     let mut meta = ObjectMeta {
         name: Some(name(spec, id.index)),
         namespace: Some(namespace(spec, id.index)),
@@ -186,8 +219,9 @@ pub fn config_map(spec: &ObjectSpec, id: Identity) -> ConfigMap {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    let applied = ("ConfigMap", json!({ "data": &data }));
     ConfigMap {
-        metadata: common_metadata(spec, id, &["data"]),
+        metadata: common_metadata(spec, id, &["data"], applied),
         data: Some(data),
         ..Default::default()
     }
@@ -207,8 +241,9 @@ pub fn secret(spec: &ObjectSpec, id: Identity) -> Secret {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), ByteString(v.into_bytes())))
     .collect();
+    let applied = ("Secret", json!({ "data": &data, "type": "Opaque" }));
     Secret {
-        metadata: common_metadata(spec, id, &["data", "type"]),
+        metadata: common_metadata(spec, id, &["data", "type"], applied),
         data: Some(data),
         type_: Some("Opaque".to_owned()),
         ..Default::default()
@@ -567,10 +602,7 @@ fn pod_without_managed_fields(spec: &ObjectSpec, id: Identity) -> Pod {
         pod.metadata
             .annotations
             .get_or_insert_with(BTreeMap::new)
-            .insert(
-                "kubectl.kubernetes.io/last-applied-configuration".to_owned(),
-                applied,
-            );
+            .insert(LAST_APPLIED_ANNOTATION.to_owned(), applied);
     }
     pod
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
@@ -85,16 +85,71 @@ async fn cluster_collection(
     State(server): State<ApiServer>,
     Path(resource): Path<String>,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
 ) -> Response {
-    collection(server, &resource, None, query.as_deref())
+    let form = Form::accepted(&headers);
+    collection(server, &resource, None, query.as_deref(), form)
 }
 
 async fn namespaced_collection(
     State(server): State<ApiServer>,
     Path((namespace, resource)): Path<(String, String)>,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
 ) -> Response {
-    collection(server, &resource, Some(namespace), query.as_deref())
+    let form = Form::accepted(&headers);
+    collection(server, &resource, Some(namespace), query.as_deref(), form)
+}
+
+/// What of each object a response carries, from the request's `Accept` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Form {
+    /// The whole object.
+    Full,
+    /// `PartialObjectMetadata`: kind, apiVersion `meta.k8s.io/v1` and `metadata` only.
+    Metadata,
+}
+
+impl Form {
+    /// The form the first JSON media type of `Accept` asks for. Metadata informers ask
+    /// `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` on LIST and
+    /// `as=PartialObjectMetadata` on WATCH (client-go puts a protobuf type first, which this
+    /// server skips); kube-apiserver serves either on both. Anything else (`as=Table`
+    /// included, which this server does not render) gets whole objects.
+    fn accepted(headers: &HeaderMap) -> Form {
+        let accept = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','));
+        for media in accept {
+            let mut parts = media.split(';').map(str::trim);
+            let essence = parts.next().unwrap_or_default();
+            if !matches!(essence, "application/json" | "*/*" | "application/*") {
+                continue;
+            }
+            let is_metadata = parts.any(|p| {
+                matches!(
+                    p,
+                    "as=PartialObjectMetadata" | "as=PartialObjectMetadataList"
+                )
+            });
+            return if is_metadata {
+                Form::Metadata
+            } else {
+                Form::Full
+            };
+        }
+        Form::Full
+    }
+
+    /// Appends `version` in this form to `buf`.
+    fn write(self, buf: &mut Vec<u8>, spec: &ObjectSpec, version: &Version) {
+        match self {
+            Form::Full => version.write(buf, spec),
+            Form::Metadata => version.write_metadata(buf, spec),
+        }
+    }
 }
 
 async fn get_object(
@@ -183,6 +238,7 @@ fn collection(
     resource: &str,
     namespace: Option<String>,
     query: Option<&str>,
+    form: Form,
 ) -> Response {
     let Some(kind) = ObjectKind::from_plural(resource) else {
         return unknown_resource();
@@ -194,10 +250,10 @@ fn collection(
     let selection = Selection::new(&server, kind, namespace.as_deref(), &query);
     if query.watch {
         server.count_request(|r| r.watch += 1);
-        watch(server, selection, &query)
+        watch(server, selection, &query, form)
     } else {
         server.count_request(|r| r.list += 1);
-        list(server, selection, &query)
+        list(server, selection, &query, form)
     }
 }
 
@@ -483,7 +539,7 @@ fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
     Ok((token.rv, key))
 }
 
-fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
+fn list(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Response {
     let head = server.resource_version();
     let (rv, from, limit) = match list_plan(q, head, |key| server.index_of_key(key)) {
         Ok(plan) => plan,
@@ -516,14 +572,18 @@ fn list(server: ApiServer, selection: Selection, q: &Query) -> Response {
         resource_version: resource_version.to_string(),
         continue_token,
     };
+    let (kind, api_version) = match form {
+        Form::Full => (selection.kind.as_str(), "v1"),
+        Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+    };
     let head = format!(
-        r#"{{"kind":"{}List","apiVersion":"v1","metadata":{},"items":["#,
-        selection.kind.as_str(),
+        r#"{{"kind":"{kind}List","apiVersion":"{api_version}","metadata":{},"items":["#,
         serde_json::to_string(&metadata).expect("list metadata serializes")
     );
     let chunks = ListChunks {
         server,
         spec,
+        form,
         items: items.into_iter(),
         pending: Some(head.into_bytes()),
         first: true,
@@ -665,6 +725,7 @@ fn list_plan(
 struct ListChunks {
     server: ApiServer,
     spec: ObjectSpec,
+    form: Form,
     items: std::vec::IntoIter<Version>,
     pending: Option<Vec<u8>>,
     first: bool,
@@ -691,14 +752,14 @@ impl Iterator for ListChunks {
             if !std::mem::take(&mut self.first) {
                 buf.push(b',');
             }
-            version.write(&mut buf, &self.spec);
+            self.form.write(&mut buf, &self.spec, &version);
         }
         self.server.count_request(|r| r.bytes += buf.len() as u64);
         Some(Ok(Bytes::from(buf)))
     }
 }
 
-fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
+fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Response {
     let head = server.head_receiver();
     let disconnect = server.disconnect_receiver();
     let requested = match q.resource_version.as_deref() {
@@ -739,6 +800,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
     let slot = server.dispatcher().register(rv);
     let cursor = WatchCursor {
         spec: server.spec().clone(),
+        form,
         server,
         selection,
         initial: initial.into_iter(),
@@ -772,6 +834,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query) -> Response {
 struct WatchCursor {
     server: ApiServer,
     spec: ObjectSpec,
+    form: Form,
     selection: Selection,
     initial: std::vec::IntoIter<Version>,
     /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
@@ -805,11 +868,17 @@ impl WatchCursor {
             return None;
         }
         if let Some(version) = self.initial.next() {
-            return Some(event_line(EventKind::Added, &self.spec, &version));
+            return Some(event_line(
+                EventKind::Added,
+                &self.spec,
+                self.form,
+                &version,
+            ));
         }
         if let Some(rv) = self.initial_events_end.take() {
-            return Some(bookmark_line(self.selection.kind, rv, true));
+            return Some(bookmark_line(self.selection.kind, self.form, rv, true));
         }
+        self.slot.following();
         loop {
             // Mark the head seen before reading the history: a mutation after this point
             // wakes `changed()` below, so no event is missed.
@@ -817,9 +886,9 @@ impl WatchCursor {
             if self.disconnect.has_changed().unwrap_or(true) || self.slot.is_terminated() {
                 return None;
             }
-            let next = {
+            let (head, next) = {
                 let state = self.server.state();
-                state.event_after(self.rv).map(|event| {
+                let next = state.event_after(self.rv).map(|event| {
                     event.map(|e| {
                         // For an update, the version it replaced decides whether the
                         // object moved into or out of the selection.
@@ -832,7 +901,8 @@ impl WatchCursor {
                         });
                         (e.kind, state.version(e.object), before)
                     })
-                })
+                });
+                (state.resource_version(), next)
             };
             match next {
                 Err(expired) => {
@@ -845,10 +915,17 @@ impl WatchCursor {
                 Ok(Some((kind, now, before))) => {
                     self.rv = now.id.resource_version;
                     if let Some(kind) = self.visible(kind, &now, before.as_ref()) {
-                        return Some(event_line(kind, &self.spec, &now));
+                        return Some(event_line(kind, &self.spec, self.form, &now));
                     }
                 }
                 Ok(None) => {
+                    // No event of this resource after `rv`: the watch is current up to the
+                    // head, which writes to other resources may have moved on (as etcd's
+                    // progress notifications tell kube-apiserver's watch cache).
+                    if head > self.rv {
+                        self.rv = head;
+                        self.slot.delivered(head);
+                    }
                     // Caught up: `rv` is the newest resourceVersion, which is what a
                     // bookmark reports.
                     let bookmark_due = async {
@@ -872,7 +949,12 @@ impl WatchCursor {
                             if let Some(timer) = self.bookmark.as_mut() {
                                 timer.as_mut().reset(next);
                             }
-                            return Some(bookmark_line(self.selection.kind, self.rv, false));
+                            return Some(bookmark_line(
+                                self.selection.kind,
+                                self.form,
+                                self.rv,
+                                false,
+                            ));
                         }
                         () = &mut self.deadline => return None,
                     }
@@ -906,24 +988,29 @@ impl WatchCursor {
     }
 }
 
-fn event_line(kind: EventKind, spec: &ObjectSpec, version: &Version) -> Bytes {
+fn event_line(kind: EventKind, spec: &ObjectSpec, form: Form, version: &Version) -> Bytes {
     let mut buf = Vec::with_capacity(8 * 1024);
     buf.extend_from_slice(br#"{"type":""#);
     buf.extend_from_slice(kind.as_str().as_bytes());
     buf.extend_from_slice(br#"","object":"#);
-    version.write(&mut buf, spec);
+    form.write(&mut buf, spec, version);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
 
-fn bookmark_line(kind: ObjectKind, rv: u64, initial_events_end: bool) -> Bytes {
+fn bookmark_line(kind: ObjectKind, form: Form, rv: u64, initial_events_end: bool) -> Bytes {
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if initial_events_end {
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
+    // A bookmark takes the form of the watch's objects, as kube-apiserver transforms it.
+    let (kind, api_version) = match form {
+        Form::Full => (kind.as_str(), "v1"),
+        Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+    };
     let event = json!({
         "type": "BOOKMARK",
-        "object": {"kind": kind.as_str(), "apiVersion": "v1", "metadata": metadata},
+        "object": {"kind": kind, "apiVersion": api_version, "metadata": metadata},
     });
     let mut line = event.to_string().into_bytes();
     line.push(b'\n');

@@ -65,6 +65,17 @@ impl RequestCounts {
     }
 }
 
+/// One live object as the server knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TruthEntry {
+    /// `namespace/name`.
+    pub key: String,
+    /// `metadata.resourceVersion`.
+    pub resource_version: u64,
+    /// `metadata.uid`.
+    pub uid: String,
+}
+
 /// A handle to the server; clones share it.
 #[derive(Debug, Clone)]
 pub struct ApiServer {
@@ -166,6 +177,45 @@ impl ApiServer {
     /// creates each again under the same name with a new UID; returns how many.
     pub fn recreate(&self, amount: Amount, selector: &LabelSelector, seed: u64) -> u64 {
         self.mutate(amount, selector, seed, State::recreate)
+    }
+
+    /// Moves the resourceVersion on by one write to another resource: no event of this
+    /// resource, but a watch resumed from before it can be compacted away.
+    pub fn advance_elsewhere(&self) {
+        self.change(State::advance_elsewhere);
+    }
+
+    /// The furthest resourceVersion an open watch has handed to its client, counting only
+    /// watches past their initial events; `None` when no watch is open. A client has seen
+    /// every change up to it once it has read what it was sent.
+    pub fn watch_position(&self) -> Option<u64> {
+        self.shared.dispatcher.position()
+    }
+
+    /// Every live object as the server knows it: key, resourceVersion and UID. What the
+    /// consistency oracle holds an informer's store against.
+    pub fn truth(&self) -> Vec<TruthEntry> {
+        let spec = &self.shared.spec;
+        let state = self.state();
+        state
+            .alive_identities()
+            .map(|id| match state.written(&id) {
+                Some(w) => TruthEntry {
+                    key: format!("{}/{}", w.key().namespace, w.key().name),
+                    resource_version: id.resource_version,
+                    uid: w.uid().to_owned(),
+                },
+                None => TruthEntry {
+                    key: format!(
+                        "{}/{}",
+                        generate::namespace(spec, id.index),
+                        generate::name(spec, id.index)
+                    ),
+                    resource_version: id.resource_version,
+                    uid: generate::uid(spec, id.index, id.incarnation),
+                },
+            })
+            .collect()
     }
 
     /// Creates `count` new objects; returns how many.

@@ -369,6 +369,20 @@ impl State {
         });
     }
 
+    /// Moves the resourceVersion on without an event of this resource: a write to another
+    /// resource, which shares the same etcd revision counter.
+    pub fn advance_elsewhere(&mut self) {
+        self.resource_version += 1;
+    }
+
+    /// Every live object, in table order.
+    pub fn alive_identities(&self) -> impl Iterator<Item = Identity> + '_ {
+        (0u32..)
+            .zip(&self.records)
+            .filter(|(_, r)| r.alive)
+            .map(|(i, r)| State::identity(i, r))
+    }
+
     /// Deletes the given live objects, one resourceVersion each.
     pub fn delete(&mut self, indices: &[u32]) {
         for &i in indices {

@@ -61,6 +61,11 @@ impl Written {
         &self.key
     }
 
+    /// `metadata.uid`, which the server set when the object was created.
+    pub fn uid(&self) -> &str {
+        self.body["metadata"]["uid"].as_str().unwrap_or_default()
+    }
+
     /// `metadata.labels`.
     pub fn labels(&self) -> &BTreeMap<String, String> {
         &self.labels
@@ -73,6 +78,10 @@ impl Written {
         body
     }
 }
+
+/// How a `PartialObjectMetadata` object starts; its `metadata` and a `}` follow.
+const PARTIAL_OBJECT_METADATA_HEAD: &[u8] =
+    br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#;
 
 /// One version of an object, ready to send.
 #[derive(Debug, Clone)]
@@ -91,6 +100,20 @@ impl Version {
                 .expect("writing JSON to a Vec cannot fail"),
             None => generate::write_object(buf, spec, self.id),
         }
+    }
+
+    /// Appends the object's metadata-only form (`PartialObjectMetadata`) to `buf`, as
+    /// kube-apiserver sends it to a client that asks `as=PartialObjectMetadata`.
+    pub fn write_metadata(&self, buf: &mut Vec<u8>, spec: &ObjectSpec) {
+        buf.extend_from_slice(PARTIAL_OBJECT_METADATA_HEAD);
+        match &self.written {
+            Some(w) => {
+                serde_json::to_writer(&mut *buf, &w.to_value(self.id.resource_version)["metadata"])
+                    .expect("writing JSON to a Vec cannot fail")
+            }
+            None => generate::write_metadata(buf, spec, self.id),
+        }
+        buf.push(b'}');
     }
 
     /// The object's JSON as a value, for a write to start from.

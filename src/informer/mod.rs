@@ -1,69 +1,92 @@
-//! The built-in informer: reflector -> store, driven by a `kube::Client` against the
-//! built-in apiserver. The runner starts it in the `list` phase and waits on its
-//! [`Status`] to know when it has caught up with the server.
+//! The informers under test, behind one handle the runner drives.
 //!
-//! Data flows one way: the [`reflector`] turns LIST responses and WATCH events into
-//! [`Event`]s, and the [`store`] applies them. Later stages (a DeltaFIFO queue, handlers)
-//! sit between the two on the same event type.
+//! Two implementations cache the same objects from the same apiserver:
+//! - the built-in informer, modelled on client-go's `tools/cache`: the [`reflector`] turns
+//!   LIST responses and WATCH events into [`Event`]s, a [`transform`] trims each object,
+//!   and the [`store`] applies them;
+//! - [`kube_runtime`], kube-runtime's `watcher()` + `reflector()` as their users run them.
+//!
+//! Either is generic over the cached kind ([`object::Object`]: Pod, ConfigMap, Secret, or
+//! their metadata-only forms); [`spawn`] picks the type from the scenario. The runner sees
+//! an [`Informer`]: a [`Status`] to wait on and a view of the store for the consistency
+//! oracle.
 
+pub mod kube_runtime;
+pub mod object;
 pub mod reflector;
 pub mod store;
+pub mod transform;
 
-use k8s_openapi::api::core::v1::Pod;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::scenario::VariantConfig;
-use reflector::{Reflector, WatchEnd};
+use crate::scenario::{Fault, ObjectKind, Projection, VariantConfig};
+use object::{Identity, Object};
+use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
 
-/// What the reflector tells the store, in the order of an informer's life.
+/// What the reflector tells the store, in the order of an informer's life (kube-runtime's
+/// `watcher::Event` words).
 #[derive(Debug)]
 pub enum Event<K> {
-    /// A complete LIST, all pages joined: the store's whole new content. First event of
-    /// every (re)list.
-    Replace {
-        /// Every item of the LIST.
-        items: Vec<K>,
-    },
+    /// A (re)list starts: the state that follows replaces the store's content.
+    Init,
+    /// Items of a LIST: one page (kube-runtime) or every page joined (client-go's pager).
+    InitPage(Vec<K>),
+    /// An initial ADDED event of a watch-list.
+    InitApply(K),
+    /// A DELETED event before a watch-list's initial events are complete.
+    InitDelete(K),
+    /// The state is complete: the store now holds exactly what the server had.
+    InitDone,
     /// ADDED or MODIFIED from the watch: the object's new state.
     Apply(K),
     /// DELETED from the watch: the object's last state.
     Delete(K),
-    /// BOOKMARK from the watch: only the resourceVersion moved.
-    Bookmark {
-        /// The new resourceVersion.
-        resource_version: String,
-    },
 }
 
-/// Where the informer is; published after every event. Holds no heap data, so publishing
+/// Where an informer is; published after every (re)list. Holds no heap data, so publishing
 /// it costs no allocation in the measured process.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Status {
-    /// The last resourceVersion the informer has seen (LIST, event or bookmark), as a number
-    /// (the built-in apiserver's versions are numbers; 0 until the first LIST).
-    pub resource_version: u64,
-    /// The first LIST is in the store.
+    /// The first (re)list is complete.
     pub synced: bool,
-    /// A watch is open.
-    pub watching: bool,
-    /// Objects in the store.
-    pub objects: usize,
-    /// LISTs completed (each joins all its pages).
+    /// (Re)lists completed.
     pub lists: u64,
     /// The informer stopped on an error.
     pub failed: bool,
 }
 
-/// A running informer.
-#[derive(Debug)]
-pub struct Informer {
-    status: watch::Receiver<Status>,
-    task: JoinHandle<Result<(), reflector::Error>>,
+/// A read of an informer's store, for the consistency oracle and the object count.
+pub trait StoreView: Send + Sync {
+    /// Objects in the store.
+    fn len(&self) -> usize;
+
+    /// Whether the store is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Key, resourceVersion and UID of every object, in no particular order.
+    fn identities(&self) -> Vec<Identity>;
 }
 
-/// Why waiting on the informer failed.
+impl<K: Object> StoreView for Mutex<Store<K>> {
+    fn len(&self) -> usize {
+        self.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    fn identities(&self) -> Vec<Identity> {
+        let store = self.lock().unwrap_or_else(PoisonError::into_inner);
+        store.objects().map(Identity::of).collect()
+    }
+}
+
+/// Why an informer stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The reflector stopped on an error.
@@ -74,27 +97,73 @@ pub enum Error {
     Gone,
 }
 
+/// A running informer, whichever implementation.
+pub struct Informer {
+    status: watch::Receiver<Status>,
+    store: Arc<dyn StoreView>,
+    task: JoinHandle<Result<(), reflector::Error>>,
+}
+
+impl std::fmt::Debug for Informer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Informer")
+            .field("status", &*self.status.borrow())
+            .field("objects", &self.store.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the informer `config` describes for objects of `kind`, on the current runtime.
+pub fn spawn(client: kube::Client, kind: ObjectKind, config: &VariantConfig) -> Informer {
+    match (kind, config.projection) {
+        (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config),
+        (ObjectKind::ConfigMap, Projection::Full) => spawn_typed::<ConfigMap>(client, config),
+        (ObjectKind::Secret, Projection::Full) => spawn_typed::<Secret>(client, config),
+        (ObjectKind::Pod, Projection::Metadata) => {
+            spawn_typed::<PartialObjectMeta<Pod>>(client, config)
+        }
+        (ObjectKind::ConfigMap, Projection::Metadata) => {
+            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config)
+        }
+        (ObjectKind::Secret, Projection::Metadata) => {
+            spawn_typed::<PartialObjectMeta<Secret>>(client, config)
+        }
+    }
+}
+
+fn spawn_typed<K: Object>(client: kube::Client, config: &VariantConfig) -> Informer {
+    match config.implementation {
+        crate::scenario::Implementation::Builtin => spawn_builtin::<K>(client, config),
+        crate::scenario::Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config),
+    }
+}
+
 impl Informer {
-    /// Starts an informer on the current runtime.
-    pub fn spawn(client: kube::Client, config: &VariantConfig) -> Informer {
-        let (tx, status) = watch::channel(Status::default());
-        let reflector = Reflector::new(client, config.page_size);
-        let store = Store::new(config.store);
-        let task = tokio::spawn(run(reflector, store, tx));
-        Informer { status, task }
+    /// The informer's status now.
+    pub fn status(&self) -> Status {
+        *self.status.borrow()
     }
 
-    /// Waits until `ready` holds for the informer's status, and returns that status.
-    pub async fn wait_until(&mut self, ready: impl Fn(&Status) -> bool) -> Result<Status, Error> {
-        let outcome = self.status.wait_for(|s| s.failed || ready(s)).await;
-        match outcome {
-            Ok(status) if !status.failed => return Ok(status.clone()),
-            _ => {}
-        }
-        // Failed or gone: the task's result says why.
+    /// Objects in the store now.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether the store is empty now.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// Key, resourceVersion and UID of every object in the store now.
+    pub fn identities(&self) -> Vec<Identity> {
+        self.store.identities()
+    }
+
+    /// Why the informer stopped; call once [`Status::failed`] is set.
+    pub async fn failure(&mut self) -> Error {
         match (&mut self.task).await {
-            Ok(Err(e)) => Err(Error::Stopped(e)),
-            _ => Err(Error::Gone),
+            Ok(Err(e)) => Error::Stopped(e),
+            _ => Error::Gone,
         }
     }
 
@@ -104,79 +173,92 @@ impl Informer {
     }
 }
 
-fn parse_rv(rv: &str) -> u64 {
-    rv.parse().unwrap_or(0)
+/// Starts the built-in informer.
+fn spawn_builtin<K: Object>(client: kube::Client, config: &VariantConfig) -> Informer {
+    let (tx, status) = watch::channel(Status::default());
+    let store = Arc::new(Mutex::new(Store::<K>::new(config.store, config.relist)));
+    let reflector = Reflector::new(
+        client,
+        Rules {
+            list_rules: config.list_rules,
+            initial_sync: config.initial_sync,
+            page_size: config.page_size,
+        },
+    );
+    let task = tokio::spawn(run(reflector, Arc::clone(&store), config.clone(), tx));
+    Informer {
+        status,
+        store,
+        task,
+    }
 }
 
-/// List, then watch; relist on 410 Expired; watch again when a watch ends.
-async fn run(
-    reflector: Reflector,
-    mut store: Store<Pod>,
+/// Sync, then watch; sync again on 410 Expired; watch again when a watch ends.
+async fn run<K: Object>(
+    mut reflector: Reflector<K>,
+    store: Arc<Mutex<Store<K>>>,
+    config: VariantConfig,
     status: watch::Sender<Status>,
 ) -> Result<(), reflector::Error> {
-    let result = list_and_watch(&reflector, &mut store, &status).await;
-    if result.is_err() {
-        status.send_modify(|s| s.failed = true);
-    }
-    result
-}
-
-async fn list_and_watch(
-    reflector: &Reflector,
-    store: &mut Store<Pod>,
-    status: &watch::Sender<Status>,
-) -> Result<(), reflector::Error> {
-    loop {
-        let (items, mut rv) = reflector.list().await?;
-        apply(store, Event::Replace { items });
-        status.send_modify(|s| {
-            s.resource_version = parse_rv(&rv);
-            s.objects = store.len();
-            s.synced = true;
-            s.lists += 1;
-        });
+    let mut sink = |event: Event<K>| handle(&store, &config, &status, event);
+    let result = async {
         loop {
-            let end = reflector
-                .watch(
-                    &rv.clone(),
-                    || status.send_modify(|s| s.watching = true),
-                    |event| {
-                        if let Some(new_rv) = event_rv(&event) {
-                            // Reuses the buffer: no allocation per event for bookkeeping.
-                            rv.clear();
-                            rv.push_str(new_rv);
-                        }
-                        apply(store, event);
-                        status.send_modify(|s| {
-                            s.resource_version = parse_rv(&rv);
-                            s.objects = store.len();
-                        });
-                    },
-                )
-                .await?;
-            status.send_modify(|s| s.watching = false);
-            match end {
-                WatchEnd::Closed => continue,
-                WatchEnd::Expired => break,
+            let mut resumed = reflector.sync(&mut sink).await?;
+            loop {
+                let end = match resumed.take() {
+                    Some(stream) => reflector.resume(stream, &mut sink).await?,
+                    None => reflector.watch(&mut sink).await?,
+                };
+                if end == WatchEnd::Expired {
+                    break;
+                }
             }
         }
     }
+    .await;
+    status.send_modify(|s| s.failed = true);
+    result
 }
 
-/// The resourceVersion an event moves the informer to.
-fn event_rv(event: &Event<Pod>) -> Option<&str> {
+/// Applies one event to the store: transform first (once per object), then the store.
+fn handle<K: Object>(
+    store: &Mutex<Store<K>>,
+    config: &VariantConfig,
+    status: &watch::Sender<Status>,
+    event: Event<K>,
+) {
+    let transforms = &config.transform[..];
+    let trim = |mut obj: K| {
+        transform::apply(transforms, &mut obj);
+        obj
+    };
+    let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
     match event {
-        Event::Replace { .. } => None,
-        Event::Apply(obj) | Event::Delete(obj) => obj.metadata.resource_version.as_deref(),
-        Event::Bookmark { resource_version } => Some(resource_version),
-    }
-}
-
-fn apply(store: &mut Store<Pod>, event: Event<Pod>) {
-    match event {
-        Event::Replace { items } => store.replace(items),
-        Event::Apply(obj) => store.apply(obj),
+        Event::Init => store.init(),
+        Event::InitPage(mut items) => {
+            for item in &mut items {
+                transform::apply(transforms, item);
+            }
+            store.init_page(items);
+        }
+        Event::InitApply(obj) if config.transform_initial_events => store.init_apply(trim(obj)),
+        // client-go#1415: the watch-list's temporary store skipped the transform; the
+        // objects were transformed only when they were replaced into the informer.
+        Event::InitApply(obj) => store.init_apply(obj),
+        Event::InitDelete(obj) => store.init_delete(&obj),
+        Event::InitDone => {
+            if config.transform_initial_events {
+                store.init_done(|_| {});
+            } else {
+                store.init_done(|obj| transform::apply(transforms, obj));
+            }
+            status.send_modify(|s| {
+                s.synced = true;
+                s.lists += 1;
+            });
+        }
+        Event::Apply(obj) => store.apply(trim(obj)),
+        Event::Delete(_) if config.fault == Some(Fault::IgnoreDeletes) => {}
         Event::Delete(obj) => store.delete(&obj),
-        Event::Bookmark { .. } => {}
     }
 }

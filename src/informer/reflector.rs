@@ -1,15 +1,33 @@
-//! The reflector: LIST (all pages joined), then WATCH from the list's resourceVersion,
-//! turning what the server says into [`Event`]s for the store (client-go's
+//! The reflector: gets the state with a LIST (or a watch-list), then WATCHes from its
+//! resourceVersion, turning what the server says into [`Event`]s for the store (client-go's
 //! `Reflector.ListAndWatch`).
+//!
+//! Requests are built here, not by `kube::Api`, so that each list rule sends exactly what
+//! its informer sends: kube's `ListParams` drops `resourceVersion=0` when a `limit` is set,
+//! while client-go sends both and relies on the watch cache ignoring the limit. Responses
+//! are read the way kube reads them (`Client::request`: the body whole, copied into a
+//! `String`, then decoded), so a LIST costs what it costs a kube-based informer.
 
-use futures::TryStreamExt;
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use std::marker::PhantomData;
+
+use futures::{Stream, TryStreamExt};
+use kube::core::{ObjectList, WatchEvent};
 
 use super::Event;
+use super::object::Object;
+use crate::scenario::{InitialSync, ListRules};
 
-/// Watch timeout the reflector asks for; kube caps it below 295 s.
-const WATCH_TIMEOUT_SECONDS: u32 = 290;
+/// client-go's watch timeout is random in [5 min, 10 min); this is its lower bound, fixed
+/// so that runs repeat exactly.
+const CLIENT_GO_WATCH_TIMEOUT_SECONDS: u32 = 300;
+/// kube's default watch timeout (it caps it below 295 s).
+const KUBE_WATCH_TIMEOUT_SECONDS: u32 = 290;
+/// The annotation of the bookmark that ends a watch-list's initial events.
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+const JSON: &str = "application/json";
+const METADATA_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+const METADATA: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
 /// Why the reflector stopped.
 #[derive(Debug, thiserror::Error)]
@@ -23,85 +41,345 @@ pub enum Error {
     /// The server sent an ERROR event other than 410 Expired.
     #[error("watch stream returned an error: {0}")]
     WatchStatus(String),
+    /// A request could not be built.
+    #[error("failed to build a request")]
+    Request(#[source] http::Error),
 }
 
-/// The outcome of one watch connection.
-#[derive(Debug)]
+/// How one watch connection ended.
+#[derive(Debug, PartialEq, Eq)]
 pub enum WatchEnd {
-    /// The stream ended (timeout): watch again from the last resourceVersion.
+    /// The stream ended (timeout, disconnect): watch again from the last resourceVersion.
     Closed,
-    /// The server said 410 Expired: list again.
+    /// The server said 410 Expired, or a watch-list ended before its initial events did:
+    /// get the state again.
     Expired,
 }
 
-/// Lists and watches pods through a `kube::Api`.
-#[derive(Debug)]
-pub struct Reflector {
-    api: Api<Pod>,
-    page_size: u32,
+/// The settings the reflector follows.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// Which LISTs to make.
+    pub list_rules: ListRules,
+    /// LIST or watch-list.
+    pub initial_sync: InitialSync,
+    /// `limit` of paged LISTs; 0 for none.
+    pub page_size: u32,
 }
 
-impl Reflector {
-    /// A reflector over all namespaces; `page_size` 0 lists in one request.
-    pub fn new(client: kube::Client, page_size: u32) -> Reflector {
+/// Lists and watches one resource across all namespaces.
+pub struct Reflector<K> {
+    client: kube::Client,
+    /// `/api/v1/pods`.
+    path: String,
+    rules: Rules,
+    /// The last resourceVersion seen: of a LIST, an event or a bookmark.
+    last_sync: String,
+    /// The last LIST at `last_sync` answered 410: the next asks for the newest state.
+    last_sync_unavailable: bool,
+    /// A LIST at "0" came back in pages: the server honours `limit` there (no watch
+    /// cache), so later LISTs keep paging.
+    paginated: bool,
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<K> std::fmt::Debug for Reflector<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reflector")
+            .field("path", &self.path)
+            .field("rules", &self.rules)
+            .field("last_sync", &self.last_sync)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A decoded watch stream.
+pub type Watch<K> =
+    std::pin::Pin<Box<dyn Stream<Item = Result<WatchEvent<K>, kube::Error>> + Send>>;
+
+impl<K: Object> Reflector<K> {
+    /// A reflector over all namespaces of `K`'s resource.
+    pub fn new(client: kube::Client, rules: Rules) -> Reflector<K> {
         Reflector {
-            api: Api::all(client),
-            page_size,
+            client,
+            path: K::url_path(&(), None),
+            rules,
+            last_sync: String::new(),
+            last_sync_unavailable: false,
+            paginated: false,
+            kind: PhantomData,
         }
     }
 
-    /// Lists every page and joins the items into one list, as client-go's pager does.
-    /// Returns the items and the list's resourceVersion.
-    pub async fn list(&self) -> Result<(Vec<Pod>, String), Error> {
-        let mut items: Vec<Pod> = Vec::new();
-        let mut params = ListParams::default();
-        if self.page_size > 0 {
-            params = params.limit(self.page_size);
+    /// The last resourceVersion seen.
+    pub fn last_sync(&self) -> &str {
+        &self.last_sync
+    }
+
+    /// Gets the whole state into `sink` as `Init`, pages, `InitDone`. With watch-list the
+    /// state arrives on a watch, which is returned to go on with; with LIST, `None`.
+    pub async fn sync(
+        &mut self,
+        sink: &mut impl FnMut(Event<K>),
+    ) -> Result<Option<Watch<K>>, Error> {
+        match self.rules.initial_sync {
+            InitialSync::List => {
+                self.list(sink).await?;
+                Ok(None)
+            }
+            InitialSync::WatchList => {
+                let rv = match self.rules.list_rules {
+                    // client-go's watch-list asks the last version it knows ("" at first).
+                    ListRules::ClientGo if !self.last_sync_unavailable => self.last_sync.clone(),
+                    ListRules::ClientGo => String::new(),
+                    // kube-runtime's `streaming_lists()` asks "0".
+                    ListRules::KubeRuntime => "0".to_owned(),
+                };
+                sink(Event::Init);
+                let mut stream = self.open_watch(&rv, true).await?;
+                match self.follow(&mut stream, sink, true).await? {
+                    WatchEnd::Closed => Ok(Some(stream)),
+                    // Cut short: the next sync starts over with the newest state.
+                    WatchEnd::Expired => {
+                        self.last_sync_unavailable = true;
+                        Ok(None)
+                    }
+                }
+            }
         }
+    }
+
+    /// LISTs the state (client-go: the pager joins every page first; kube-runtime: each
+    /// page goes on as it arrives).
+    async fn list(&mut self, sink: &mut impl FnMut(Event<K>)) -> Result<(), Error> {
         loop {
-            let page = self.api.list(&params).await.map_err(Error::List)?;
-            if items.is_empty() {
-                items = page.items;
-            } else {
-                items.extend(page.items);
-            }
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
-                Some(token) => params = params.continue_token(&token),
-                None => return Ok((items, page.metadata.resource_version.unwrap_or_default())),
+            match self.list_once(sink).await {
+                Ok(()) => return Ok(()),
+                // client-go: a 410 on a LIST at the last synced version means that version
+                // is gone; list the newest state instead (`relistResourceVersion`).
+                Err(Error::List(kube::Error::Api(status)))
+                    if status.code == 410
+                        && self.rules.list_rules == ListRules::ClientGo
+                        && !self.last_sync_unavailable =>
+                {
+                    self.last_sync_unavailable = true;
+                }
+                Err(e) => return Err(e),
             }
         }
     }
 
-    /// Watches from `resource_version`, handing every event to `on_event` until the stream
-    /// ends. `on_watching` runs once the server has accepted the watch.
-    pub async fn watch(
+    async fn list_once(&mut self, sink: &mut impl FnMut(Event<K>)) -> Result<(), Error> {
+        let (rv, limit) = self.list_request();
+        let mut joined: Vec<K> = Vec::new();
+        let mut continue_token: Option<String> = None;
+        let mut first = true;
+        loop {
+            let page = self
+                .list_page(rv.as_deref(), limit, continue_token.as_deref())
+                .await?;
+            let next = page.metadata.continue_.filter(|c| !c.is_empty());
+            if first {
+                sink(Event::Init);
+                if rv.as_deref() == Some("0") && next.is_some() {
+                    self.paginated = true;
+                }
+            }
+            first = false;
+            match self.rules.list_rules {
+                ListRules::ClientGo if joined.is_empty() => joined = page.items,
+                ListRules::ClientGo => joined.extend(page.items),
+                ListRules::KubeRuntime => sink(Event::InitPage(page.items)),
+            }
+            match next {
+                Some(token) => continue_token = Some(token),
+                None => {
+                    if self.rules.list_rules == ListRules::ClientGo {
+                        sink(Event::InitPage(joined));
+                    }
+                    self.last_sync = page.metadata.resource_version.unwrap_or_default();
+                    self.last_sync_unavailable = false;
+                    sink(Event::InitDone);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// The resourceVersion and page size of the next LIST.
+    fn list_request(&self) -> (Option<String>, u32) {
+        match self.rules.list_rules {
+            ListRules::KubeRuntime => (None, self.rules.page_size),
+            ListRules::ClientGo => {
+                // reflector.go `relistResourceVersion`.
+                let rv = if self.last_sync_unavailable {
+                    ""
+                } else if self.last_sync.is_empty() {
+                    "0"
+                } else {
+                    &self.last_sync
+                };
+                // reflector.go `list`: a version other than "" and "0" is served from the
+                // watch cache only unpaged, so paging is switched off for it.
+                let limit = if self.paginated || rv.is_empty() || rv == "0" {
+                    self.rules.page_size
+                } else {
+                    0
+                };
+                (Some(rv.to_owned()).filter(|v| !v.is_empty()), limit)
+            }
+        }
+    }
+
+    async fn list_page(
         &self,
-        resource_version: &str,
-        mut on_watching: impl FnMut(),
-        mut on_event: impl FnMut(Event<Pod>),
+        rv: Option<&str>,
+        limit: u32,
+        continue_token: Option<&str>,
+    ) -> Result<ObjectList<K>, Error> {
+        let query = {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            if limit > 0 {
+                query.append_pair("limit", &limit.to_string());
+            }
+            match (continue_token, rv) {
+                (Some(token), _) => {
+                    query.append_pair("continue", token);
+                }
+                (None, Some(rv)) => {
+                    query.append_pair("resourceVersion", rv);
+                }
+                (None, None) => {}
+            }
+            query.finish()
+        };
+        let accept = if K::metadata_api() {
+            METADATA_LIST
+        } else {
+            JSON
+        };
+        let request = self.get(&query, accept)?;
+        self.client.request(request).await.map_err(Error::List)
+    }
+
+    /// Watches from the last resourceVersion, handing every event to `sink` until the
+    /// stream ends.
+    pub async fn watch(&mut self, sink: &mut impl FnMut(Event<K>)) -> Result<WatchEnd, Error> {
+        let rv = self.last_sync.clone();
+        let mut stream = self.open_watch(&rv, false).await?;
+        self.follow(&mut stream, sink, false).await
+    }
+
+    /// Goes on with a watch that a watch-list opened.
+    pub async fn resume(
+        &mut self,
+        mut stream: Watch<K>,
+        sink: &mut impl FnMut(Event<K>),
     ) -> Result<WatchEnd, Error> {
-        // kube's default asks for bookmarks (`allowWatchBookmarks=true`), as client-go does.
-        let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECONDS);
+        self.follow(&mut stream, sink, false).await
+    }
+
+    async fn open_watch(&self, rv: &str, initial_events: bool) -> Result<Watch<K>, Error> {
+        let timeout = match self.rules.list_rules {
+            ListRules::ClientGo => CLIENT_GO_WATCH_TIMEOUT_SECONDS,
+            ListRules::KubeRuntime => KUBE_WATCH_TIMEOUT_SECONDS,
+        };
+        let query = {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            query.append_pair("watch", "true");
+            query.append_pair("timeoutSeconds", &timeout.to_string());
+            query.append_pair("allowWatchBookmarks", "true");
+            if initial_events {
+                query.append_pair("sendInitialEvents", "true");
+                query.append_pair("resourceVersionMatch", "NotOlderThan");
+            }
+            if !rv.is_empty() {
+                query.append_pair("resourceVersion", rv);
+            }
+            query.finish()
+        };
+        let accept = if K::metadata_api() { METADATA } else { JSON };
+        let request = self.get(&query, accept)?;
         let stream = self
-            .api
-            .watch(&params, resource_version)
+            .client
+            .request_events::<K>(request)
             .await
             .map_err(Error::Watch)?;
-        on_watching();
-        let mut stream = std::pin::pin!(stream);
+        Ok(Box::pin(stream))
+    }
+
+    /// Reads `stream` into `sink`. While `initial`, ADDED events are the initial state
+    /// until the `k8s.io/initial-events-end` bookmark.
+    async fn follow(
+        &mut self,
+        stream: &mut Watch<K>,
+        sink: &mut impl FnMut(Event<K>),
+        initial: bool,
+    ) -> Result<WatchEnd, Error> {
         while let Some(event) = stream.try_next().await.map_err(Error::Watch)? {
             match event {
-                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => on_event(Event::Apply(obj)),
-                WatchEvent::Deleted(obj) => on_event(Event::Delete(obj)),
-                WatchEvent::Bookmark(b) => on_event(Event::Bookmark {
-                    resource_version: b.metadata.resource_version,
-                }),
+                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                    self.saw(&obj);
+                    sink(if initial {
+                        Event::InitApply(obj)
+                    } else {
+                        Event::Apply(obj)
+                    });
+                }
+                WatchEvent::Deleted(obj) => {
+                    self.saw(&obj);
+                    sink(if initial {
+                        Event::InitDelete(obj)
+                    } else {
+                        Event::Delete(obj)
+                    });
+                }
+                WatchEvent::Bookmark(bookmark) => {
+                    self.last_sync = bookmark.metadata.resource_version;
+                    if initial
+                        && bookmark
+                            .metadata
+                            .annotations
+                            .get(INITIAL_EVENTS_END)
+                            .is_some_and(|v| v == "true")
+                    {
+                        self.last_sync_unavailable = false;
+                        sink(Event::InitDone);
+                        // The watch goes on; the caller follows it from here.
+                        return Ok(WatchEnd::Closed);
+                    }
+                }
                 WatchEvent::Error(status) if status.code == 410 => return Ok(WatchEnd::Expired),
                 WatchEvent::Error(status) => {
                     return Err(Error::WatchStatus(status.message.clone()));
                 }
             }
         }
-        Ok(WatchEnd::Closed)
+        Ok(if initial {
+            WatchEnd::Expired
+        } else {
+            WatchEnd::Closed
+        })
+    }
+
+    /// Every event moves the last-sync resourceVersion (reflector.go `watchHandler`).
+    fn saw(&mut self, obj: &K) {
+        if let Some(rv) = obj.meta().resource_version.as_deref() {
+            // Reuses the buffer: no allocation per event for bookkeeping.
+            self.last_sync.clear();
+            self.last_sync.push_str(rv);
+        }
+    }
+
+    fn get(&self, query: &str, accept: &str) -> Result<http::Request<Vec<u8>>, Error> {
+        let uri = if query.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}?{query}", self.path)
+        };
+        http::Request::get(uri)
+            .header(http::header::ACCEPT, accept)
+            .body(Vec::new())
+            .map_err(Error::Request)
     }
 }

@@ -8,6 +8,12 @@
 //! layout: entries share an `Arc<[K]>` of all items, freed with the last entry.
 //! `ExtractListWithAlloc` (kubernetes PR 113362) copies each item into an allocation of its
 //! own; that is [`Stored::Owned`]. Objects from watch events are always `Owned`.
+//!
+//! How a (re)list reaches the store is the point of the relist-peak scenario. A
+//! [`Relist::Buffered`] store gathers the new state beside the old one and swaps it in at
+//! [`Store::init_done`], as client-go's `Replace` and kube-runtime's reflector do, so both
+//! are alive at the swap. A [`Relist::Incremental`] store replaces each entry as its new
+//! version arrives, marks it with the relist's epoch, and sweeps the unmarked at the end.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -16,7 +22,7 @@ use std::sync::Arc;
 
 use kube::Resource;
 
-use crate::scenario::StoreMode;
+use crate::scenario::{Relist, StoreMode};
 
 /// `namespace/name`, or `name` for cluster-scoped objects (client-go's
 /// `MetaNamespaceKeyFunc`).
@@ -66,19 +72,43 @@ impl<K> Deref for Stored<K> {
     }
 }
 
+/// One entry: the object and the relist that last saw it.
+#[derive(Debug)]
+struct Entry<K> {
+    stored: Stored<K>,
+    epoch: u32,
+}
+
+/// A buffered (re)list in progress: the new state, beside the live store.
+#[derive(Debug)]
+enum Pending<K> {
+    /// Items of LIST pages, in order (the pager's joined list).
+    Listed(Vec<K>),
+    /// A watch-list's temporary store, filled by initial events.
+    Streamed(HashMap<ObjectKey, Arc<K>>),
+}
+
 /// The cache.
 #[derive(Debug)]
 pub struct Store<K> {
     mode: StoreMode,
-    objects: HashMap<ObjectKey, Stored<K>>,
+    relist: Relist,
+    objects: HashMap<ObjectKey, Entry<K>>,
+    /// The new state of a buffered relist, until [`Store::init_done`].
+    pending: Option<Pending<K>>,
+    /// Bumped by every (re)list; entries not marked with it by the end are swept.
+    epoch: u32,
 }
 
 impl<K: Resource> Store<K> {
-    /// An empty store holding LIST items the way `mode` says.
-    pub fn new(mode: StoreMode) -> Store<K> {
+    /// An empty store holding LIST items the way `mode` says, relisting as `relist` says.
+    pub fn new(mode: StoreMode, relist: Relist) -> Store<K> {
         Store {
             mode,
+            relist,
             objects: HashMap::new(),
+            pending: None,
+            epoch: 0,
         }
     }
 
@@ -94,40 +124,132 @@ impl<K: Resource> Store<K> {
 
     /// The object under `key`.
     pub fn get(&self, key: &ObjectKey) -> Option<&K> {
-        self.objects.get(key).map(Deref::deref)
+        self.objects.get(key).map(|e| &*e.stored)
+    }
+
+    /// Every object, in no particular order.
+    pub fn objects(&self) -> impl Iterator<Item = &K> {
+        self.objects.values().map(|e| &*e.stored)
+    }
+
+    /// A (re)list starts.
+    pub fn init(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        self.pending = None;
+    }
+
+    /// Items of one LIST response (a page, or the pager's joined pages).
+    pub fn init_page(&mut self, items: Vec<K>) {
+        match self.relist {
+            Relist::Buffered => match &mut self.pending {
+                Some(Pending::Listed(listed)) => listed.extend(items),
+                _ => self.pending = Some(Pending::Listed(items)),
+            },
+            Relist::Incremental => self.insert_listed(items),
+        }
+    }
+
+    /// One initial event of a watch-list.
+    pub fn init_apply(&mut self, obj: K) {
+        match self.relist {
+            Relist::Buffered => {
+                let key = ObjectKey::of(&obj);
+                match &mut self.pending {
+                    Some(Pending::Streamed(temporary)) => {
+                        temporary.insert(key, Arc::new(obj));
+                    }
+                    _ => {
+                        let temporary = HashMap::from([(key, Arc::new(obj))]);
+                        self.pending = Some(Pending::Streamed(temporary));
+                    }
+                }
+            }
+            Relist::Incremental => self.apply(obj),
+        }
+    }
+
+    /// A deletion seen before the initial state is complete (a watch-list's temporary
+    /// store takes deletions too).
+    pub fn init_delete(&mut self, obj: &K) {
+        match &mut self.pending {
+            Some(Pending::Streamed(temporary)) => {
+                temporary.remove(&ObjectKey::of(obj));
+            }
+            _ => self.delete(obj),
+        }
+    }
+
+    /// The (re)list is complete: a buffered store swaps the new state in, after running
+    /// `deferred` on each object of a watch-list's temporary store (a transform that
+    /// skipped the initial events); an incremental store sweeps entries it did not see.
+    pub fn init_done(&mut self, mut deferred: impl FnMut(&mut K)) {
+        match self.pending.take() {
+            Some(Pending::Listed(items)) => self.replace(items),
+            Some(Pending::Streamed(temporary)) => {
+                let epoch = self.epoch;
+                let objects = temporary
+                    .into_iter()
+                    .map(|(key, mut obj)| {
+                        if let Some(obj) = Arc::get_mut(&mut obj) {
+                            deferred(obj);
+                        }
+                        let stored = Stored::Owned(obj);
+                        (key, Entry { stored, epoch })
+                    })
+                    .collect();
+                self.objects = objects;
+            }
+            // A buffered relist that listed nothing, or an incremental one.
+            None => {
+                let epoch = self.epoch;
+                match self.relist {
+                    Relist::Buffered => self.objects = HashMap::new(),
+                    Relist::Incremental => self.objects.retain(|_, e| e.epoch == epoch),
+                }
+            }
+        }
     }
 
     /// Replaces the whole content with a LIST's items (client-go's `Store.Replace`): a new
     /// map is built and swapped in, then the old one is dropped.
-    pub fn replace(&mut self, items: Vec<K>) {
-        let mut objects = HashMap::with_capacity(items.len());
+    fn replace(&mut self, items: Vec<K>) {
+        let old = std::mem::take(&mut self.objects);
+        self.objects.reserve(items.len());
+        self.insert_listed(items);
+        drop(old);
+    }
+
+    /// Puts LIST items into the live map, marked with the current epoch.
+    fn insert_listed(&mut self, items: Vec<K>) {
+        let epoch = self.epoch;
         match self.mode {
             StoreMode::SharedArray => {
                 let list: Arc<[K]> = items.into();
                 for index in 0..list.len() {
                     let key = ObjectKey::of(&list[index]);
-                    objects.insert(
-                        key,
-                        Stored::InList {
-                            list: Arc::clone(&list),
-                            index,
-                        },
-                    );
+                    let stored = Stored::InList {
+                        list: Arc::clone(&list),
+                        index,
+                    };
+                    self.objects.insert(key, Entry { stored, epoch });
                 }
             }
             StoreMode::PerItemCopy => {
                 for item in items {
-                    objects.insert(ObjectKey::of(&item), Stored::Owned(Arc::new(item)));
+                    let stored = Stored::Owned(Arc::new(item));
+                    self.objects
+                        .insert(ObjectKey::of(&*stored), Entry { stored, epoch });
                 }
             }
         }
-        self.objects = objects;
     }
 
     /// Adds or replaces one object (ADDED, MODIFIED).
     pub fn apply(&mut self, obj: K) {
+        let stored = Stored::Owned(Arc::new(obj));
+        let epoch = self.epoch;
         self.objects
-            .insert(ObjectKey::of(&obj), Stored::Owned(Arc::new(obj)));
+            .insert(ObjectKey::of(&*stored), Entry { stored, epoch });
     }
 
     /// Removes the object with `obj`'s key (DELETED).
@@ -157,8 +279,16 @@ mod tests {
         (0..n).map(|i| cm(&format!("cm-{i}"))).collect()
     }
 
+    fn listed(mode: StoreMode, relist: Relist, n: usize) -> Store<ConfigMap> {
+        let mut store = Store::new(mode, relist);
+        store.init();
+        store.init_page(items(n));
+        store.init_done(|_| {});
+        store
+    }
+
     fn backing_of(store: &Store<ConfigMap>) -> Option<Arc<[ConfigMap]>> {
-        store.objects.values().find_map(|s| match s {
+        store.objects.values().find_map(|e| match &e.stored {
             Stored::InList { list, .. } => Some(Arc::clone(list)),
             Stored::Owned(_) => None,
         })
@@ -166,8 +296,7 @@ mod tests {
 
     #[test]
     fn delete_after_shared_list_keeps_backing_alive() {
-        let mut store = Store::new(StoreMode::SharedArray);
-        store.replace(items(100));
+        let mut store = listed(StoreMode::SharedArray, Relist::Buffered, 100);
         let backing = backing_of(&store).unwrap();
         for i in 0..99 {
             store.delete(&cm(&format!("cm-{i}")));
@@ -187,13 +316,52 @@ mod tests {
 
     #[test]
     fn per_item_copy_stores_each_item_on_its_own() {
-        let mut store = Store::new(StoreMode::PerItemCopy);
-        store.replace(items(10));
+        let mut store = listed(StoreMode::PerItemCopy, Relist::Buffered, 10);
         assert!(backing_of(&store).is_none());
         store.delete(&cm("cm-3"));
         assert_eq!(store.len(), 9);
         assert!(store.get(&ObjectKey::of(&cm("cm-4"))).is_some());
         assert!(store.get(&ObjectKey::of(&cm("cm-3"))).is_none());
+    }
+
+    #[test]
+    fn buffered_and_incremental_relists_end_with_the_same_store() {
+        for mode in [StoreMode::SharedArray, StoreMode::PerItemCopy] {
+            let mut buffered = listed(mode, Relist::Buffered, 10);
+            let mut incremental = listed(mode, Relist::Incremental, 10);
+            // The relist has lost cm-0..cm-3 and gained cm-10..cm-11, in two pages.
+            for store in [&mut buffered, &mut incremental] {
+                store.init();
+                store.init_page((4..8).map(|i| cm(&format!("cm-{i}"))).collect());
+                store.init_page((8..12).map(|i| cm(&format!("cm-{i}"))).collect());
+                store.init_done(|_| {});
+            }
+            let keys = |s: &Store<ConfigMap>| {
+                let mut keys: Vec<String> = s.objects.keys().map(ToString::to_string).collect();
+                keys.sort();
+                keys
+            };
+            assert_eq!(keys(&buffered), keys(&incremental));
+            assert_eq!(buffered.len(), 8);
+            assert!(buffered.get(&ObjectKey::of(&cm("cm-0"))).is_none());
+            assert!(incremental.get(&ObjectKey::of(&cm("cm-11"))).is_some());
+        }
+    }
+
+    #[test]
+    fn a_watch_list_swaps_its_temporary_store_in_at_the_end() {
+        let mut store = listed(StoreMode::PerItemCopy, Relist::Buffered, 3);
+        store.init();
+        store.init_apply(cm("cm-7"));
+        store.init_apply(cm("cm-8"));
+        store.init_delete(&cm("cm-8"));
+        // Until the end, the live store is the old one.
+        assert_eq!(store.len(), 3);
+        let mut deferred = 0;
+        store.init_done(|_| deferred += 1);
+        assert_eq!(store.len(), 1);
+        assert_eq!(deferred, 1, "the deferred transform runs once per object");
+        assert!(store.get(&ObjectKey::of(&cm("cm-7"))).is_some());
     }
 
     #[test]

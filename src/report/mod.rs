@@ -12,7 +12,10 @@ use serde::{Deserialize, Serialize};
 
 pub use table::render_table;
 
-use crate::apiserver::RequestCounts;
+use std::collections::HashMap;
+
+use crate::apiserver::{RequestCounts, TruthEntry};
+use crate::informer::object::Identity;
 use crate::measure::Measurement;
 use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
@@ -140,6 +143,60 @@ pub struct PhaseReport {
     pub measurement: Measurement,
     /// Requests the apiserver served during the phase.
     pub api_requests: RequestCounts,
+    /// The store against the server's truth at the phase's end; its fields appear at this
+    /// level of the JSON.
+    #[serde(flatten)]
+    pub consistency: Consistency,
+    /// Whether the scenario expects the store to match the server at the phase's end.
+    pub expect_consistent: bool,
+    /// `peak_live_bytes / live_bytes`: how far above what it keeps the process rose
+    /// within the phase (exact; 0 when nothing is live).
+    pub peak_over_live: f64,
+}
+
+/// The consistency oracle's verdict on one store: its keys, resourceVersions and UIDs
+/// against the server's live objects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Consistency {
+    /// The store holds exactly the server's objects, each at the server's version.
+    pub consistent: bool,
+    /// Objects on the server that the store lacks.
+    pub missing: u64,
+    /// Keys in the store that no live object on the server has.
+    pub extra: u64,
+    /// Keys in both whose resourceVersion or UID differ.
+    pub stale: u64,
+}
+
+impl Consistency {
+    /// Compares a store's identities with the server's truth.
+    pub fn check(truth: &[TruthEntry], store: &[Identity]) -> Consistency {
+        let server: HashMap<&str, &TruthEntry> =
+            truth.iter().map(|t| (t.key.as_str(), t)).collect();
+        let mut seen = 0u64;
+        let mut extra = 0;
+        let mut stale = 0;
+        for entry in store {
+            match server.get(entry.key.as_str()) {
+                None => extra += 1,
+                Some(t) => {
+                    seen += 1;
+                    if t.uid != entry.uid
+                        || t.resource_version.to_string() != entry.resource_version
+                    {
+                        stale += 1;
+                    }
+                }
+            }
+        }
+        let missing = server.len() as u64 - seen;
+        Consistency {
+            consistent: missing == 0 && extra == 0 && stale == 0,
+            missing,
+            extra,
+            stale,
+        }
+    }
 }
 
 impl PhaseReport {
@@ -150,7 +207,9 @@ impl PhaseReport {
         objects: u64,
         server_objects: u64,
         api_requests: RequestCounts,
+        consistency: Consistency,
     ) -> PhaseReport {
+        let peak_over_live = measurement.peak_live_bytes.ratio_of(measurement.live_bytes);
         PhaseReport {
             name: phase.name.clone(),
             kind: phase.action.kind(),
@@ -158,6 +217,9 @@ impl PhaseReport {
             server_objects,
             measurement,
             api_requests,
+            consistency,
+            expect_consistent: phase.expect_consistent,
+            peak_over_live: (peak_over_live * 1000.0).round() / 1000.0,
         }
     }
 }
@@ -176,6 +238,19 @@ pub enum Error {
 }
 
 impl Report {
+    /// Phases whose store did not match the server although the scenario expected it to:
+    /// (variant, phase).
+    pub fn unexpected_inconsistencies(
+        &self,
+    ) -> impl Iterator<Item = (&VariantReport, &PhaseReport)> {
+        self.variants.iter().flat_map(|v| {
+            v.phases
+                .iter()
+                .filter(|p| !p.consistency.consistent && p.expect_consistent)
+                .map(move |p| (v, p))
+        })
+    }
+
     /// Writes the report as pretty JSON to `path`, creating its folder. The file appears
     /// whole or not at all: it is written beside its destination and renamed into place.
     pub fn write_json(&self, path: &Path) -> Result<(), Error> {

@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{Report, VariantReport};
+use super::{PhaseReport, Report, VariantReport};
 
 /// Renders the report as a table followed by its notes.
 pub fn render_table(report: &Report) -> String {
@@ -18,13 +18,15 @@ pub fn render_table(report: &Report) -> String {
             "live",
             "kept",
             "peak",
+            "peak/live",
             "allocs",
             "resident*",
+            "store",
         ]);
     for variant in &report.variants {
         add_rows(&mut table, variant);
     }
-    for column in 2..8 {
+    for column in 2..9 {
         if let Some(c) = table.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -40,7 +42,9 @@ pub fn render_table(report: &Report) -> String {
     );
     out.push_str(
         "live, peak, allocs: exact (counting allocator); kept: live as a share of live after the first phase\n\
-         * resident: jemalloc's resident bytes, advisory (pages decay back to the OS over ~10 s)\n",
+         peak/live: the phase's peak over what is live at its end\n\
+         * resident: jemalloc's resident bytes, advisory (pages decay back to the OS over ~10 s)\n\
+         store: the informer's store against the server's objects (keys, resourceVersions, UIDs)\n",
     );
     for variant in report.variants.iter().filter(|v| v.error.is_some()) {
         let error = variant.error.as_deref().unwrap_or_default();
@@ -68,14 +72,50 @@ fn add_rows(table: &mut Table, variant: &VariantReport) {
             m.live_bytes.to_string(),
             kept,
             m.peak_live_bytes.to_string(),
+            format!("{:.2}x", phase.peak_over_live),
             thousands(m.alloc_count),
             m.jemalloc
                 .map_or_else(|| "-".to_owned(), |j| j.resident.to_string()),
+            store_verdict(phase),
         ]);
     }
     if variant.phases.is_empty() {
-        table.add_row([variant.name.as_str(), "(failed)", "", "", "", "", "", ""]);
+        table.add_row([
+            variant.name.as_str(),
+            "(failed)",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ]);
     }
+}
+
+/// `ok`, or what differs: `3 missing, 1 stale` (`(expected)` when the scenario says so).
+fn store_verdict(phase: &PhaseReport) -> String {
+    let c = &phase.consistency;
+    if c.consistent {
+        return "ok".to_owned();
+    }
+    let parts: Vec<String> = [
+        ("missing", c.missing),
+        ("extra", c.extra),
+        ("stale", c.stale),
+    ]
+    .into_iter()
+    .filter(|&(_, n)| n > 0)
+    .map(|(what, n)| format!("{} {what}", thousands(n)))
+    .collect();
+    let expected = if phase.expect_consistent {
+        ""
+    } else {
+        " (expected)"
+    };
+    format!("{}{expected}", parts.join(", "))
 }
 
 /// `1234567` as `1,234,567`.

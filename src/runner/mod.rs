@@ -124,7 +124,7 @@ fn drive_child(
         progress(Progress::Message(&message));
         match message {
             Message::Setup(setup) => report.setup = Some(setup),
-            Message::Phase(phase) => report.phases.push(phase),
+            Message::Phase(phase) => report.phases.push(*phase),
             Message::Failed(error) => failure = Some(error),
         }
     }

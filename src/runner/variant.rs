@@ -10,15 +10,21 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use tokio::time::Instant;
+
 use crate::apiserver::{ApiServer, transport};
 use crate::informer::{self, Informer};
 use crate::measure::PhaseMeter;
-use crate::report::{PhaseReport, SetupReport};
-use crate::scenario::{Phase, PhaseAction, Scenario};
+use crate::report::{Consistency, PhaseReport, SetupReport};
+use crate::scenario::{Phase, PhaseAction, Scenario, VariantConfig};
 
 /// How long a phase may take before the variant is declared stuck, in virtual time: it
 /// only passes while every task waits on a timer, so it measures a stall, not slowness.
 const PHASE_TIMEOUT: Duration = Duration::from_secs(600);
+/// The caught-up check's tick, in virtual time. On the paused clock a sleep ends only
+/// when every task is idle, so each tick sees a quiet process: whatever the server wrote,
+/// the informer has read and applied.
+const SETTLE_TICK: Duration = Duration::from_millis(10);
 
 /// What the parent sends a child on stdin.
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,7 +42,7 @@ pub enum Message {
     /// Setup is done; the first phase starts.
     Setup(SetupReport),
     /// A phase completed.
-    Phase(PhaseReport),
+    Phase(Box<PhaseReport>),
     /// The variant stopped on an error; no more lines follow.
     Failed(String),
 }
@@ -51,10 +57,14 @@ enum PhaseError {
         source: informer::Error,
     },
     #[error(
-        "phase `{phase}`: the informer did not catch up within {} s of virtual time (server at resourceVersion {target})",
+        "phase `{phase}`: the informer did not catch up within {} s of virtual time (server at resourceVersion {target}, watches at {position})",
         PHASE_TIMEOUT.as_secs()
     )]
-    Stuck { phase: String, target: u64 },
+    Stuck {
+        phase: String,
+        target: u64,
+        position: String,
+    },
 }
 
 /// Entry point of the child process: reads a [`Job`] from stdin, runs it, writes
@@ -97,17 +107,9 @@ pub fn run(
 
         let mut informer: Option<Informer> = None;
         for (i, phase) in scenario.phases.iter().enumerate() {
-            match run_phase(
-                &server,
-                &client,
-                config,
-                &mut informer,
-                phase,
-                phase_seed(scenario, i),
-            )
-            .await
-            {
-                Ok(report) => emit(Message::Phase(report))?,
+            let seed = phase_seed(scenario, i);
+            match run_phase(&server, &client, config, &mut informer, phase, seed).await {
+                Ok(report) => emit(Message::Phase(Box::new(report)))?,
                 Err(e) => {
                     emit(Message::Failed(format!("{:#}", anyhow::Error::from(e))))?;
                     break;
@@ -124,7 +126,7 @@ pub fn run(
 async fn run_phase(
     server: &ApiServer,
     client: &kube::Client,
-    config: &crate::scenario::VariantConfig,
+    config: &VariantConfig,
     informer: &mut Option<Informer>,
     phase: &Phase,
     seed: u64,
@@ -136,7 +138,7 @@ async fn run_phase(
     }
     match phase.action {
         PhaseAction::List => {
-            *informer = Some(Informer::spawn(client.clone(), config));
+            *informer = Some(informer::spawn(client.clone(), server.spec().kind, config));
         }
         PhaseAction::Update { amount } => {
             server.update(amount, &phase.selector, seed);
@@ -151,6 +153,14 @@ async fn run_phase(
         PhaseAction::Recreate { amount } => {
             server.recreate(amount, &phase.selector, seed);
         }
+        PhaseAction::Relist => {
+            // While the watch is down, writes to other resources move the resourceVersion
+            // on and etcd compacts: the informer's version is gone, and only a relist can
+            // bring it back. No object of this resource changes.
+            server.disconnect_watchers();
+            server.advance_elsewhere();
+            server.compact();
+        }
     }
     if phase.compact {
         server.compact();
@@ -158,31 +168,55 @@ async fn run_phase(
     let informer = informer
         .as_mut()
         .expect("scenario validation makes `list` the first phase");
-    // Caught up: synced, watching, and seen every change the server has made.
+    wait_caught_up(server, informer, phase).await?;
+    let measurement = meter.finish();
+    let requests = server.requests().since(requests);
+    // The oracle reads outside the measured window: what it allocates is freed before the
+    // next phase starts.
+    let consistency = Consistency::check(&server.truth(), &informer.identities());
+    Ok(PhaseReport::new(
+        phase,
+        measurement,
+        informer.len() as u64,
+        server.alive(),
+        requests,
+        consistency,
+    ))
+}
+
+/// Waits until the informer has seen every change the server has made: it has synced, a
+/// watch past its initial events has been sent everything up to the server's newest
+/// resourceVersion, and the process is quiet (so the informer has read and applied it).
+/// This reads the server, not the informer, so it holds for any implementation.
+async fn wait_caught_up(
+    server: &ApiServer,
+    informer: &mut Informer,
+    phase: &Phase,
+) -> Result<(), PhaseError> {
     let target = server.resource_version();
-    let caught_up = informer.wait_until(|s| s.synced && s.watching && s.resource_version >= target);
-    let status = match tokio::time::timeout(PHASE_TIMEOUT, caught_up).await {
-        Ok(Ok(status)) => status,
-        Ok(Err(source)) => {
+    let deadline = Instant::now() + PHASE_TIMEOUT;
+    loop {
+        tokio::time::sleep(SETTLE_TICK).await;
+        let status = informer.status();
+        if status.failed {
             return Err(PhaseError::Informer {
                 phase: phase.name.clone(),
-                source,
+                source: informer.failure().await,
             });
         }
-        Err(_) => {
+        if status.synced && server.watch_position().is_some_and(|p| p >= target) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
             return Err(PhaseError::Stuck {
                 phase: phase.name.clone(),
                 target,
+                position: server
+                    .watch_position()
+                    .map_or_else(|| "none open".to_owned(), |p| p.to_string()),
             });
         }
-    };
-    Ok(PhaseReport::new(
-        phase,
-        meter.finish(),
-        status.objects as u64,
-        server.alive(),
-        server.requests().since(requests),
-    ))
+    }
 }
 
 /// The seed a phase picks its objects with: the scenario's seed and the phase's position.

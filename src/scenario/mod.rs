@@ -7,6 +7,7 @@
 //! Every rejection names the file, the key path and, where known, the line.
 
 mod raw;
+mod variant;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,10 @@ use toml::Spanned;
 
 use crate::apiserver::selector::LabelSelector;
 use raw::{RawObjects, RawPhase, RawScenario, RawVariant};
+pub use variant::{
+    Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules, Projection, Relist,
+    StoreMode, Transform, Variant, VariantConfig,
+};
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with
 /// `u32`; ten million is far beyond any cluster's limit and still fits in memory here.
@@ -129,48 +134,6 @@ impl ObjectKind {
     }
 }
 
-/// One informer configuration under test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Variant {
-    /// Label in tables and reports.
-    pub name: String,
-    /// Every setting of the variant, defaults included; echoed into the report.
-    pub config: VariantConfig,
-}
-
-/// The settings of an informer variant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VariantConfig {
-    /// How the store holds the objects of a LIST.
-    pub store: StoreMode,
-    /// LIST page size (`limit`); 0 lists everything in one response.
-    pub page_size: u32,
-}
-
-/// How the store holds the objects it got from a LIST.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StoreMode {
-    /// client-go before v1.28: store entries point into the LIST's one backing array
-    /// (`&list.Items[i]`), which stays alive while any entry refers to it
-    /// (kubernetes issue 111370).
-    SharedArray,
-    /// client-go v1.28 and later (`ExtractListWithAlloc`, kubernetes PR 113362): every item
-    /// is copied into an allocation of its own.
-    #[default]
-    PerItemCopy,
-}
-
-impl StoreMode {
-    /// The mode's name as written in scenario files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StoreMode::SharedArray => "shared-array",
-            StoreMode::PerItemCopy => "per-item-copy",
-        }
-    }
-}
-
 /// A step of the scenario; the informer has caught up with the server when it ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Phase {
@@ -190,6 +153,9 @@ pub struct Phase {
     /// older resourceVersion gets 410 Expired and the informer must relist.
     #[serde(default)]
     pub compact: bool,
+    /// Whether the store must match the server when the phase ends; `false` for a
+    /// scenario that shows an inconsistency on purpose.
+    pub expect_consistent: bool,
 }
 
 /// The closed set of phase kinds, as written in scenario files.
@@ -206,6 +172,9 @@ pub enum PhaseKind {
     Create,
     /// Delete objects and create them again under the same name with a new UID.
     Recreate,
+    /// Force a relist: the watch drops while other resources move the resourceVersion on,
+    /// and the history is compacted; the re-watch gets 410 Expired. No object changes.
+    Relist,
 }
 
 impl PhaseKind {
@@ -217,6 +186,7 @@ impl PhaseKind {
             PhaseKind::Delete => "delete",
             PhaseKind::Create => "create",
             PhaseKind::Recreate => "recreate",
+            PhaseKind::Relist => "relist",
         }
     }
 }
@@ -247,6 +217,8 @@ pub enum PhaseAction {
         /// How many objects.
         amount: Amount,
     },
+    /// Force a relist without changing any object.
+    Relist,
 }
 
 impl PhaseAction {
@@ -258,6 +230,7 @@ impl PhaseAction {
             PhaseAction::Delete { .. } => PhaseKind::Delete,
             PhaseAction::Create { .. } => PhaseKind::Create,
             PhaseAction::Recreate { .. } => PhaseKind::Recreate,
+            PhaseAction::Relist => PhaseKind::Relist,
         }
     }
 }
@@ -373,7 +346,7 @@ impl Scenario {
             .variant
             .into_iter()
             .enumerate()
-            .map(|(i, v)| variant_from_raw(i, v))
+            .map(|(i, v)| variant_from_raw(i, v, &objects))
             .collect::<Result<Vec<_>, _>>()?;
         for (i, v) in variants.iter().enumerate() {
             if variants[..i].iter().any(|w| w.name == v.name) {
@@ -465,30 +438,126 @@ fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
     })
 }
 
-fn variant_from_raw(i: usize, raw: RawVariant) -> Result<Variant, Problem> {
+fn variant_from_raw(i: usize, raw: RawVariant, objects: &ObjectSpec) -> Result<Variant, Problem> {
+    let key = |field: &str| format!("variant[{i}].{field}");
     if raw.name.as_ref().trim().is_empty() {
         return Err(Problem::at(
-            format!("variant[{i}].name"),
+            key("name"),
             raw.name.span(),
             "variant name is empty",
         ));
     }
-    let page_size = match &raw.page_size {
-        None => 0,
-        Some(v) => int_in(
-            v,
-            &format!("variant[{i}].page_size"),
-            0,
-            u64::from(u32::MAX),
-        )? as u32,
-    };
+    let implementation = raw.implementation.unwrap_or(Implementation::Builtin);
+    let mut config = VariantConfig::defaults(implementation);
+    if let Some(v) = &raw.page_size {
+        config.page_size = int_in(v, &key("page_size"), 0, u64::from(u32::MAX))? as u32;
+    }
+    config.store = raw.store.unwrap_or(config.store);
+    config.list_rules = raw.list_rules.unwrap_or(config.list_rules);
+    config.initial_sync = raw.initial_sync.unwrap_or(config.initial_sync);
+    config.relist = raw.relist.unwrap_or(config.relist);
+    config.projection = raw.projection.unwrap_or(config.projection);
+    config.transform_initial_events = raw
+        .transform_initial_events
+        .unwrap_or(config.transform_initial_events);
+    config.fault = raw.fault;
+    for (j, t) in raw.transform.iter().enumerate() {
+        let transform: Transform = t.as_ref().parse().map_err(|why: String| {
+            Problem::at(format!("variant[{i}].transform[{j}]"), t.span(), why)
+        })?;
+        let misfit = match &transform {
+            Transform::Status if objects.kind != ObjectKind::Pod => {
+                Some(format!("a {} has no `status`", objects.kind.as_str()))
+            }
+            Transform::Status if config.projection == Projection::Metadata => {
+                Some("a metadata-only informer receives no `status`".to_owned())
+            }
+            Transform::Field(path)
+                if config.projection == Projection::Metadata && path[0] != "metadata" =>
+            {
+                Some(format!(
+                    "a metadata-only informer receives only `metadata`, not `{}`",
+                    path[0]
+                ))
+            }
+            _ => None,
+        };
+        if let Some(why) = misfit {
+            return Err(Problem::at(
+                format!("variant[{i}].transform[{j}]"),
+                t.span(),
+                why,
+            ));
+        }
+        config.transform.push(transform);
+    }
+    check_variant(&config, &raw).map_err(|(field, why, hint)| {
+        let problem = Problem::key(key(field), why);
+        match hint {
+            Some(hint) => problem.hint(hint),
+            None => problem,
+        }
+    })?;
     Ok(Variant {
         name: raw.name.into_inner(),
-        config: VariantConfig {
-            store: raw.store,
-            page_size,
-        },
+        config,
     })
+}
+
+/// Combinations of settings that do not exist in the informer they name: (the key at
+/// fault, why, a hint).
+fn check_variant(
+    config: &VariantConfig,
+    raw: &RawVariant,
+) -> Result<(), (&'static str, String, Option<&'static str>)> {
+    if config.implementation == Implementation::KubeRuntime {
+        let fixed = [
+            (
+                "store",
+                raw.store.is_some_and(|s| s != StoreMode::PerItemCopy),
+                "kube-runtime's store holds every object in an `Arc` of its own (per-item-copy)",
+            ),
+            (
+                "list_rules",
+                raw.list_rules.is_some_and(|r| r != ListRules::KubeRuntime),
+                "kube-runtime lists by its own rules (list_rules = \"kube-runtime\")",
+            ),
+            (
+                "relist",
+                raw.relist.is_some_and(|r| r != Relist::Buffered),
+                "kube-runtime's reflector buffers a relist and swaps it in (relist = \"buffered\")",
+            ),
+            (
+                "transform_initial_events",
+                raw.transform_initial_events == Some(false),
+                "kube-runtime's `.modify()` sees every event, initial ones included",
+            ),
+            (
+                "fault",
+                raw.fault.is_some(),
+                "faults are injected into the built-in informer only",
+            ),
+        ];
+        if let Some((field, _, why)) = fixed.into_iter().find(|(_, set, _)| *set) {
+            return Err((
+                field,
+                format!("`{field}` cannot be set for implementation = \"kube-runtime\": {why}"),
+                Some("use implementation = \"builtin\" to vary it"),
+            ));
+        }
+    }
+    if !config.transform_initial_events
+        && (config.initial_sync != InitialSync::WatchList || config.relist != Relist::Buffered)
+    {
+        return Err((
+            "transform_initial_events",
+            "`transform_initial_events = false` needs initial_sync = \"watch-list\" and \
+             relist = \"buffered\": only a watch-list's temporary store skipped the transform"
+                .to_owned(),
+            None,
+        ));
+    }
+    Ok(())
 }
 
 fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
@@ -509,22 +578,23 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             return Err(Problem::at(key("kind"), p.kind.span(), message)
                 .hint("the first phase is the informer's initial sync, `kind = \"list\"`"));
         }
+        // `list` and `relist` take no amount: they change no object.
+        if matches!(kind, PhaseKind::List | PhaseKind::Relist)
+            && let Some((field, span)) = p
+                .fraction
+                .as_ref()
+                .map(|f| ("fraction", f.span()))
+                .or(p.count.as_ref().map(|c| ("count", c.span())))
+        {
+            return Err(Problem::at(
+                key(field),
+                span,
+                format!("a `{}` phase takes no `{field}`", kind.as_str()),
+            ));
+        }
         let action = match kind {
-            PhaseKind::List => {
-                if let Some(extra) = p
-                    .fraction
-                    .as_ref()
-                    .map(|f| ("fraction", f.span()))
-                    .or(p.count.as_ref().map(|c| ("count", c.span())))
-                {
-                    return Err(Problem::at(
-                        key(extra.0),
-                        extra.1,
-                        format!("a `list` phase takes no `{}`", extra.0),
-                    ));
-                }
-                PhaseAction::List
-            }
+            PhaseKind::List => PhaseAction::List,
+            PhaseKind::Relist => PhaseAction::Relist,
             PhaseKind::Update => PhaseAction::Update {
                 amount: amount_from_raw(&p, i)?,
             },
@@ -540,11 +610,21 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         };
         let flag = |f: &Option<Spanned<bool>>, field: &str| -> Result<bool, Problem> {
             match f {
-                Some(v) if kind == PhaseKind::List && *v.as_ref() => Err(Problem::at(
-                    key(field),
-                    v.span(),
-                    format!("a `list` phase takes no `{field}`"),
-                )),
+                Some(v) if matches!(kind, PhaseKind::List | PhaseKind::Relist) && *v.as_ref() => {
+                    Err(Problem::at(
+                        key(field),
+                        v.span(),
+                        format!(
+                            "a `{}` phase takes no `{field}`{}",
+                            kind.as_str(),
+                            if kind == PhaseKind::Relist {
+                                ": it always disconnects and compacts"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ))
+                }
                 Some(v) => Ok(*v.as_ref()),
                 None => Ok(false),
             }
@@ -594,6 +674,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             selector,
             disconnect,
             compact,
+            expect_consistent: p.expect_consistent.unwrap_or(true),
         });
     }
     Ok(phases)
@@ -740,8 +821,15 @@ kind = "list"
         assert_eq!(s.objects.containers, 1);
         assert_eq!(s.objects.managed_fields, 2);
         assert!(!s.objects.last_applied);
-        assert_eq!(s.variants[0].config.store, StoreMode::PerItemCopy);
-        assert_eq!(s.variants[0].config.page_size, 0);
+        let config = &s.variants[0].config;
+        assert_eq!(config, &VariantConfig::defaults(Implementation::Builtin));
+        assert_eq!(config.store, StoreMode::PerItemCopy);
+        assert_eq!(config.page_size, 500);
+        assert_eq!(config.list_rules, ListRules::ClientGo);
+        assert_eq!(config.initial_sync, InitialSync::List);
+        assert_eq!(config.relist, Relist::Buffered);
+        assert_eq!(config.projection, Projection::Full);
+        assert!(config.transform.is_empty() && config.transform_initial_events);
         assert_eq!(s.phases[0].name, "list");
     }
 
@@ -889,6 +977,65 @@ kind = "list"
         assert!(!s.phases[0].disconnect);
         let bad = MINIMAL.replace("kind = \"list\"", "kind = \"list\"\ncompact = true");
         assert!(error_of(&bad).contains("at `phase[0].compact`"));
+    }
+
+    #[test]
+    fn variant_settings_are_read_and_checked_against_each_other() {
+        let with = |settings: &str| {
+            Scenario::parse(
+                Path::new("x.toml"),
+                &MINIMAL.replace("name = \"a\"", &format!("name = \"a\"\n{settings}")),
+            )
+        };
+        let s = with(
+            "implementation = \"kube-runtime\"\ninitial_sync = \"watch-list\"\n\
+             projection = \"metadata\"\ntransform = [\"managed-fields\", \"metadata.labels\"]",
+        )
+        .unwrap();
+        let c = &s.variants[0].config;
+        assert_eq!(c.implementation, Implementation::KubeRuntime);
+        assert_eq!(c.list_rules, ListRules::KubeRuntime);
+        assert_eq!(c.transform.len(), 2);
+        let error = |settings: &str| with(settings).unwrap_err().to_string();
+        let e = error("implementation = \"kube-runtime\"\nstore = \"shared-array\"");
+        assert!(
+            e.contains("at `variant[0].store`") && e.contains("hint:"),
+            "{e}"
+        );
+        let e = error("transform_initial_events = false");
+        assert!(
+            e.contains("at `variant[0].transform_initial_events`"),
+            "{e}"
+        );
+        let e = error("transform = [\"managed-fields\", \"metadata.name\"]");
+        assert!(e.contains("at `variant[0].transform[1]` (line 7)"), "{e}");
+        let e = error("projection = \"metadata\"\ntransform = [\"spec.volumes\"]");
+        assert!(e.contains("only `metadata`"), "{e}");
+        let e = error("relist = \"sometimes\"");
+        assert!(e.contains("variant") && e.contains("incremental"), "{e}");
+        let cm = MINIMAL.replace("count = 10", "count = 10\nkind = \"ConfigMap\"");
+        let e = Scenario::parse(
+            Path::new("x.toml"),
+            &cm.replace("name = \"a\"", "name = \"a\"\ntransform = [\"status\"]"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("a ConfigMap has no `status`"), "{e}");
+    }
+
+    #[test]
+    fn relist_phases_take_no_amount_and_consistency_is_expected_unless_said() {
+        let text = format!(
+            "{MINIMAL}[[phase]]\nkind = \"relist\"\n[[phase]]\nkind = \"delete\"\ncount = 1\nexpect_consistent = false\n"
+        );
+        let s = Scenario::parse(Path::new("x.toml"), &text).unwrap();
+        assert_eq!(s.phases[1].action, PhaseAction::Relist);
+        assert!(s.phases[1].expect_consistent);
+        assert!(!s.phases[2].expect_consistent);
+        let bad = format!("{MINIMAL}[[phase]]\nkind = \"relist\"\ncount = 3\n");
+        assert!(error_of(&bad).contains("a `relist` phase takes no `count`"));
+        let bad = format!("{MINIMAL}[[phase]]\nkind = \"relist\"\ncompact = true\n");
+        assert!(error_of(&bad).contains("always disconnects and compacts"));
     }
 
     #[test]

@@ -7,7 +7,10 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{ObjectKind, PhaseKind, StoreMode};
+use super::{
+    Fault, Implementation, InitialSync, ListRules, ObjectKind, PhaseKind, Projection, Relist,
+    StoreMode,
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,9 +53,17 @@ pub(super) struct RawApiServer {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawVariant {
     pub name: Spanned<String>,
-    #[serde(default)]
-    pub store: StoreMode,
+    pub implementation: Option<Implementation>,
+    pub store: Option<StoreMode>,
     pub page_size: Option<Spanned<i64>>,
+    pub list_rules: Option<ListRules>,
+    pub initial_sync: Option<InitialSync>,
+    pub relist: Option<Relist>,
+    pub projection: Option<Projection>,
+    #[serde(default)]
+    pub transform: Vec<Spanned<String>>,
+    pub transform_initial_events: Option<bool>,
+    pub fault: Option<Fault>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,4 +76,5 @@ pub(super) struct RawPhase {
     pub selector: Option<Spanned<String>>,
     pub disconnect: Option<Spanned<bool>>,
     pub compact: Option<Spanned<bool>>,
+    pub expect_consistent: Option<bool>,
 }

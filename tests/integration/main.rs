@@ -56,8 +56,12 @@ fn run_prints_a_table_and_writes_the_report() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("shared array, unpaged"))
-        .stdout(predicate::str::contains("per-item copy, pages of 7"))
+        .stdout(predicate::str::contains(
+            "shared array, client-go, pages of 7",
+        ))
+        .stdout(predicate::str::contains(
+            "per-item copy, kube-runtime, pages of 7",
+        ))
         .stdout(predicate::str::contains("resident*"));
     let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(report["format_version"], 1);
@@ -65,7 +69,7 @@ fn run_prints_a_table_and_writes_the_report() {
     assert_eq!(report["scenario"]["objects"]["count"], 500);
     for variant in report["variants"].as_array().unwrap() {
         assert!(variant["error"].is_null(), "{}", variant["error"]);
-        assert_eq!(phases(variant).len(), 7);
+        assert_eq!(phases(variant).len(), 8);
     }
 }
 
@@ -100,21 +104,64 @@ fn store_matches_the_server_at_every_phase_end() {
 }
 
 #[test]
-fn paged_list_makes_one_request_per_page_and_one_watch() {
+fn list_rules_decide_how_many_requests_a_list_takes() {
     let report = run_report(&fixture("small.toml"));
     let variants = report["variants"].as_array().unwrap();
-    let unpaged = &phase(&variants[0], "list")["api_requests"];
-    let paged = &phase(&variants[1], "list")["api_requests"];
-    assert_eq!(unpaged["list"], 1);
-    assert_eq!(paged["list"], 500u64.div_ceil(7));
-    assert_eq!(paged["watch"], 1);
+    // client-go asks resourceVersion "0" first: the watch cache ignores `limit`.
+    let client_go = &phase(&variants[0], "list")["api_requests"];
+    assert_eq!(client_go["list"], 1);
+    // kube-runtime asks a consistent read, paged.
+    let kube_runtime = &phase(&variants[1], "list")["api_requests"];
+    assert_eq!(kube_runtime["list"], 500u64.div_ceil(7));
+    assert_eq!(kube_runtime["watch"], 1);
     assert_eq!(phase(&variants[1], "update")["api_requests"]["list"], 0);
+    // A forced relist: one 410 on the re-watch, then client-go relists at its last
+    // version, unpaged (one request), and kube-runtime pages again.
+    let relisted = |v: &Value| phase(v, "relist")["objects"].as_u64().unwrap();
+    let relist = &phase(&variants[0], "relist")["api_requests"];
+    assert_eq!(relist["expired"], 1);
+    assert_eq!(relist["list"], 1);
+    let relist = &phase(&variants[1], "relist")["api_requests"];
+    assert_eq!(relist["list"], relisted(&variants[1]).div_ceil(7));
+    for v in variants {
+        assert_eq!(
+            phase(v, "relist")["objects"],
+            phase(v, "recreate")["objects"]
+        );
+    }
 }
 
 #[test]
 fn allocation_counts_repeat_exactly_across_runs() {
-    let a = run_report(&fixture("small.toml"));
-    let b = run_report(&fixture("small.toml"));
+    assert_runs_repeat_exactly(&fixture("small.toml"));
+}
+
+#[test]
+fn every_shipped_scenario_repeats_exactly_at_a_small_scale() {
+    // The shipped scenarios' variants and phases, on 400 objects so that two runs of each
+    // stay quick; phase counts above that are capped at the objects alive.
+    let dir = tempfile::tempdir().unwrap();
+    let mut shipped: Vec<PathBuf> = std::fs::read_dir(repo_file("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    shipped.sort();
+    assert!(shipped.len() >= 6, "{shipped:?}");
+    for path in shipped {
+        let mut scenario: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+        scenario["objects"]["count"] = toml::Value::Integer(400);
+        let small = dir.path().join(path.file_name().unwrap());
+        std::fs::write(&small, toml::to_string(&scenario).unwrap()).unwrap();
+        assert_runs_repeat_exactly(&small);
+    }
+}
+
+/// Runs `scenario` twice and checks that every exact figure of every phase repeats and
+/// that every phase ends consistent.
+fn assert_runs_repeat_exactly(scenario: &Path) {
+    let a = run_report(scenario);
+    let b = run_report(scenario);
     let exact = [
         "alloc_count",
         "dealloc_count",
@@ -130,10 +177,12 @@ fn allocation_counts_repeat_exactly_across_runs() {
         .zip(b["variants"].as_array().unwrap())
     {
         for (pa, pb) in phases(va).iter().zip(phases(vb)) {
+            let at = format!("{} / {} / {}", scenario.display(), va["name"], pa["name"]);
             for key in exact {
-                assert_eq!(pa[key], pb[key], "{} / {} / {key}", va["name"], pa["name"]);
+                assert_eq!(pa[key], pb[key], "{at} / {key}");
             }
-            assert!(pa["alloc_count"].as_u64().unwrap() > 0);
+            assert!(pa["alloc_count"].as_u64().unwrap() > 0, "{at}");
+            assert_eq!(pa["consistent"], true, "{at}");
         }
     }
 }
@@ -189,6 +238,7 @@ fn report_keys_are_stable() {
         ".variants[].phases[].rss_bytes" => "[measured]",
         ".variants[].phases[].rss_peak_bytes" => "[measured]",
         ".variants[].phases[].duration_ms" => "[measured]",
+        ".variants[].phases[].peak_over_live" => "[measured]",
         ".tool.version" => "[version]",
     });
 }
@@ -303,4 +353,155 @@ fn report_into_a_directory_is_refused_before_running() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
+}
+
+/// Runs `run` on a scenario text in a fresh folder; returns the exit code, stdout and the
+/// report.
+fn run_text(text: &str) -> (i32, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let out = dir.path().join("report.json");
+    let output = bin()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        report,
+    )
+}
+
+const DROPS_DELETES: &str = r#"
+name = "oracle"
+[objects]
+count = 200
+[[variant]]
+name = "correct"
+[[variant]]
+name = "drops deletes"
+fault = "ignore-deletes"
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "delete"
+count = 30
+[[phase]]
+kind = "update"
+count = 10
+"#;
+
+#[test]
+fn a_store_that_misses_deletes_is_caught_and_fails_the_run() {
+    let (code, stdout, report) = run_text(DROPS_DELETES);
+    assert_eq!(code, 1, "{stdout}");
+    let variants = report["variants"].as_array().unwrap();
+    for p in phases(&variants[0]) {
+        assert_eq!(p["consistent"], true, "{}", p["name"]);
+    }
+    let wrong = phase(&variants[1], "delete");
+    assert_eq!(wrong["consistent"], false);
+    assert_eq!(wrong["extra"], 30);
+    assert_eq!(wrong["missing"], 0);
+    assert_eq!(wrong["stale"], 0);
+    assert_eq!(wrong["objects"], 200);
+    assert_eq!(wrong["server_objects"], 170);
+    assert!(stdout.contains("30 extra"), "{stdout}");
+}
+
+#[test]
+fn an_expected_inconsistency_is_shown_but_passes() {
+    let text = DROPS_DELETES.replace(
+        "kind = \"delete\"\ncount = 30",
+        "kind = \"delete\"\ncount = 30\nexpect_consistent = false",
+    );
+    let text = text.replace(
+        "kind = \"update\"\ncount = 10",
+        "kind = \"create\"\ncount = 5",
+    );
+    let (code, stdout, report) = run_text(&text);
+    // The create phase is expected to be consistent and is not (30 extra remain).
+    assert_eq!(code, 1, "{stdout}");
+    let text = text.replace(
+        "kind = \"create\"\ncount = 5",
+        "kind = \"create\"\ncount = 5\nexpect_consistent = false",
+    );
+    let (code, stdout, _) = run_text(&text);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("30 extra (expected)"), "{stdout}");
+    assert_eq!(
+        report["variants"][1]["phases"][1]["expect_consistent"],
+        false
+    );
+}
+
+#[test]
+fn every_kind_is_cached_whole_and_as_metadata_by_both_implementations() {
+    for kind in ["ConfigMap", "Secret"] {
+        let text = format!(
+            r#"
+name = "kinds"
+[objects]
+kind = "{kind}"
+count = 120
+namespaces = 4
+[[variant]]
+name = "client-go"
+page_size = 25
+[[variant]]
+name = "watch-list, metadata, stripped"
+initial_sync = "watch-list"
+projection = "metadata"
+transform = ["managed-fields"]
+[[variant]]
+name = "kube-runtime"
+implementation = "kube-runtime"
+page_size = 25
+[[variant]]
+name = "kube-runtime, watch-list, metadata"
+implementation = "kube-runtime"
+initial_sync = "watch-list"
+projection = "metadata"
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "update"
+fraction = 0.5
+[[phase]]
+kind = "delete"
+count = 20
+[[phase]]
+kind = "relist"
+[[phase]]
+kind = "recreate"
+count = 5
+disconnect = true
+compact = true
+"#
+        );
+        let (code, stdout, report) = run_text(&text);
+        assert_eq!(code, 0, "{kind}: {stdout}");
+        for v in report["variants"].as_array().unwrap() {
+            assert!(v["error"].is_null(), "{kind} {}: {}", v["name"], v["error"]);
+            assert_eq!(phases(v).len(), 5);
+            for p in phases(v) {
+                let at = format!("{kind} / {} / {}", v["name"], p["name"]);
+                assert_eq!(p["objects"], p["server_objects"], "{at}");
+                assert_eq!(p["consistent"], true, "{at}");
+            }
+            assert_eq!(phase(v, "list")["objects"], 120);
+        }
+        // Metadata-only objects are smaller than whole ones.
+        let live = |i: usize| {
+            report["variants"][i]["phases"][0]["live_bytes"]
+                .as_u64()
+                .unwrap()
+        };
+        assert!(live(1) < live(0), "{kind}: {} vs {}", live(1), live(0));
+    }
 }

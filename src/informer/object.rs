@@ -1,0 +1,57 @@
+//! The kinds an informer can cache: Pod, ConfigMap and Secret, whole or as metadata only
+//! (`PartialObjectMeta<K>`, what metadata informers decode). One trait says what the
+//! informer needs of a kind, so every stage is generic over it.
+
+use std::fmt::Debug;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::Resource;
+use kube::core::PartialObjectMeta;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A kind the informer caches.
+pub trait Object:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
+{
+    /// Drops `status`, for kinds that have one.
+    fn clear_status(&mut self) {}
+}
+
+impl Object for Pod {
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
+}
+
+impl Object for ConfigMap {}
+
+impl Object for Secret {}
+
+impl<K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static> Object
+    for PartialObjectMeta<K>
+{
+}
+
+/// What the consistency oracle reads of one cached object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// `namespace/name` (client-go's `MetaNamespaceKeyFunc`).
+    pub key: String,
+    /// `metadata.resourceVersion`.
+    pub resource_version: String,
+    /// `metadata.uid`.
+    pub uid: String,
+}
+
+impl Identity {
+    /// The identity of `obj`.
+    pub fn of<K: Resource>(obj: &K) -> Identity {
+        let meta = obj.meta();
+        Identity {
+            key: super::store::ObjectKey::of(obj).to_string(),
+            resource_version: meta.resource_version.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+        }
+    }
+}

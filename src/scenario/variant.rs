@@ -1,0 +1,294 @@
+//! The settings of one informer variant: which implementation, how it lists, syncs,
+//! relists, transforms and stores. Every setting is a closed set (an enum) or a number;
+//! the informer reads them, the report echoes them whole.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One informer configuration under test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Variant {
+    /// Label in tables and reports.
+    pub name: String,
+    /// Every setting of the variant, defaults included; echoed into the report.
+    pub config: VariantConfig,
+}
+
+/// The settings of an informer variant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantConfig {
+    /// Which informer runs.
+    pub implementation: Implementation,
+    /// How the store holds the objects of a LIST.
+    pub store: StoreMode,
+    /// LIST page size (`limit`); 0 asks for everything in one response.
+    pub page_size: u32,
+    /// Which resourceVersion and page size each LIST asks for.
+    pub list_rules: ListRules,
+    /// How the informer gets the initial state: LIST, or a watch with initial events.
+    pub initial_sync: InitialSync,
+    /// How a relist (or the initial sync) replaces the store's content.
+    pub relist: Relist,
+    /// Whole objects, or metadata only.
+    pub projection: Projection,
+    /// What is cut from every object before it is stored, in order.
+    pub transform: Vec<Transform>,
+    /// Whether a watch-list's initial events are transformed as they arrive (true), or
+    /// only when the temporary store is swapped in (false: client-go before k/k#131799,
+    /// client-go#1415).
+    pub transform_initial_events: bool,
+    /// A deliberate bug, to show that the consistency oracle catches a wrong store.
+    pub fault: Option<Fault>,
+}
+
+impl VariantConfig {
+    /// The defaults of `implementation`: what a variant gets for every key it leaves out.
+    pub fn defaults(implementation: Implementation) -> VariantConfig {
+        VariantConfig {
+            implementation,
+            store: StoreMode::PerItemCopy,
+            // client-go's pager and kube-runtime's `watcher::Config` both default to 500.
+            page_size: 500,
+            list_rules: match implementation {
+                Implementation::Builtin => ListRules::ClientGo,
+                Implementation::KubeRuntime => ListRules::KubeRuntime,
+            },
+            initial_sync: InitialSync::List,
+            relist: Relist::Buffered,
+            projection: Projection::Full,
+            transform: Vec::new(),
+            transform_initial_events: true,
+            fault: None,
+        }
+    }
+}
+
+/// Declares a closed set of scenario words: the enum, its serde names and `as_str`.
+macro_rules! words {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $word:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant,)+
+        }
+
+        impl $name {
+            /// The name as written in scenario files.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)+
+                }
+            }
+        }
+    };
+}
+
+words! {
+    /// Which informer runs a variant.
+    Implementation {
+        /// This crate's informer, modelled on client-go's `tools/cache`.
+        Builtin = "builtin",
+        /// kube-runtime's `watcher()` + `reflector()`, the Rust peer, as its users run it.
+        KubeRuntime = "kube-runtime",
+    }
+}
+
+words! {
+    /// How the store holds the objects it got from a LIST.
+    StoreMode {
+        /// client-go before v1.28: store entries point into the LIST's one backing array
+        /// (`&list.Items[i]`), which stays alive while any entry refers to it
+        /// (kubernetes issue 111370).
+        SharedArray = "shared-array",
+        /// client-go v1.28 and later (`ExtractListWithAlloc`, kubernetes PR 113362): every
+        /// item is copied into an allocation of its own.
+        PerItemCopy = "per-item-copy",
+    }
+}
+
+words! {
+    /// Which LIST requests an informer makes (DESIGN.md section 4).
+    ListRules {
+        /// client-go's reflector: the first LIST asks resourceVersion "0" (the watch cache
+        /// answers it whole, ignoring `limit`); a relist asks the last synced version,
+        /// unpaged; after a 410 on that LIST, "" paged by `page_size`. The pager joins all
+        /// pages before the store sees them.
+        ClientGo = "client-go",
+        /// kube-runtime's `watcher::Config`: resourceVersion unset (a consistent read),
+        /// `limit = page_size`; each page is handed on before the next is fetched.
+        KubeRuntime = "kube-runtime",
+    }
+}
+
+words! {
+    /// How an informer gets the initial state.
+    InitialSync {
+        /// LIST, then WATCH from the list's resourceVersion.
+        List = "list",
+        /// One WATCH with `sendInitialEvents=true` (KEP-3157): the state as ADDED events
+        /// into a temporary store until the `k8s.io/initial-events-end` bookmark, then the
+        /// same watch goes on (client-go's watch-list client, kube-runtime's
+        /// `streaming_lists()`).
+        WatchList = "watch-list",
+    }
+}
+
+words! {
+    /// How a (re)list replaces the store's content.
+    Relist {
+        /// The new state is built whole beside the old store, then swapped in
+        /// (client-go's `Replace`, kube-runtime's reflector buffer).
+        Buffered = "buffered",
+        /// Each listed object replaces its entry in place and is marked seen; entries not
+        /// seen by the end are swept.
+        Incremental = "incremental",
+    }
+}
+
+words! {
+    /// What of each object the informer asks for.
+    Projection {
+        /// Whole objects.
+        Full = "full",
+        /// Metadata only (`as=PartialObjectMetadataList`): controller-runtime's metadata
+        /// informers, kube-runtime's `metadata_watcher`.
+        Metadata = "metadata",
+    }
+}
+
+words! {
+    /// A deliberate informer bug.
+    Fault {
+        /// DELETED events are ignored: the store keeps objects the server deleted.
+        IgnoreDeletes = "ignore-deletes",
+    }
+}
+
+/// One step of a variant's transform: what is cut from each object before it is stored
+/// (client-go's `SetTransform`, controller-runtime's `TransformStripManagedFields`,
+/// kube-runtime's `.modify()`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Transform {
+    /// `metadata.managedFields`.
+    ManagedFields,
+    /// The `kubectl.kubernetes.io/last-applied-configuration` annotation.
+    LastApplied,
+    /// `status` (kinds that have one).
+    Status,
+    /// Every annotation whose key starts with the prefix.
+    Annotations(String),
+    /// The field at a dotted path, such as `spec.volumes`.
+    Field(Vec<String>),
+}
+
+/// The annotation `kubectl apply` leaves on every object it writes.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Fields an informer cannot work without: its key and the version it watches from.
+const KEPT_FIELDS: [&str; 5] = [
+    "metadata",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.resourceVersion",
+];
+
+impl FromStr for Transform {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Transform, String> {
+        match s {
+            "managed-fields" => return Ok(Transform::ManagedFields),
+            "last-applied" => return Ok(Transform::LastApplied),
+            "status" => return Ok(Transform::Status),
+            _ => {}
+        }
+        if let Some(prefix) = s.strip_prefix("annotations:") {
+            if prefix.is_empty() {
+                return Err("`annotations:` needs a key prefix after the colon".to_owned());
+            }
+            return Ok(Transform::Annotations(prefix.to_owned()));
+        }
+        if !s.contains('.') {
+            return Err(format!(
+                "unknown transform {s:?}; expected managed-fields, last-applied, status, \
+                 annotations:PREFIX or a dotted field path such as spec.volumes"
+            ));
+        }
+        let path: Vec<String> = s.split('.').map(str::to_owned).collect();
+        if path.iter().any(|p| {
+            p.is_empty()
+                || !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        }) {
+            return Err(format!(
+                "invalid field path {s:?}: expected names joined by `.`"
+            ));
+        }
+        if KEPT_FIELDS.contains(&s) {
+            return Err(format!(
+                "`{s}` cannot be cut: the informer keys and watches objects by it"
+            ));
+        }
+        Ok(Transform::Field(path))
+    }
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transform::ManagedFields => f.write_str("managed-fields"),
+            Transform::LastApplied => f.write_str("last-applied"),
+            Transform::Status => f.write_str("status"),
+            Transform::Annotations(prefix) => write!(f, "annotations:{prefix}"),
+            Transform::Field(path) => f.write_str(&path.join(".")),
+        }
+    }
+}
+
+impl Serialize for Transform {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Transform {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Transform, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transforms_round_trip_through_their_names() {
+        for name in [
+            "managed-fields",
+            "last-applied",
+            "status",
+            "annotations:example.com/",
+            "spec.volumes",
+            "metadata.labels",
+        ] {
+            let t: Transform = name.parse().unwrap();
+            assert_eq!(t.to_string(), name);
+        }
+    }
+
+    #[test]
+    fn transforms_that_would_break_the_informer_are_refused() {
+        for bad in ["metadata.name", "metadata.resourceVersion", "metadata"] {
+            let e = bad.parse::<Transform>().unwrap_err();
+            assert!(e.contains("cannot be cut") || e.contains("unknown"), "{e}");
+        }
+        assert!("spec..volumes".parse::<Transform>().is_err());
+        assert!("annotations:".parse::<Transform>().is_err());
+        assert!("managedfields".parse::<Transform>().is_err());
+    }
+}
