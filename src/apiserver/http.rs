@@ -1324,6 +1324,73 @@ mod tests {
         assert_eq!(lines[0]["object"]["reason"], "Expired");
     }
 
+    /// Sends a GET with an `Accept` header; returns the body's lines as JSON.
+    async fn get_accepting(server: &ApiServer, uri: &str, accept: &str) -> Vec<serde_json::Value> {
+        use tower::ServiceExt;
+        let request = axum::http::Request::builder()
+            .uri(uri)
+            .header(header::ACCEPT, accept)
+            .body(Body::empty())
+            .expect("a test request is well-formed");
+        let response = router(server.clone()).oneshot(request).await.unwrap();
+        let body = response.into_body();
+        let bytes = tokio::time::timeout(Duration::from_secs(1), async {
+            // A watch never ends by itself: read what it has sent so far.
+            let mut stream = body.into_data_stream();
+            let mut all = Vec::new();
+            while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
+                Duration::from_millis(50),
+                futures::StreamExt::next(&mut stream),
+            )
+            .await
+            {
+                all.extend_from_slice(&chunk);
+            }
+            all
+        })
+        .await
+        .unwrap();
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice(line).unwrap())
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn metadata_clients_get_partial_object_metadata_on_list_and_watch() {
+        let mut spec = crate::apiserver::generate::test_spec();
+        spec.count = 3;
+        let server = ApiServer::new(spec.clone());
+        // client-go's metadata informer puts protobuf first; this server skips it.
+        let accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        let list = get_accepting(&server, "/api/v1/pods", accept).await;
+        assert_eq!(list[0]["kind"], "PartialObjectMetadataList");
+        assert_eq!(list[0]["apiVersion"], "meta.k8s.io/v1");
+        let items = list[0]["items"].as_array().unwrap();
+        assert_eq!(items.len(), 3);
+        for item in items {
+            assert_eq!(item["kind"], "PartialObjectMetadata");
+            assert!(item["metadata"]["uid"].is_string());
+            assert!(item.get("spec").is_none() && item.get("status").is_none());
+        }
+        let watch = get_accepting(
+            &server,
+            "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        )
+        .await;
+        assert_eq!(watch.len(), 4, "{watch:?}");
+        assert_eq!(watch[0]["object"]["kind"], "PartialObjectMetadata");
+        assert!(watch[0]["object"].get("spec").is_none());
+        assert_eq!(watch[3]["type"], "BOOKMARK");
+        assert_eq!(watch[3]["object"]["apiVersion"], "meta.k8s.io/v1");
+        // Without the parameter, whole objects.
+        let full = get_accepting(&server, "/api/v1/pods", "application/json").await;
+        assert_eq!(full[0]["kind"], "PodList");
+        assert!(full[0]["items"][0].get("spec").is_some());
+    }
+
     #[tokio::test]
     async fn selectors_filter_lists_and_get_by_name_finds_one() {
         let spec = crate::apiserver::generate::test_spec();
