@@ -864,7 +864,10 @@ fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
 
 impl WatchCursor {
     async fn next_line(&mut self) -> Option<Bytes> {
-        if self.finished || self.slot.is_terminated() {
+        if self.finished
+            || self.slot.is_terminated()
+            || self.disconnect.has_changed().unwrap_or(true)
+        {
             return None;
         }
         if let Some(version) = self.initial.next() {

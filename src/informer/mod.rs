@@ -262,3 +262,103 @@ fn handle<K: Object>(
         Event::Delete(obj) => store.delete(&obj),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::{ApiServer, transport};
+    use crate::scenario::{Implementation, InitialSync, ObjectSpec};
+
+    /// Waits on the paused clock until the informer has synced and a watch has been sent
+    /// everything, as the runner does.
+    async fn caught_up(server: &ApiServer, informer: &Informer) {
+        let target = server.resource_version();
+        for _ in 0..10_000 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            if informer.status().synced && server.watch_position().is_some_and(|p| p >= target) {
+                return;
+            }
+        }
+        panic!("the informer did not catch up");
+    }
+
+    fn store_matches_server(server: &ApiServer, informer: &Informer) -> bool {
+        let mut truth: Vec<(String, String, String)> = server
+            .truth()
+            .into_iter()
+            .map(|t| (t.key, t.resource_version.to_string(), t.uid))
+            .collect();
+        let mut store: Vec<(String, String, String)> = informer
+            .identities()
+            .into_iter()
+            .map(|i| (i.key, i.resource_version, i.uid))
+            .collect();
+        truth.sort();
+        store.sort();
+        truth == store
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_list_cut_short_starts_over_and_ends_with_the_servers_state() {
+        for implementation in [Implementation::Builtin, Implementation::KubeRuntime] {
+            let server = ApiServer::new(ObjectSpec::pods(1000));
+            // Every object's version lies inside the history, so a watch resumed from
+            // any of them would be answered, not expired: only a fresh sync is right.
+            server.update(
+                crate::scenario::Amount::Fraction(1.0),
+                &Default::default(),
+                1,
+            );
+            let client = transport::client(&server);
+            let mut config = VariantConfig::defaults(implementation);
+            config.initial_sync = InitialSync::WatchList;
+            let informer = spawn(client, ObjectKind::Pod, &config);
+            // Let some initial events through, then end every watch mid-stream.
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+            assert!(!informer.status().synced, "{implementation:?}");
+            server.disconnect_watchers();
+            server.delete(crate::scenario::Amount::Count(10), &Default::default(), 7);
+            caught_up(&server, &informer).await;
+            assert_eq!(informer.len(), 990, "{implementation:?}");
+            assert!(
+                store_matches_server(&server, &informer),
+                "{implementation:?}"
+            );
+            assert!(server.requests().watch >= 2, "{implementation:?}");
+            informer.abort();
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_list_rule_and_relist_strategy_follows_the_server() {
+        use crate::scenario::{ListRules, Relist, StoreMode};
+        for list_rules in [ListRules::ClientGo, ListRules::KubeRuntime] {
+            for relist in [Relist::Buffered, Relist::Incremental] {
+                for store in [StoreMode::SharedArray, StoreMode::PerItemCopy] {
+                    let server = ApiServer::new(ObjectSpec::pods(120));
+                    let client = transport::client(&server);
+                    let mut config = VariantConfig::defaults(Implementation::Builtin);
+                    config.list_rules = list_rules;
+                    config.relist = relist;
+                    config.store = store;
+                    config.page_size = 25;
+                    let informer = spawn(client, ObjectKind::Pod, &config);
+                    caught_up(&server, &informer).await;
+                    let at = format!("{list_rules:?} {relist:?} {store:?}");
+                    assert!(store_matches_server(&server, &informer), "{at}");
+                    // Deletions while the watch is down, then a forced relist.
+                    server.disconnect_watchers();
+                    server.delete(crate::scenario::Amount::Count(40), &Default::default(), 3);
+                    server.compact();
+                    caught_up(&server, &informer).await;
+                    assert_eq!(informer.len(), 80, "{at}");
+                    assert!(store_matches_server(&server, &informer), "{at}");
+                    assert_eq!(informer.status().lists, 2, "{at}");
+                    informer.abort();
+                }
+            }
+        }
+    }
+}

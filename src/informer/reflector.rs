@@ -22,6 +22,8 @@ use crate::scenario::{InitialSync, ListRules};
 const CLIENT_GO_WATCH_TIMEOUT_SECONDS: u32 = 300;
 /// kube's default watch timeout (it caps it below 295 s).
 const KUBE_WATCH_TIMEOUT_SECONDS: u32 = 290;
+/// How long the reflector waits before it syncs again after a watch-list was cut short.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 /// The annotation of the bookmark that ends a watch-list's initial events.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
@@ -117,7 +119,8 @@ impl<K: Object> Reflector<K> {
     }
 
     /// Gets the whole state into `sink` as `Init`, pages, `InitDone`. With watch-list the
-    /// state arrives on a watch, which is returned to go on with; with LIST, `None`.
+    /// state arrives on a watch, which is returned to go on with; with LIST, `None`. A
+    /// watch-list cut short starts over until it completes.
     pub async fn sync(
         &mut self,
         sink: &mut impl FnMut(Event<K>),
@@ -127,7 +130,7 @@ impl<K: Object> Reflector<K> {
                 self.list(sink).await?;
                 Ok(None)
             }
-            InitialSync::WatchList => {
+            InitialSync::WatchList => loop {
                 let rv = match self.rules.list_rules {
                     // client-go's watch-list asks the last version it knows ("" at first).
                     ListRules::ClientGo if !self.last_sync_unavailable => self.last_sync.clone(),
@@ -137,15 +140,15 @@ impl<K: Object> Reflector<K> {
                 };
                 sink(Event::Init);
                 let mut stream = self.open_watch(&rv, true).await?;
-                match self.follow(&mut stream, sink, true).await? {
-                    WatchEnd::Closed => Ok(Some(stream)),
-                    // Cut short: the next sync starts over with the newest state.
-                    WatchEnd::Expired => {
-                        self.last_sync_unavailable = true;
-                        Ok(None)
-                    }
+                if self.follow(&mut stream, sink, true).await? == WatchEnd::Closed {
+                    return Ok(Some(stream));
                 }
-            }
+                // Cut short before the initial events ended (410, or the stream closed):
+                // start over with the newest state, after a pause as client-go's backoff
+                // would make (fixed, on the virtual clock, so that runs repeat).
+                self.last_sync_unavailable = true;
+                tokio::time::sleep(RETRY_PAUSE).await;
+            },
         }
     }
 
