@@ -128,6 +128,16 @@ impl ObjectKind {
         }
     }
 
+    /// The kind's top-level fields besides `apiVersion` and `kind`: where a transform's
+    /// field path can start.
+    pub fn top_level_fields(self) -> &'static [&'static str] {
+        match self {
+            ObjectKind::Pod => &["metadata", "spec", "status"],
+            ObjectKind::ConfigMap => &["metadata", "data", "binaryData", "immutable"],
+            ObjectKind::Secret => &["metadata", "data", "stringData", "type", "immutable"],
+        }
+    }
+
     /// The kind for a plural resource name.
     pub fn from_plural(plural: &str) -> Option<ObjectKind> {
         ObjectKind::ALL.into_iter().find(|k| k.plural() == plural)
@@ -471,6 +481,14 @@ fn variant_from_raw(i: usize, raw: RawVariant, objects: &ObjectSpec) -> Result<V
             }
             Transform::Status if config.projection == Projection::Metadata => {
                 Some("a metadata-only informer receives no `status`".to_owned())
+            }
+            Transform::Field(path) if !objects.kind.top_level_fields().contains(&&*path[0]) => {
+                Some(format!(
+                    "a {} has no field `{}`; its fields are {}",
+                    objects.kind.as_str(),
+                    path[0],
+                    objects.kind.top_level_fields().join(", ")
+                ))
             }
             Transform::Field(path)
                 if config.projection == Projection::Metadata && path[0] != "metadata" =>
@@ -1011,6 +1029,8 @@ kind = "list"
         assert!(e.contains("at `variant[0].transform[1]` (line 7)"), "{e}");
         let e = error("projection = \"metadata\"\ntransform = [\"spec.volumes\"]");
         assert!(e.contains("only `metadata`"), "{e}");
+        let e = error("transform = [\"managedfields\"]");
+        assert!(e.contains("a Pod has no field `managedfields`"), "{e}");
         let e = error("relist = \"sometimes\"");
         assert!(e.contains("variant") && e.contains("incremental"), "{e}");
         let cm = MINIMAL.replace("count = 10", "count = 10\nkind = \"ConfigMap\"");
@@ -1021,6 +1041,9 @@ kind = "list"
         .unwrap_err()
         .to_string();
         assert!(e.contains("a ConfigMap has no `status`"), "{e}");
+        let data = cm.replace("name = \"a\"", "name = \"a\"\ntransform = [\"data\"]");
+        let s = Scenario::parse(Path::new("x.toml"), &data).unwrap();
+        assert_eq!(s.variants[0].config.transform[0].to_string(), "data");
     }
 
     #[test]
