@@ -4,10 +4,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::apiserver::serve::ServeConfig;
-use crate::{Command, RunConfig};
+use crate::report::compare::Tolerance;
+use crate::report::diff::DiffFormat;
+use crate::{CheckConfig, Command, DiffConfig, RunConfig};
 
 /// Memory profiler for Kubernetes informers.
 ///
@@ -15,7 +17,14 @@ use crate::{Command, RunConfig};
 /// several informer variants side by side, each in its own process, and measures every
 /// phase with exact allocation counts and jemalloc statistics.
 #[derive(Debug, Parser)]
-#[command(name = "informer-mem", version, about, long_about = None)]
+#[command(
+    name = "informer-mem",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 ok; 1 a store did not match the server (run) or a regression \
+                  beyond tolerance (check); 2 bad input or a runtime error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Subcommands,
@@ -46,9 +55,46 @@ enum Subcommands {
         #[arg(long, value_name = "PATH")]
         kubeconfig: Option<PathBuf>,
     },
+    /// Compare two reports of one scenario, metric by metric.
+    Diff {
+        /// The report to compare against (e.g. the main branch's).
+        base: PathBuf,
+        /// The report to compare (e.g. the pull request's).
+        head: PathBuf,
+        /// How to print: a terminal table of what changed, a pull-request comment, or JSON.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Gate a report on a baseline: exit 1 if a figure rose beyond its tolerance.
+    ///
+    /// Allocation counts, bytes requested and API requests are exact (0%), live and peak
+    /// bytes get 1%, RSS, resident bytes and durations are not gated unless asked.
+    Check {
+        /// The report to check.
+        head: PathBuf,
+        /// The report it must not regress from.
+        #[arg(long, value_name = "REPORT")]
+        baseline: PathBuf,
+        /// How far a metric may rise, in percent of the baseline (repeatable), e.g.
+        /// `--tolerance live_bytes=2 --tolerance rss_bytes=10`.
+        #[arg(long = "tolerance", value_name = "METRIC=PCT", value_parser = parse_tolerance)]
+        tolerances: Vec<Tolerance>,
+    },
     /// Internal: run one variant of a job read from stdin (the runner starts this).
     #[command(name = "__run-variant", hide = true)]
     RunVariant,
+}
+
+/// `diff --format`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Markdown,
+    Json,
+}
+
+fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
+    text.parse()
 }
 
 impl Cli {
@@ -64,6 +110,24 @@ impl Cli {
                 scenario,
                 listen,
                 kubeconfig,
+            }),
+            Subcommands::Diff { base, head, format } => Command::Diff(DiffConfig {
+                base,
+                head,
+                format: match format {
+                    Format::Table => DiffFormat::Table,
+                    Format::Markdown => DiffFormat::Markdown,
+                    Format::Json => DiffFormat::Json,
+                },
+            }),
+            Subcommands::Check {
+                head,
+                baseline,
+                tolerances,
+            } => Command::Check(CheckConfig {
+                head,
+                baseline,
+                tolerances,
             }),
             Subcommands::RunVariant => Command::RunVariant,
         }

@@ -20,7 +20,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use report::render_table;
+use report::compare::{Comparison, Tolerances};
+use report::diff::{render_check, render_diff};
+use report::{Report, render_table};
 use runner::Progress;
 use runner::variant::Message;
 use scenario::Scenario;
@@ -37,8 +39,34 @@ pub enum Command {
     Run(RunConfig),
     /// Serve a scenario's objects over HTTP.
     Serve(apiserver::serve::ServeConfig),
+    /// Compare two reports.
+    Diff(DiffConfig),
+    /// Gate a report against a baseline.
+    Check(CheckConfig),
     /// Run one variant as a child process of `run`.
     RunVariant,
+}
+
+/// Settings of `informer-mem diff`.
+#[derive(Debug)]
+pub struct DiffConfig {
+    /// The report to compare against.
+    pub base: PathBuf,
+    /// The report to compare.
+    pub head: PathBuf,
+    /// How to print.
+    pub format: report::diff::DiffFormat,
+}
+
+/// Settings of `informer-mem check`.
+#[derive(Debug)]
+pub struct CheckConfig {
+    /// The report to check.
+    pub head: PathBuf,
+    /// The report it must not regress from.
+    pub baseline: PathBuf,
+    /// Tolerances beyond the defaults.
+    pub tolerances: Vec<report::compare::Tolerance>,
 }
 
 /// Settings of `informer-mem run`.
@@ -61,6 +89,25 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Serve(config) => {
             apiserver::serve::serve(&config)?;
             Ok(ExitCode::from(exit_codes::OK))
+        }
+        Command::Diff(config) => {
+            let base = Report::read(&config.base)?;
+            let head = Report::read(&config.head)?;
+            let comparison = Comparison::new(&base, &head, &Tolerances::default())?;
+            print!("{}", render_diff(&comparison, config.format));
+            Ok(ExitCode::from(exit_codes::OK))
+        }
+        Command::Check(config) => {
+            let baseline = Report::read(&config.baseline)?;
+            let head = Report::read(&config.head)?;
+            let tolerances = Tolerances::with(&config.tolerances);
+            let comparison = Comparison::new(&baseline, &head, &tolerances)?;
+            print!("{}", render_check(&comparison));
+            Ok(ExitCode::from(if comparison.failed() {
+                exit_codes::FAILED
+            } else {
+                exit_codes::OK
+            }))
         }
     }
 }

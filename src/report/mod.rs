@@ -3,6 +3,8 @@
 //! versioned by [`FORMAT_VERSION`]: keys may be added within a version, never renamed or
 //! removed.
 
+pub mod compare;
+pub mod diff;
 mod table;
 
 use std::io::Write;
@@ -227,6 +229,22 @@ impl PhaseReport {
 /// Failure to write or read a report.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Reading the file failed.
+    #[error("failed to read report `{}`", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The file is not a report this build can read.
+    #[error("failed to read report `{}`: {why}", path.display())]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Writing the file failed.
     #[error("failed to write report `{}`", path.display())]
     Write {
@@ -238,6 +256,40 @@ pub enum Error {
 }
 
 impl Report {
+    /// Reads a report written by `run`. A report of another format version is refused
+    /// before anything else is read from it, since its keys may mean other things.
+    pub fn read(path: &Path) -> Result<Report, Error> {
+        let text = std::fs::read(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let invalid = |why: String| Error::Invalid {
+            path: path.to_owned(),
+            why,
+        };
+        let value: serde_json::Value =
+            serde_json::from_slice(&text).map_err(|e| invalid(format!("not JSON: {e}")))?;
+        match value
+            .get("format_version")
+            .and_then(serde_json::Value::as_u64)
+        {
+            Some(v) if v == u64::from(FORMAT_VERSION.0) => {}
+            Some(v) => {
+                return Err(invalid(format!(
+                    "format_version {v} is not one this build reads ({}); use the \
+                     informer-mem that wrote it, or run the scenario again",
+                    FORMAT_VERSION.0
+                )));
+            }
+            None => {
+                return Err(invalid(
+                    "no `format_version`: not an informer-mem report".to_owned(),
+                ));
+            }
+        }
+        serde_json::from_value(value).map_err(|e| invalid(format!("not a valid report: {e}")))
+    }
+
     /// Phases whose store did not match the server although the scenario expected it to:
     /// (variant, phase).
     pub fn unexpected_inconsistencies(

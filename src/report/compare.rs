@@ -1,0 +1,444 @@
+//! Two reports side by side: the data model `diff` renders and `check` gates on.
+//!
+//! A [`Comparison`] pairs the base and head figures of every metric of every phase of
+//! every variant, and says for each whether it moved beyond its [`Tolerances`]. Metrics
+//! are a closed set ([`Metric`]); each knows whether it is exact (allocation counts, bytes,
+//! requests: identical run to run on one build, so gated at 0% by default) or advisory
+//! (RSS, resident, durations: never gated unless asked).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::{PhaseReport, Report};
+
+/// A figure of a phase that two reports can disagree on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Allocations during the phase.
+    AllocCount,
+    /// Deallocations during the phase.
+    DeallocCount,
+    /// Reallocations during the phase.
+    ReallocCount,
+    /// Bytes requested during the phase.
+    AllocBytes,
+    /// Bytes live at the phase's end.
+    LiveBytes,
+    /// Highest live bytes within the phase.
+    PeakLiveBytes,
+    /// LIST requests.
+    ListRequests,
+    /// WATCH requests.
+    WatchRequests,
+    /// Watch events sent.
+    WatchEvents,
+    /// Response bytes served.
+    BytesServed,
+    /// jemalloc's resident bytes at the phase's end (advisory).
+    ResidentBytes,
+    /// Process RSS at the phase's end (advisory).
+    RssBytes,
+    /// Highest RSS within the phase (advisory).
+    RssPeakBytes,
+    /// Wall-clock duration (advisory).
+    DurationMs,
+}
+
+impl Metric {
+    /// Every metric, in the order tables show them.
+    pub const ALL: [Metric; 14] = [
+        Metric::AllocCount,
+        Metric::DeallocCount,
+        Metric::ReallocCount,
+        Metric::AllocBytes,
+        Metric::LiveBytes,
+        Metric::PeakLiveBytes,
+        Metric::ListRequests,
+        Metric::WatchRequests,
+        Metric::WatchEvents,
+        Metric::BytesServed,
+        Metric::ResidentBytes,
+        Metric::RssBytes,
+        Metric::RssPeakBytes,
+        Metric::DurationMs,
+    ];
+
+    /// The metric's name on the command line and in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::AllocCount => "alloc_count",
+            Metric::DeallocCount => "dealloc_count",
+            Metric::ReallocCount => "realloc_count",
+            Metric::AllocBytes => "alloc_bytes",
+            Metric::LiveBytes => "live_bytes",
+            Metric::PeakLiveBytes => "peak_live_bytes",
+            Metric::ListRequests => "list_requests",
+            Metric::WatchRequests => "watch_requests",
+            Metric::WatchEvents => "watch_events",
+            Metric::BytesServed => "bytes_served",
+            Metric::ResidentBytes => "resident_bytes",
+            Metric::RssBytes => "rss_bytes",
+            Metric::RssPeakBytes => "rss_peak_bytes",
+            Metric::DurationMs => "duration_ms",
+        }
+    }
+
+    /// Whether the figure repeats exactly run to run on one build.
+    pub fn is_exact(self) -> bool {
+        !matches!(
+            self,
+            Metric::ResidentBytes | Metric::RssBytes | Metric::RssPeakBytes | Metric::DurationMs
+        )
+    }
+
+    /// The tolerance `check` applies unless told otherwise, in percent: counts and bytes
+    /// requested are exact (0%), live and peak bytes 1% (a new dependency's static data
+    /// moves them a little), advisory figures are not gated.
+    pub fn default_tolerance(self) -> Option<f64> {
+        match self {
+            Metric::LiveBytes | Metric::PeakLiveBytes => Some(1.0),
+            m if m.is_exact() => Some(0.0),
+            _ => None,
+        }
+    }
+
+    /// The metric's value in `phase`, when the report has it.
+    fn of(self, phase: &PhaseReport) -> Option<f64> {
+        let m = &phase.measurement;
+        let r = &phase.api_requests;
+        let n = |v: u64| Some(v as f64);
+        match self {
+            Metric::AllocCount => n(m.alloc_count),
+            Metric::DeallocCount => n(m.dealloc_count),
+            Metric::ReallocCount => n(m.realloc_count),
+            Metric::AllocBytes => n(m.alloc_bytes.0),
+            Metric::LiveBytes => n(m.live_bytes.0),
+            Metric::PeakLiveBytes => n(m.peak_live_bytes.0),
+            Metric::ListRequests => n(r.list),
+            Metric::WatchRequests => n(r.watch),
+            Metric::WatchEvents => n(r.watch_events),
+            Metric::BytesServed => n(r.bytes),
+            Metric::ResidentBytes => m.jemalloc.map(|j| j.resident.0 as f64),
+            Metric::RssBytes => m.rss_bytes.map(|b| b.0 as f64),
+            Metric::RssPeakBytes => m.rss_peak_bytes.map(|b| b.0 as f64),
+            Metric::DurationMs => Some(m.duration_ms),
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Metric, String> {
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
+                format!("unknown metric {s:?}; expected one of {}", names.join(", "))
+            })
+    }
+}
+
+/// How far each metric may move before `check` calls it a change, in percent of the base.
+/// A metric without a tolerance is shown but never gated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerances(BTreeMap<Metric, f64>);
+
+impl Default for Tolerances {
+    fn default() -> Tolerances {
+        Tolerances(
+            Metric::ALL
+                .into_iter()
+                .filter_map(|m| m.default_tolerance().map(|t| (m, t)))
+                .collect(),
+        )
+    }
+}
+
+impl Tolerances {
+    /// The defaults with `overrides` applied (`METRIC=PCT`; a later one wins).
+    pub fn with(overrides: &[Tolerance]) -> Tolerances {
+        let mut tolerances = Tolerances::default();
+        for t in overrides {
+            tolerances.0.insert(t.metric, t.percent);
+        }
+        tolerances
+    }
+
+    /// The tolerance of `metric`, if it is gated.
+    pub fn of(&self, metric: Metric) -> Option<f64> {
+        self.0.get(&metric).copied()
+    }
+}
+
+/// One `--tolerance METRIC=PCT`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Which metric.
+    pub metric: Metric,
+    /// How far it may move, in percent of the base.
+    pub percent: f64,
+}
+
+impl FromStr for Tolerance {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Tolerance, String> {
+        let (metric, percent) = s
+            .split_once('=')
+            .ok_or_else(|| format!("expected METRIC=PCT, such as live_bytes=2, not {s:?}"))?;
+        let percent = percent.trim_end_matches('%');
+        let percent: f64 = percent
+            .parse()
+            .ok()
+            .filter(|p: &f64| p.is_finite() && *p >= 0.0)
+            .ok_or_else(|| format!("tolerance {percent:?} is not a percentage of 0 or more"))?;
+        Ok(Tolerance {
+            metric: metric.parse()?,
+            percent,
+        })
+    }
+}
+
+/// What a metric did between the reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Rose beyond its tolerance.
+    Regression,
+    /// Fell beyond its tolerance.
+    Improvement,
+    /// Moved, within its tolerance (or it is not gated).
+    Within,
+    /// The same figure.
+    Unchanged,
+}
+
+/// One metric of one phase of one variant, in both reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The variant's name.
+    pub variant: String,
+    /// The phase's name.
+    pub phase: String,
+    /// The metric.
+    pub metric: Metric,
+    /// Its value in the base report.
+    pub base: f64,
+    /// Its value in the head report.
+    pub head: f64,
+    /// `head - base`.
+    pub delta: f64,
+    /// The change in percent of the base (`None` when the base is 0 and the head is not).
+    pub percent: Option<f64>,
+    /// The tolerance applied, in percent; `None` when the metric is not gated.
+    pub tolerance: Option<f64>,
+    /// What it did.
+    pub verdict: Verdict,
+}
+
+/// A phase whose store matched the server in the base report and not in the head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LostConsistency {
+    /// The variant's name.
+    pub variant: String,
+    /// The phase's name.
+    pub phase: String,
+}
+
+/// Two reports of the same scenario, metric by metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The scenario both reports ran.
+    pub scenario: String,
+    /// Every metric both reports have, in variant, phase and metric order.
+    pub rows: Vec<Row>,
+    /// Phases whose store became inconsistent: always a regression.
+    pub lost_consistency: Vec<LostConsistency>,
+}
+
+/// Why two reports cannot be compared.
+#[derive(Debug, thiserror::Error)]
+#[error("the reports cannot be compared: {0}")]
+pub struct Incomparable(String);
+
+impl Comparison {
+    /// Compares `head` with `base`. Both must have run the same scenario on the same objects,
+    /// with the same variants and phases in the same order.
+    pub fn new(
+        base: &Report,
+        head: &Report,
+        tolerances: &Tolerances,
+    ) -> Result<Comparison, Incomparable> {
+        let (b, h) = (&base.scenario, &head.scenario);
+        if b.name != h.name {
+            return Err(Incomparable(format!(
+                "the base ran scenario {:?}, the head {:?}",
+                b.name, h.name
+            )));
+        }
+        if b.objects != h.objects || b.apiserver != h.apiserver {
+            return Err(Incomparable(format!(
+                "scenario {:?} serves other objects in the two reports (compare their `scenario.objects`)",
+                b.name
+            )));
+        }
+        let names = |r: &Report| -> Vec<(String, Vec<String>)> {
+            r.variants
+                .iter()
+                .map(|v| {
+                    (
+                        v.name.clone(),
+                        v.phases.iter().map(|p| p.name.clone()).collect(),
+                    )
+                })
+                .collect()
+        };
+        if names(base) != names(head) {
+            return Err(Incomparable(
+                "the variants or their completed phases differ (a variant was added, removed, \
+                 renamed or failed)"
+                    .to_owned(),
+            ));
+        }
+        let mut rows = Vec::new();
+        let mut lost_consistency = Vec::new();
+        for (vb, vh) in base.variants.iter().zip(&head.variants) {
+            for (pb, ph) in vb.phases.iter().zip(&vh.phases) {
+                if pb.consistency.consistent && !ph.consistency.consistent {
+                    lost_consistency.push(LostConsistency {
+                        variant: vb.name.clone(),
+                        phase: pb.name.clone(),
+                    });
+                }
+                for metric in Metric::ALL {
+                    let (Some(base), Some(head)) = (metric.of(pb), metric.of(ph)) else {
+                        continue;
+                    };
+                    rows.push(row(&vb.name, &pb.name, metric, base, head, tolerances));
+                }
+            }
+        }
+        Ok(Comparison {
+            scenario: b.name.clone(),
+            rows,
+            lost_consistency,
+        })
+    }
+
+    /// Rows that rose beyond their tolerance.
+    pub fn regressions(&self) -> impl Iterator<Item = &Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Regression)
+    }
+
+    /// Rows that fell beyond their tolerance.
+    pub fn improvements(&self) -> impl Iterator<Item = &Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Improvement)
+    }
+
+    /// Rows whose figure moved at all.
+    pub fn changed(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.verdict != Verdict::Unchanged)
+    }
+
+    /// Whether `check` fails: a regression, or a store that stopped matching the server.
+    pub fn failed(&self) -> bool {
+        self.regressions().next().is_some() || !self.lost_consistency.is_empty()
+    }
+}
+
+fn row(
+    variant: &str,
+    phase: &str,
+    metric: Metric,
+    base: f64,
+    head: f64,
+    tolerances: &Tolerances,
+) -> Row {
+    let delta = head - base;
+    let percent = if base != 0.0 {
+        Some(delta / base * 100.0)
+    } else if delta == 0.0 {
+        Some(0.0)
+    } else {
+        None
+    };
+    let tolerance = tolerances.of(metric);
+    let verdict = if delta == 0.0 {
+        Verdict::Unchanged
+    } else {
+        match (tolerance, percent) {
+            (None, _) => Verdict::Within,
+            (Some(t), Some(p)) if p.abs() <= t => Verdict::Within,
+            _ if delta > 0.0 => Verdict::Regression,
+            _ => Verdict::Improvement,
+        }
+    };
+    Row {
+        variant: variant.to_owned(),
+        phase: phase.to_owned(),
+        metric,
+        base,
+        head,
+        delta,
+        percent,
+        tolerance,
+        verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerances_parse_and_override_the_defaults() {
+        let t: Tolerance = "live_bytes=2.5".parse().unwrap();
+        assert_eq!(t.metric, Metric::LiveBytes);
+        assert_eq!(t.percent, 2.5);
+        assert_eq!("rss_bytes=10%".parse::<Tolerance>().unwrap().percent, 10.0);
+        assert!("live_bytes".parse::<Tolerance>().is_err());
+        assert!("live_bytes=-1".parse::<Tolerance>().is_err());
+        assert!(
+            "colour=1"
+                .parse::<Tolerance>()
+                .unwrap_err()
+                .contains("alloc_count")
+        );
+        let tolerances = Tolerances::with(&[t]);
+        assert_eq!(tolerances.of(Metric::LiveBytes), Some(2.5));
+        assert_eq!(tolerances.of(Metric::AllocCount), Some(0.0));
+        assert_eq!(tolerances.of(Metric::RssBytes), None);
+    }
+
+    #[test]
+    fn a_rise_beyond_tolerance_is_a_regression_and_a_fall_an_improvement() {
+        let t = Tolerances::default();
+        let r = row("v", "p", Metric::AllocCount, 100.0, 101.0, &t);
+        assert_eq!(r.verdict, Verdict::Regression);
+        assert_eq!(r.percent, Some(1.0));
+        let r = row("v", "p", Metric::AllocCount, 100.0, 99.0, &t);
+        assert_eq!(r.verdict, Verdict::Improvement);
+        let r = row("v", "p", Metric::LiveBytes, 1000.0, 1005.0, &t);
+        assert_eq!(r.verdict, Verdict::Within);
+        let r = row("v", "p", Metric::RssBytes, 1000.0, 9000.0, &t);
+        assert_eq!(r.verdict, Verdict::Within, "advisory figures are not gated");
+        let r = row("v", "p", Metric::ListRequests, 0.0, 1.0, &t);
+        assert_eq!((r.percent, r.verdict), (None, Verdict::Regression));
+    }
+}
