@@ -201,24 +201,13 @@ fn common_metadata(
     meta
 }
 
-/// An application's configuration: a YAML file and a few flat keys.
+/// An application's configuration: a YAML file and a few flat keys; or, with
+/// `spec.data_keys`, the shape [`shaped_data`] makes.
 pub fn config_map(spec: &ObjectSpec, id: Identity) -> ConfigMap {
-    let app = app_of(spec, id.index);
-    let ns = namespace(spec, id.index);
-    let yaml = format!(
-        "server:\n  port: 8080\n  shutdownGracePeriod: 25s\nlogging:\n  level: info\n  format: json\n\
-         upstream:\n  url: http://{app}.{ns}.svc.cluster.local:8080\n  timeout: 5s\n  retries: 3\n\
-         features:\n  revision: {}\n",
-        id.generation
-    );
-    let data: BTreeMap<String, String> = [
-        ("application.yaml", yaml),
-        ("LOG_LEVEL", "info".to_owned()),
-        ("REVISION", id.generation.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
+    let data: BTreeMap<String, String> = match spec.data_keys {
+        Some(keys) => shaped_data(spec, id, keys).collect(),
+        None => application_config(spec, id),
+    };
     let applied = ("ConfigMap", json!({ "data": &data }));
     ConfigMap {
         metadata: common_metadata(spec, id, &["data"], applied),
@@ -227,20 +216,68 @@ pub fn config_map(spec: &ObjectSpec, id: Identity) -> ConfigMap {
     }
 }
 
-/// An application's credentials, base64 on the wire as Secrets are.
+/// The default ConfigMap data: an application's YAML file and two flat keys.
+fn application_config(spec: &ObjectSpec, id: Identity) -> BTreeMap<String, String> {
+    let app = app_of(spec, id.index);
+    let ns = namespace(spec, id.index);
+    let yaml = format!(
+        "server:\n  port: 8080\n  shutdownGracePeriod: 25s\nlogging:\n  level: info\n  format: json\n\
+         upstream:\n  url: http://{app}.{ns}.svc.cluster.local:8080\n  timeout: 5s\n  retries: 3\n\
+         features:\n  revision: {}\n",
+        id.generation
+    );
+    [
+        ("application.yaml", yaml),
+        ("LOG_LEVEL", "info".to_owned()),
+        ("REVISION", id.generation.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// `keys` data entries in the shape of kube-runtime's memory benchmark: a short
+/// per-object `config.yaml`, then `keys - 1` values of `spec.data_bytes` bytes.
+fn shaped_data(
+    spec: &ObjectSpec,
+    id: Identity,
+    keys: u32,
+) -> impl Iterator<Item = (String, String)> + use<> {
+    let config = format!(
+        "setting: value-{}\ncount: {}\nrevision: {}",
+        id.index, id.index, id.generation
+    );
+    let filler = "x".repeat(spec.data_bytes as usize);
+    std::iter::once(("config.yaml".to_owned(), config)).chain((1..keys).map(move |k| {
+        let key = if k == 1 {
+            "extra".to_owned()
+        } else {
+            format!("extra-{k}")
+        };
+        (key, filler.clone())
+    }))
+}
+
+/// An application's credentials, base64 on the wire as Secrets are; or, with
+/// `spec.data_keys`, the shape [`shaped_data`] makes.
 pub fn secret(spec: &ObjectSpec, id: Identity) -> Secret {
     let mut rng = rng(
         spec.seed,
         &[0x5ec, u64::from(id.index), u64::from(id.generation)],
     );
-    let data = [
-        ("username", hex(&mut rng, 12)),
-        ("password", hex(&mut rng, 32)),
-        ("api-key", hex(&mut rng, 64)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), ByteString(v.into_bytes())))
-    .collect();
+    let data: BTreeMap<String, ByteString> = match spec.data_keys {
+        Some(keys) => shaped_data(spec, id, keys)
+            .map(|(k, v)| (k, ByteString(v.into_bytes())))
+            .collect(),
+        None => [
+            ("username", hex(&mut rng, 12)),
+            ("password", hex(&mut rng, 32)),
+            ("api-key", hex(&mut rng, 64)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), ByteString(v.into_bytes())))
+        .collect(),
+    };
     let applied = ("Secret", json!({ "data": &data, "type": "Opaque" }));
     Secret {
         metadata: common_metadata(spec, id, &["data", "type"], applied),

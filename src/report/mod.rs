@@ -146,19 +146,30 @@ pub struct PhaseReport {
     /// Requests the apiserver served during the phase.
     pub api_requests: RequestCounts,
     /// The store against the server's truth at the phase's end; its fields appear at this
-    /// level of the JSON.
-    #[serde(flatten)]
+    /// level of the JSON. (Keys added within format 1 read with defaults from reports
+    /// written before them.)
+    #[serde(flatten, default)]
     pub consistency: Consistency,
     /// Whether the scenario expects the store to match the server at the phase's end.
+    #[serde(default = "expected")]
     pub expect_consistent: bool,
     /// `peak_live_bytes / live_bytes`: how far above what it keeps the process rose
     /// within the phase (exact; 0 when nothing is live).
+    #[serde(default)]
     pub peak_over_live: f64,
+}
+
+fn expected() -> bool {
+    true
 }
 
 /// The consistency oracle's verdict on one store: its keys, resourceVersions and UIDs
 /// against the server's live objects.
+///
+/// A report written before the oracle existed reads as not `consistent`: nothing was
+/// checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Consistency {
     /// The store holds exactly the server's objects, each at the server's version.
     pub consistent: bool,

@@ -66,6 +66,18 @@ pub struct ObjectSpec {
     pub managed_fields: u32,
     /// Whether objects carry the `kubectl.kubernetes.io/last-applied-configuration` annotation.
     pub last_applied: bool,
+    /// ConfigMap and Secret data entries: `None` for the default application config (a YAML
+    /// file and two flat keys); `Some(n)` for a short per-object `config.yaml` and `n - 1`
+    /// values of `data_bytes` bytes each (kube-runtime's benchmark shape is 2 and 128).
+    #[serde(default)]
+    pub data_keys: Option<u32>,
+    /// Bytes of each value after the first when `data_keys` is set.
+    #[serde(default = "default_data_bytes")]
+    pub data_bytes: u32,
+}
+
+fn default_data_bytes() -> u32 {
+    128
 }
 
 impl ObjectSpec {
@@ -82,6 +94,8 @@ impl ObjectSpec {
             containers: 1,
             managed_fields: 2,
             last_applied: false,
+            data_keys: None,
+            data_bytes: default_data_bytes(),
         }
     }
 }
@@ -445,6 +459,28 @@ fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
             8,
         )?,
         last_applied: raw.last_applied.unwrap_or(defaults.last_applied),
+        data_keys: match &raw.data_keys {
+            None => None,
+            Some(v) if raw.kind == ObjectKind::Pod => {
+                return Err(Problem::at(
+                    "objects.data_keys",
+                    v.span(),
+                    "a Pod has no `data`: `data_keys` shapes ConfigMaps and Secrets",
+                ));
+            }
+            Some(v) => Some(int_in(v, "objects.data_keys", 1, 64)? as u32),
+        },
+        data_bytes: match &raw.data_bytes {
+            None => defaults.data_bytes,
+            Some(v) if raw.data_keys.is_none() => {
+                return Err(Problem::at(
+                    "objects.data_bytes",
+                    v.span(),
+                    "`data_bytes` sizes the values `data_keys` adds; set `data_keys` too",
+                ));
+            }
+            Some(v) => int_in(v, "objects.data_bytes", 0, 1 << 20)? as u32,
+        },
     })
 }
 
@@ -839,6 +875,7 @@ kind = "list"
         assert_eq!(s.objects.containers, 1);
         assert_eq!(s.objects.managed_fields, 2);
         assert!(!s.objects.last_applied);
+        assert_eq!(s.objects.data_keys, None);
         let config = &s.variants[0].config;
         assert_eq!(config, &VariantConfig::defaults(Implementation::Builtin));
         assert_eq!(config.store, StoreMode::PerItemCopy);

@@ -41,6 +41,8 @@ pub(super) struct RawObjects {
     pub containers: Option<Spanned<i64>>,
     pub managed_fields: Option<Spanned<i64>>,
     pub last_applied: Option<bool>,
+    pub data_keys: Option<Spanned<i64>>,
+    pub data_bytes: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -16,8 +16,10 @@ pub struct Variant {
     pub config: VariantConfig,
 }
 
-/// The settings of an informer variant.
+/// The settings of an informer variant. A report written before a setting existed reads
+/// with that setting's default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VariantConfig {
     /// Which informer runs.
     pub implementation: Implementation,
@@ -41,6 +43,12 @@ pub struct VariantConfig {
     pub transform_initial_events: bool,
     /// A deliberate bug, to show that the consistency oracle catches a wrong store.
     pub fault: Option<Fault>,
+}
+
+impl Default for VariantConfig {
+    fn default() -> VariantConfig {
+        VariantConfig::defaults(Implementation::Builtin)
+    }
 }
 
 impl VariantConfig {

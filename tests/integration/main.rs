@@ -617,3 +617,18 @@ fn diff_prints_what_changed_in_every_format() {
     assert_eq!(regressions.len(), 1);
     assert_eq!(regressions[0]["metric"], "live_bytes");
 }
+
+#[test]
+fn a_format_1_report_from_before_later_keys_still_reads() {
+    // Written by an earlier build: no oracle, no variant settings beyond `store` and
+    // `page_size`, no `peak_over_live`. Keys added within format 1 read with defaults.
+    let old = fixture("report-v1-before-oracle.json");
+    bin()
+        .arg("check")
+        .arg(&old)
+        .arg("--baseline")
+        .arg(&old)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("ok: "));
+}
