@@ -113,11 +113,6 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    /// The last resourceVersion seen.
-    pub fn last_sync(&self) -> &str {
-        &self.last_sync
-    }
-
     /// Gets the whole state into `sink` as `Init`, pages, `InitDone`. With watch-list the
     /// state arrives on a watch, which is returned to go on with; with LIST, `None`. A
     /// watch-list cut short starts over until it completes.
