@@ -53,12 +53,7 @@ pub fn render_check(comparison: &Comparison) -> String {
         if !regressions.is_empty() {
             out.push_str(&format!("{}\n", rows_table(&regressions, true)));
         }
-        for lost in &comparison.lost_consistency {
-            out.push_str(&format!(
-                "variant {:?}, phase {:?}: the store no longer matches the server\n",
-                lost.variant, lost.phase
-            ));
-        }
+        out.push_str(&lost_lines(comparison));
     } else {
         out.push_str(&format!(
             "ok: {} figures of scenario {:?} within tolerance\n",
@@ -99,13 +94,22 @@ fn render_table(comparison: &Comparison) -> String {
     if !changed.is_empty() {
         out.push_str(&format!("{}\n", rows_table(&changed, false)));
     }
-    for lost in &comparison.lost_consistency {
-        out.push_str(&format!(
-            "variant {:?}, phase {:?}: the store no longer matches the server\n",
-            lost.variant, lost.phase
-        ));
-    }
+    out.push_str(&lost_lines(comparison));
     out
+}
+
+/// One line per phase whose store stopped matching the server.
+fn lost_lines(comparison: &Comparison) -> String {
+    comparison
+        .lost_consistency
+        .iter()
+        .map(|lost| {
+            format!(
+                "variant {:?}, phase {:?}: the store no longer matches the server\n",
+                lost.variant, lost.phase
+            )
+        })
+        .collect()
 }
 
 fn rows_table(rows: &[&Row], gated_only: bool) -> Table {

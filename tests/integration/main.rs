@@ -518,14 +518,21 @@ fn edited_report(edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) 
     (dir, path)
 }
 
+/// `informer-mem check HEAD --baseline BASELINE`, ready for more arguments.
+fn check(head: impl AsRef<Path>, baseline: impl AsRef<Path>) -> Command {
+    let mut command = bin();
+    command
+        .arg("check")
+        .arg(head.as_ref())
+        .arg("--baseline")
+        .arg(baseline.as_ref());
+    command
+}
+
 #[test]
 fn check_passes_a_report_against_itself() {
     let baseline = repo_file("reports/kube-parity.json");
-    bin()
-        .arg("check")
-        .arg(&baseline)
-        .arg("--baseline")
-        .arg(&baseline)
+    check(&baseline, &baseline)
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with("ok: "));
@@ -537,11 +544,7 @@ fn check_fails_on_one_more_allocation_and_names_where() {
         let count = &mut r["variants"][2]["phases"][1]["alloc_count"];
         *count = Value::from(count.as_u64().unwrap() + 1);
     });
-    bin()
-        .arg("check")
-        .arg(&head)
-        .arg("--baseline")
-        .arg(repo_file("reports/kube-parity.json"))
+    check(&head, repo_file("reports/kube-parity.json"))
         .assert()
         .code(1)
         .stdout(predicate::str::contains("FAILED: 1 regression(s)"))
@@ -549,11 +552,7 @@ fn check_fails_on_one_more_allocation_and_names_where() {
         .stdout(predicate::str::contains("update"))
         .stdout(predicate::str::contains("alloc_count"));
     // A tolerance lets it through.
-    bin()
-        .arg("check")
-        .arg(&head)
-        .arg("--baseline")
-        .arg(repo_file("reports/kube-parity.json"))
+    check(&head, repo_file("reports/kube-parity.json"))
         .args(["--tolerance", "alloc_count=0.1"])
         .assert()
         .code(0);
@@ -562,25 +561,20 @@ fn check_fails_on_one_more_allocation_and_names_where() {
 #[test]
 fn check_refuses_another_format_version_and_another_scenario() {
     let (_dir, head) = edited_report(|r| r["format_version"] = Value::from(2));
-    bin()
-        .arg("check")
-        .arg(&head)
-        .arg("--baseline")
-        .arg(repo_file("reports/kube-parity.json"))
+    check(&head, repo_file("reports/kube-parity.json"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
             "format_version 2 is not one this build reads",
         ))
         .stderr(predicate::str::contains("head.json"));
-    bin()
-        .arg("check")
-        .arg(repo_file("reports/watch-list.json"))
-        .arg("--baseline")
-        .arg(repo_file("reports/kube-parity.json"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cannot be compared"));
+    check(
+        repo_file("reports/watch-list.json"),
+        repo_file("reports/kube-parity.json"),
+    )
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("cannot be compared"));
 }
 
 #[test]
@@ -623,11 +617,7 @@ fn a_format_1_report_from_before_later_keys_still_reads() {
     // Written by an earlier build: no oracle, no variant settings beyond `store` and
     // `page_size`, no `peak_over_live`. Keys added within format 1 read with defaults.
     let old = fixture("report-v1-before-oracle.json");
-    bin()
-        .arg("check")
-        .arg(&old)
-        .arg("--baseline")
-        .arg(&old)
+    check(&old, &old)
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with("ok: "));
