@@ -24,7 +24,7 @@ use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::scenario::{Fault, ObjectKind, Projection, VariantConfig};
+use crate::scenario::{Fault, Implementation, ObjectKind, Projection, VariantConfig};
 use object::{Identity, Object};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
@@ -133,8 +133,8 @@ pub fn spawn(client: kube::Client, kind: ObjectKind, config: &VariantConfig) -> 
 
 fn spawn_typed<K: Object>(client: kube::Client, config: &VariantConfig) -> Informer {
     match config.implementation {
-        crate::scenario::Implementation::Builtin => spawn_builtin::<K>(client, config),
-        crate::scenario::Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config),
+        Implementation::Builtin => spawn_builtin::<K>(client, config),
+        Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config),
     }
 }
 

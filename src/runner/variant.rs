@@ -173,11 +173,12 @@ async fn run_phase(
     let requests = server.requests().since(requests);
     // The oracle reads outside the measured window: what it allocates is freed before the
     // next phase starts.
-    let consistency = Consistency::check(&server.truth(), &informer.identities());
+    let identities = informer.identities();
+    let consistency = Consistency::check(&server.truth(), &identities);
     Ok(PhaseReport::new(
         phase,
         measurement,
-        informer.len() as u64,
+        identities.len() as u64,
         server.alive(),
         requests,
         consistency,
