@@ -93,14 +93,15 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Diff(config) => {
             let base = Report::read(&config.base)?;
             let head = Report::read(&config.head)?;
-            let comparison = Comparison::new(&base, &head, &Tolerances::default())?;
+            let tolerances = Tolerances::for_report(&head, &[]);
+            let comparison = Comparison::new(&base, &head, &tolerances)?;
             print!("{}", render_diff(&comparison, config.format));
             Ok(ExitCode::from(exit_codes::OK))
         }
         Command::Check(config) => {
             let baseline = Report::read(&config.baseline)?;
             let head = Report::read(&config.head)?;
-            let tolerances = Tolerances::with(&config.tolerances);
+            let tolerances = Tolerances::for_report(&head, &config.tolerances);
             let comparison = Comparison::new(&baseline, &head, &tolerances)?;
             print!("{}", render_check(&comparison));
             Ok(ExitCode::from(if comparison.failed() {

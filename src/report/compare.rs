@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{PhaseReport, Report};
 
 /// A figure of a phase that two reports can disagree on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Allocations during the phase.
@@ -167,13 +167,18 @@ impl Default for Tolerances {
 }
 
 impl Tolerances {
-    /// The defaults with `overrides` applied (`METRIC=PCT`; a later one wins).
-    pub fn with(overrides: &[Tolerance]) -> Tolerances {
-        let mut tolerances = Tolerances::default();
-        for t in overrides {
-            tolerances.0.insert(t.metric, t.percent);
-        }
-        tolerances
+    /// These tolerances with `overrides` applied; a later one wins.
+    pub fn with(mut self, overrides: impl IntoIterator<Item = (Metric, f64)>) -> Tolerances {
+        self.0.extend(overrides);
+        self
+    }
+
+    /// What `check` and `diff` apply to `head`: the defaults, then the scenario's `[gate]`
+    /// as the head report records it, then `--tolerance` options.
+    pub fn for_report(head: &Report, options: &[Tolerance]) -> Tolerances {
+        Tolerances::default()
+            .with(head.scenario.gate.iter().map(|(&m, &p)| (m, p)))
+            .with(options.iter().map(|t| (t.metric, t.percent)))
     }
 
     /// The tolerance of `metric`, if it is gated.
@@ -420,7 +425,7 @@ mod tests {
                 .unwrap_err()
                 .contains("alloc_count")
         );
-        let tolerances = Tolerances::with(&[t]);
+        let tolerances = Tolerances::default().with([(t.metric, t.percent)]);
         assert_eq!(tolerances.of(Metric::LiveBytes), Some(2.5));
         assert_eq!(tolerances.of(Metric::AllocCount), Some(0.0));
         assert_eq!(tolerances.of(Metric::RssBytes), None);

@@ -339,6 +339,7 @@ mod tests {
                 file: "synthetic.toml".to_owned(),
                 objects: ObjectSpec::pods(100),
                 apiserver: ApiServerSpec::default(),
+                gate: Default::default(),
             },
             variants: (0..variants).map(variant).collect(),
         }

@@ -14,13 +14,14 @@ use serde::{Deserialize, Serialize};
 
 pub use table::render_table;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::apiserver::{RequestCounts, TruthEntry};
 use crate::informer::object::Identity;
 use crate::measure::Measurement;
 use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
+use compare::Metric;
 
 /// Version of the report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,7 +64,7 @@ impl Tool {
 }
 
 /// The scenario, as far as a reader of the report needs it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioInfo {
     /// The scenario's name.
     pub name: String,
@@ -75,6 +76,9 @@ pub struct ScenarioInfo {
     pub objects: ObjectSpec,
     /// The apiserver's settings.
     pub apiserver: ApiServerSpec,
+    /// The scenario's `[gate]`: `check`'s tolerances in percent, over the defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gate: BTreeMap<Metric, f64>,
 }
 
 impl ScenarioInfo {
@@ -86,6 +90,7 @@ impl ScenarioInfo {
             file: scenario.file.display().to_string(),
             objects: scenario.objects.clone(),
             apiserver: scenario.apiserver.clone(),
+            gate: scenario.gate.clone(),
         }
     }
 }

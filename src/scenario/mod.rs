@@ -9,6 +9,7 @@
 mod raw;
 mod variant;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::apiserver::selector::LabelSelector;
+use crate::report::compare::Metric;
 use raw::{RawObjects, RawPhase, RawScenario, RawVariant};
 pub use variant::{
     Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules, Projection, Relist,
@@ -43,6 +45,10 @@ pub struct Scenario {
     pub variants: Vec<Variant>,
     /// Phases, run in order by every variant.
     pub phases: Vec<Phase>,
+    /// `check`'s tolerances for this scenario's reports, in percent, over the defaults
+    /// (the `[gate]` table).
+    #[serde(default)]
+    pub gate: BTreeMap<Metric, f64>,
 }
 
 /// The objects the built-in apiserver generates, and their shape.
@@ -387,6 +393,7 @@ impl Scenario {
                 Some(v) => Some(int_in(v, "apiserver.history_events", 1, 1 << 40)?),
             },
         };
+        let gate = gate_from_raw(&raw.gate)?;
         Ok(Scenario {
             name,
             description: raw.description,
@@ -395,6 +402,7 @@ impl Scenario {
             apiserver,
             variants,
             phases,
+            gate,
         })
     }
 }
@@ -770,6 +778,27 @@ fn amount_from_raw(p: &RawPhase, i: usize) -> Result<Amount, Problem> {
     }
 }
 
+/// The `[gate]` table: `METRIC = PCT`, as `check --tolerance METRIC=PCT` takes them.
+fn gate_from_raw(raw: &BTreeMap<String, Spanned<f64>>) -> Result<BTreeMap<Metric, f64>, Problem> {
+    raw.iter()
+        .map(|(name, percent)| {
+            let key = format!("gate.{name}");
+            let metric: Metric = name
+                .parse()
+                .map_err(|e: String| Problem::at(&key, percent.span(), e))?;
+            let value = *percent.as_ref();
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(Problem::at(
+                    &key,
+                    percent.span(),
+                    format!("{value} is not a percentage of 0 or more"),
+                ));
+            }
+            Ok((metric, value))
+        })
+        .collect()
+}
+
 fn int_in(v: &Spanned<i64>, key: &str, min: u64, max: u64) -> Result<u64, Problem> {
     let n = *v.as_ref();
     match u64::try_from(n) {
@@ -1096,6 +1125,24 @@ kind = "list"
         assert!(error_of(&bad).contains("a `relist` phase takes no `count`"));
         let bad = format!("{MINIMAL}[[phase]]\nkind = \"relist\"\ncompact = true\n");
         assert!(error_of(&bad).contains("always disconnects and compacts"));
+    }
+
+    #[test]
+    fn the_gate_table_takes_metric_names_and_percentages() {
+        let text = format!("{MINIMAL}[gate]\nlive_bytes = 2\nrss_bytes = 12.5\n");
+        let scenario = Scenario::parse(Path::new("x.toml"), &text).unwrap();
+        assert_eq!(
+            scenario.gate.into_iter().collect::<Vec<_>>(),
+            [(Metric::LiveBytes, 2.0), (Metric::RssBytes, 12.5)]
+        );
+        let e = error_of(&format!("{MINIMAL}[gate]\ncolour = 2\n"));
+        assert!(e.contains("at `gate.colour` (line 10)"), "{e}");
+        assert!(e.contains("alloc_count"), "{e}");
+        let e = error_of(&format!("{MINIMAL}[gate]\nlive_bytes = -1\n"));
+        assert!(e.contains("at `gate.live_bytes`"), "{e}");
+        assert!(e.contains("0 or more"), "{e}");
+        let e = error_of(&format!("{MINIMAL}[gate]\nlive_bytes = \"2%\"\n"));
+        assert!(e.contains("gate.live_bytes"), "{e}");
     }
 
     #[test]

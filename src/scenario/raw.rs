@@ -4,6 +4,8 @@
 //! values that need cross-field rules keep their [`Spanned`] position so that
 //! [`super::Scenario::from_raw`] can point at the line when it rejects them.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -25,6 +27,8 @@ pub(super) struct RawScenario {
     pub variant: Vec<RawVariant>,
     #[serde(default)]
     pub phase: Vec<RawPhase>,
+    #[serde(default)]
+    pub gate: BTreeMap<String, Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -559,6 +559,23 @@ fn check_fails_on_one_more_allocation_and_names_where() {
 }
 
 #[test]
+fn the_scenarios_gate_sets_tolerances_and_the_command_line_overrides_it() {
+    // The head report carries its scenario's `[gate]`, as `run` writes it.
+    let (_dir, head) = edited_report(|r| {
+        let count = &mut r["variants"][0]["phases"][0]["alloc_count"];
+        *count = Value::from(count.as_u64().unwrap() * 102 / 100);
+        r["scenario"]["gate"] = serde_json::json!({ "alloc_count": 5 });
+    });
+    let baseline = repo_file("reports/kube-parity.json");
+    check(&head, &baseline).assert().code(0);
+    check(&head, &baseline)
+        .args(["--tolerance", "alloc_count=1"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("alloc_count"));
+}
+
+#[test]
 fn check_refuses_another_format_version_and_another_scenario() {
     let (_dir, head) = edited_report(|r| r["format_version"] = Value::from(2));
     check(&head, repo_file("reports/kube-parity.json"))
