@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::apiserver::serve::ServeConfig;
+use crate::output::Destination;
 use crate::report::compare::Tolerance;
 use crate::report::diff::DiffFormat;
-use crate::{CheckConfig, Command, DiffConfig, RunConfig};
+use crate::report::export::ExportFormat;
+use crate::{ChartOutput, CheckConfig, Command, DiffConfig, ExportConfig, RunConfig};
 
 /// Memory profiler for Kubernetes informers.
 ///
@@ -23,7 +25,9 @@ use crate::{CheckConfig, Command, DiffConfig, RunConfig};
     about,
     long_about = None,
     after_help = "Exit codes: 0 ok; 1 a store did not match the server (run) or a regression \
-                  beyond tolerance (check); 2 bad input or a runtime error."
+                  beyond tolerance (check); 2 bad input or a runtime error.\n\
+                  Progress goes to standard error, on a terminal only as progress bars \
+                  (NO_COLOR turns their colour off)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -39,6 +43,28 @@ enum Subcommands {
         /// Where to write the JSON report [default: reports/<scenario name>.json].
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
+        /// Where to draw the chart (SVG) [default: beside the report, ending in .svg].
+        #[arg(long, value_name = "PATH", conflicts_with = "no_chart")]
+        chart: Option<PathBuf>,
+        /// Draw no chart.
+        #[arg(long)]
+        no_chart: bool,
+        #[command(flatten)]
+        exports: Exports,
+        /// Print no progress (the table and errors still print).
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Convert a report into another format: markdown, benchmark-tool JSON, a chart.
+    Export {
+        /// The report (JSON, as `run` writes it).
+        report: PathBuf,
+        /// The format to write.
+        #[arg(long, value_enum)]
+        format: ExportAs,
+        /// Where to write it; `-` is standard output.
+        #[arg(long, value_name = "PATH", default_value = "-")]
+        out: PathBuf,
     },
     /// Serve a scenario's objects over HTTP, for kubectl or any informer.
     ///
@@ -85,6 +111,65 @@ enum Subcommands {
     RunVariant,
 }
 
+/// `run --export-*`: extra outputs of a run; `-` is standard output (then the table goes
+/// to standard error).
+#[derive(Debug, clap::Args)]
+struct Exports {
+    /// Also write the JSON report here (e.g. `-` to pipe it).
+    #[arg(long, value_name = "PATH")]
+    export_json: Option<PathBuf>,
+    /// Write the results table as GitHub markdown.
+    #[arg(long, value_name = "PATH")]
+    export_markdown: Option<PathBuf>,
+    /// Write github-action-benchmark's `customSmallerIsBetter` JSON.
+    #[arg(long, value_name = "PATH")]
+    export_github_benchmark: Option<PathBuf>,
+    /// Write Bencher's metric format (BMF) JSON.
+    #[arg(long, value_name = "PATH")]
+    export_bencher: Option<PathBuf>,
+}
+
+impl Exports {
+    fn into_list(self) -> Vec<(ExportFormat, Destination)> {
+        [
+            (ExportFormat::Json, self.export_json),
+            (ExportFormat::Markdown, self.export_markdown),
+            (ExportFormat::GithubBenchmark, self.export_github_benchmark),
+            (ExportFormat::Bencher, self.export_bencher),
+        ]
+        .into_iter()
+        .filter_map(|(format, path)| Some((format, Destination::from(path?))))
+        .collect()
+    }
+}
+
+/// `export --format`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExportAs {
+    /// The report's JSON, as `run` writes it.
+    Json,
+    /// The results table as GitHub markdown.
+    Markdown,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON.
+    GithubBenchmark,
+    /// Bencher's metric format (BMF) JSON.
+    Bencher,
+    /// The chart (SVG).
+    Svg,
+}
+
+impl From<ExportAs> for ExportFormat {
+    fn from(format: ExportAs) -> ExportFormat {
+        match format {
+            ExportAs::Json => ExportFormat::Json,
+            ExportAs::Markdown => ExportFormat::Markdown,
+            ExportAs::GithubBenchmark => ExportFormat::GithubBenchmark,
+            ExportAs::Bencher => ExportFormat::Bencher,
+            ExportAs::Svg => ExportFormat::Svg,
+        }
+    }
+}
+
 /// `diff --format`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
@@ -101,7 +186,33 @@ impl Cli {
     /// The command these arguments ask for.
     pub fn into_command(self) -> Command {
         match self.command {
-            Subcommands::Run { scenario, out } => Command::Run(RunConfig { scenario, out }),
+            Subcommands::Run {
+                scenario,
+                out,
+                chart,
+                no_chart,
+                exports,
+                quiet,
+            } => Command::Run(RunConfig {
+                scenario,
+                out,
+                chart: if no_chart {
+                    ChartOutput::None
+                } else {
+                    chart.map_or(ChartOutput::BesideReport, ChartOutput::At)
+                },
+                exports: exports.into_list(),
+                quiet,
+            }),
+            Subcommands::Export {
+                report,
+                format,
+                out,
+            } => Command::Export(ExportConfig {
+                report,
+                format: format.into(),
+                out: Destination::from(out),
+            }),
             Subcommands::Serve {
                 scenario,
                 listen,
@@ -163,5 +274,43 @@ mod tests {
         };
         assert_eq!(config.scenario, PathBuf::from("s.toml"));
         assert_eq!(config.out, Some(PathBuf::from("r.json")));
+        assert_eq!(config.chart, ChartOutput::BesideReport);
+        assert!(config.exports.is_empty());
+        assert!(!config.quiet);
+    }
+
+    #[test]
+    fn run_takes_exports_and_a_dash_for_standard_output() {
+        let cli = Cli::try_parse_from([
+            "informer-mem",
+            "run",
+            "s.toml",
+            "--export-markdown",
+            "-",
+            "--export-bencher",
+            "b.json",
+            "--no-chart",
+            "-q",
+        ])
+        .unwrap();
+        let Command::Run(config) = cli.into_command() else {
+            panic!("expected run");
+        };
+        assert_eq!(
+            config.exports,
+            [
+                (ExportFormat::Markdown, Destination::Stdout),
+                (
+                    ExportFormat::Bencher,
+                    Destination::File(PathBuf::from("b.json"))
+                ),
+            ]
+        );
+        assert_eq!(config.chart, ChartOutput::None);
+        assert!(config.quiet);
+        assert!(
+            Cli::try_parse_from(["informer-mem", "run", "s", "--chart", "c.svg", "--no-chart"])
+                .is_err()
+        );
     }
 }

@@ -10,6 +10,8 @@ pub mod cli;
 pub mod exit_codes;
 pub mod informer;
 pub mod measure;
+pub mod output;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod scenario;
@@ -20,11 +22,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
+use output::Destination;
+use progress::{Mode, Reporter};
 use report::compare::{Comparison, Tolerances};
 use report::diff::{render_check, render_diff};
+use report::export::{self, ExportFormat};
 use report::{Report, render_table};
-use runner::Progress;
-use runner::variant::Message;
 use scenario::Scenario;
 
 // Unit tests measure with the same allocator the binary installs.
@@ -43,6 +46,8 @@ pub enum Command {
     Diff(DiffConfig),
     /// Gate a report against a baseline.
     Check(CheckConfig),
+    /// Convert a report into another format.
+    Export(ExportConfig),
     /// Run one variant as a child process of `run`.
     RunVariant,
 }
@@ -76,6 +81,34 @@ pub struct RunConfig {
     pub scenario: PathBuf,
     /// Where to write the JSON report; `None` for `reports/<scenario name>.json`.
     pub out: Option<PathBuf>,
+    /// Where to draw the chart.
+    pub chart: ChartOutput,
+    /// More outputs, each in its format.
+    pub exports: Vec<(ExportFormat, Destination)>,
+    /// Show no progress.
+    pub quiet: bool,
+}
+
+/// Where `run` draws its chart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChartOutput {
+    /// Beside the report, with the extension `.svg`.
+    BesideReport,
+    /// At this path (`-` is standard output).
+    At(PathBuf),
+    /// Nowhere.
+    None,
+}
+
+/// Settings of `informer-mem export`.
+#[derive(Debug)]
+pub struct ExportConfig {
+    /// The report to convert.
+    pub report: PathBuf,
+    /// Into what.
+    pub format: ExportFormat,
+    /// Where to write it.
+    pub out: Destination,
 }
 
 /// Runs a command; the exit code follows [`exit_codes`]. Errors mean exit code 2.
@@ -96,6 +129,14 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             let tolerances = Tolerances::for_report(&head, &[]);
             let comparison = Comparison::new(&base, &head, &tolerances)?;
             print!("{}", render_diff(&comparison, config.format));
+            Ok(ExitCode::from(exit_codes::OK))
+        }
+        Command::Export(config) => {
+            let report = Report::read(&config.report)?;
+            let text = export::render(&report, config.format);
+            config
+                .out
+                .write(config.format.describe(), text.as_bytes())?;
             Ok(ExitCode::from(exit_codes::OK))
         }
         Command::Check(config) => {
@@ -119,17 +160,42 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(format!("{}.json", scenario.name)));
-    if out.is_dir() {
-        bail!(
-            "failed to use `{}` as the report: it is a directory",
-            out.display()
-        );
+    let mut outputs = vec![(ExportFormat::Json, Destination::File(out.clone()))];
+    match &config.chart {
+        ChartOutput::BesideReport => outputs.push((
+            ExportFormat::Svg,
+            Destination::File(out.with_extension("svg")),
+        )),
+        ChartOutput::At(path) => outputs.push((ExportFormat::Svg, path.clone().into())),
+        ChartOutput::None => {}
     }
+    outputs.extend(config.exports.iter().cloned());
+    check_outputs(&outputs, &config.scenario)?;
     let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
-    let report = runner::run_scenario(&scenario, &exe, print_progress);
-    print!("{}", render_table(&report));
-    report.write_json(&out)?;
-    eprintln!("report written to {}", out.display());
+    let mut progress = Reporter::new(
+        Mode::detect(config.quiet),
+        scenario.phases.iter().map(|p| p.name.clone()).collect(),
+    );
+    let report = runner::run_scenario(&scenario, &exe, |p| progress.show(p));
+    progress.finish();
+    // Standard output belongs to an export that asked for it; the table moves aside.
+    let table = render_table(&report);
+    if outputs.iter().any(|(_, d)| *d == Destination::Stdout) {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    for (format, destination) in &outputs {
+        destination.write(
+            format.describe(),
+            export::render(&report, *format).as_bytes(),
+        )?;
+        if let Destination::File(path) = destination
+            && !config.quiet
+        {
+            eprintln!("wrote {} to {}", format.describe(), path.display());
+        }
+    }
     let failed = report.variants.iter().any(|v| v.error.is_some());
     let inconsistent = report.unexpected_inconsistencies().count();
     if inconsistent > 0 {
@@ -148,20 +214,20 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
     }))
 }
 
-fn print_progress(progress: Progress<'_>) {
-    match progress {
-        Progress::VariantStarted { index, total, name } => {
-            eprintln!("[{}/{total}] {name}", index + 1);
+/// Refuses, before anything runs, outputs that cannot be written, that would overwrite the
+/// scenario, that share a file, or that share standard output.
+fn check_outputs(outputs: &[(ExportFormat, Destination)], scenario: &Path) -> anyhow::Result<()> {
+    for (i, (format, destination)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, d)| d == destination) {
+            bail!(
+                "{} and {} would both go to {destination}; give each its own path",
+                other.describe(),
+                format.describe()
+            );
         }
-        Progress::Message(Message::Setup(_)) => {}
-        Progress::Message(Message::Phase(p)) => eprintln!(
-            "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
-            p.name,
-            p.objects,
-            p.measurement.live_bytes.to_string(),
-            p.measurement.peak_live_bytes.to_string(),
-            p.measurement.duration_ms
-        ),
-        Progress::Message(Message::Failed(e)) => eprintln!("      failed: {e}"),
     }
+    for (format, destination) in outputs {
+        destination.prepare(format.describe(), &[scenario])?;
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::compare::{Comparison, Metric, Row, Verdict};
-use super::table::thousands;
+use super::table::{markdown_cell as cell, thousands};
 use crate::units::Bytes;
 
 /// GitHub refuses comments longer than this many characters.
@@ -178,11 +178,6 @@ fn change(row: &Row) -> String {
     }
 }
 
-/// A markdown table cell: pipes escaped, no line breaks.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
-
 fn markdown_row(row: &Row) -> String {
     format!(
         "| {} | {} | `{}` | {} | {} | {} | {} |\n",
@@ -272,78 +267,8 @@ fn render_markdown(comparison: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::RequestCounts;
-    use crate::measure::Measurement;
     use crate::report::compare::Tolerances;
-    use crate::report::{
-        Consistency, FORMAT_VERSION, PhaseReport, Report, ScenarioInfo, Tool, VariantReport,
-    };
-    use crate::scenario::{ApiServerSpec, Implementation, ObjectSpec, PhaseKind, VariantConfig};
-    use crate::units::Bytes;
-
-    /// A report of `variants` x `phases` with figures that follow from the positions,
-    /// plus `bump` to every alloc_count of variant 1.
-    fn report(variants: usize, phases: usize, bump: u64) -> Report {
-        let variant = |v: usize| VariantReport {
-            name: format!("variant {v} | piped"),
-            config: VariantConfig::defaults(Implementation::Builtin),
-            error: None,
-            setup: None,
-            phases: (0..phases)
-                .map(|p| {
-                    let base = (v as u64 + 1) * 1_000_000 + p as u64 * 1_000;
-                    PhaseReport {
-                        name: format!("phase-{p}"),
-                        kind: if p == 0 {
-                            PhaseKind::List
-                        } else {
-                            PhaseKind::Update
-                        },
-                        objects: 100,
-                        server_objects: 100,
-                        measurement: Measurement {
-                            alloc_count: base + if v == 1 { bump } else { 0 },
-                            dealloc_count: base / 2,
-                            realloc_count: 10,
-                            alloc_bytes: Bytes(base * 64),
-                            live_bytes: Bytes(base * 32 - if v == 2 { bump * 4096 } else { 0 }),
-                            peak_live_bytes: Bytes(base * 40),
-                            jemalloc: None,
-                            rss_bytes: Some(Bytes(base * 50 + bump * 999)),
-                            rss_peak_bytes: None,
-                            duration_ms: 12.5,
-                        },
-                        api_requests: RequestCounts {
-                            list: 1,
-                            ..RequestCounts::default()
-                        },
-                        consistency: Consistency {
-                            consistent: true,
-                            ..Consistency::default()
-                        },
-                        expect_consistent: true,
-                        peak_over_live: 1.25,
-                    }
-                })
-                .collect(),
-        };
-        Report {
-            format_version: FORMAT_VERSION,
-            tool: Tool {
-                name: "informer-mem".to_owned(),
-                version: "test".to_owned(),
-            },
-            scenario: ScenarioInfo {
-                name: "synthetic".to_owned(),
-                description: String::new(),
-                file: "synthetic.toml".to_owned(),
-                objects: ObjectSpec::pods(100),
-                apiserver: ApiServerSpec::default(),
-                gate: Default::default(),
-            },
-            variants: (0..variants).map(variant).collect(),
-        }
-    }
+    use crate::report::synthetic::report;
 
     #[test]
     fn markdown_of_six_variants_and_eight_phases_is_a_github_comment() {

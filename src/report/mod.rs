@@ -3,16 +3,19 @@
 //! versioned by [`FORMAT_VERSION`]: keys may be added within a version, never renamed or
 //! removed.
 
+pub mod chart;
 pub mod compare;
 pub mod diff;
+pub mod export;
+#[cfg(test)]
+mod synthetic;
 mod table;
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use table::render_table;
+pub use table::{render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -319,22 +322,19 @@ impl Report {
         })
     }
 
+    /// The report as pretty JSON, as `run` writes it.
+    pub fn to_json(&self) -> String {
+        let mut json = serde_json::to_string_pretty(self).expect("a report serializes");
+        json.push('\n');
+        json
+    }
+
     /// Writes the report as pretty JSON to `path`, creating its folder. The file appears
     /// whole or not at all: it is written beside its destination and renamed into place.
     pub fn write_json(&self, path: &Path) -> Result<(), Error> {
-        let fail = |source| Error::Write {
+        crate::output::write_file(path, self.to_json().as_bytes()).map_err(|source| Error::Write {
             path: path.to_owned(),
             source,
-        };
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        std::fs::create_dir_all(dir).map_err(fail)?;
-        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-        serde_json::to_writer_pretty(&mut file, self).map_err(|e| fail(e.into()))?;
-        file.write_all(b"\n").map_err(fail)?;
-        file.persist(path).map_err(|e| fail(e.error))?;
-        Ok(())
+        })
     }
 }

@@ -5,55 +5,124 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::{PhaseReport, Report, VariantReport};
 
-/// Renders the report as a table followed by its notes.
+/// The columns, and whether each is right-aligned (numbers).
+const COLUMNS: [(&str, bool); 10] = [
+    ("variant", false),
+    ("phase", false),
+    ("objects", true),
+    ("live", true),
+    ("kept", true),
+    ("peak", true),
+    ("peak/live", true),
+    ("allocs", true),
+    ("resident*", true),
+    ("store", false),
+];
+
+/// What the columns mean, one note per line.
+const NOTES: [&str; 4] = [
+    "live, peak, allocs: exact (counting allocator); kept: live as a share of live after the first phase",
+    "peak/live: the phase's peak over what is live at its end",
+    "* resident: jemalloc's resident bytes, advisory (pages decay back to the OS over ~10 s)",
+    "store: the informer's store against the server's objects (keys, resourceVersions, UIDs)",
+];
+
+/// Renders the report as a terminal table followed by its notes.
 pub fn render_table(report: &Report) -> String {
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header([
-            "variant",
-            "phase",
-            "objects",
-            "live",
-            "kept",
-            "peak",
-            "peak/live",
-            "allocs",
-            "resident*",
-            "store",
-        ]);
-    for variant in &report.variants {
-        add_rows(&mut table, variant);
+        .set_header(COLUMNS.map(|(name, _)| name));
+    for row in rows(report) {
+        table.add_row(row);
     }
-    for column in 2..9 {
-        if let Some(c) = table.column_mut(column) {
+    for (i, (_, right)) in COLUMNS.iter().enumerate() {
+        if let (true, Some(c)) = (right, table.column_mut(i)) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let objects = &report.scenario.objects;
-    let mut out = format!(
-        "{}: {} {:?} objects, seed {} ({})\n{table}\n",
-        report.scenario.name,
-        thousands(objects.count),
-        objects.kind,
-        objects.seed,
-        report.scenario.file,
-    );
-    out.push_str(
-        "live, peak, allocs: exact (counting allocator); kept: live as a share of live after the first phase\n\
-         peak/live: the phase's peak over what is live at its end\n\
-         * resident: jemalloc's resident bytes, advisory (pages decay back to the OS over ~10 s)\n\
-         store: the informer's store against the server's objects (keys, resourceVersions, UIDs)\n",
-    );
-    for variant in report.variants.iter().filter(|v| v.error.is_some()) {
-        let error = variant.error.as_deref().unwrap_or_default();
-        out.push_str(&format!("variant {:?} failed: {error}\n", variant.name));
+    let mut out = format!("{}: {}\n{table}\n", report.scenario.name, about(report));
+    for note in NOTES {
+        out.push_str(note);
+        out.push('\n');
+    }
+    for (name, error) in failures(report) {
+        out.push_str(&format!("variant {name:?} failed: {error}\n"));
     }
     out
 }
 
-fn add_rows(table: &mut Table, variant: &VariantReport) {
+/// Renders the report as GitHub markdown: a heading, the table and its notes.
+pub fn render_markdown(report: &Report) -> String {
+    let mut out = format!(
+        "### informer-mem: `{}`\n\n{}\n\n",
+        markdown_cell(&report.scenario.name),
+        markdown_cell(&about(report))
+    );
+    let line = |cells: &mut dyn Iterator<Item = String>| {
+        let cells: Vec<String> = cells.collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    out.push_str(&line(
+        &mut COLUMNS.iter().map(|(name, _)| (*name).to_owned()),
+    ));
+    out.push_str(&line(
+        &mut COLUMNS
+            .iter()
+            .map(|(_, right)| if *right { "---:" } else { "---" }.to_owned()),
+    ));
+    for row in rows(report) {
+        out.push_str(&line(&mut row.iter().map(|c| markdown_cell(c))));
+    }
+    out.push('\n');
+    for note in NOTES {
+        // A leading `*` would start emphasis.
+        out.push_str(&format!("- {}\n", note.replace('*', "\\*")));
+    }
+    for (name, error) in failures(report) {
+        out.push_str(&format!(
+            "- :x: variant `{}` failed: {}\n",
+            markdown_cell(name),
+            markdown_cell(error)
+        ));
+    }
+    out
+}
+
+/// A markdown table cell: pipes escaped, no line breaks.
+pub(crate) fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// `10,000 Pod objects, seed 1 (scenarios/x.toml)`.
+fn about(report: &Report) -> String {
+    let objects = &report.scenario.objects;
+    format!(
+        "{} {:?} objects, seed {} ({})",
+        thousands(objects.count),
+        objects.kind,
+        objects.seed,
+        report.scenario.file,
+    )
+}
+
+fn failures(report: &Report) -> impl Iterator<Item = (&str, &str)> {
+    report
+        .variants
+        .iter()
+        .filter_map(|v| Some((v.name.as_str(), v.error.as_deref()?)))
+}
+
+fn rows(report: &Report) -> Vec<[String; 10]> {
+    let mut rows = Vec::new();
+    for variant in &report.variants {
+        add_rows(&mut rows, variant);
+    }
+    rows
+}
+
+fn add_rows(rows: &mut Vec<[String; 10]>, variant: &VariantReport) {
     let first_live = variant.phases.first().map(|p| p.measurement.live_bytes);
     for (i, phase) in variant.phases.iter().enumerate() {
         let m = &phase.measurement;
@@ -61,7 +130,7 @@ fn add_rows(table: &mut Table, variant: &VariantReport) {
             Some(first) if i > 0 => format!("{:.1}%", m.live_bytes.ratio_of(first) * 100.0),
             _ => String::new(),
         };
-        table.add_row([
+        rows.push([
             if i == 0 {
                 variant.name.clone()
             } else {
@@ -80,18 +149,10 @@ fn add_rows(table: &mut Table, variant: &VariantReport) {
         ]);
     }
     if variant.phases.is_empty() {
-        table.add_row([
-            variant.name.as_str(),
-            "(failed)",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-        ]);
+        let mut row: [String; 10] = Default::default();
+        row[0] = variant.name.clone();
+        row[1] = "(failed)".to_owned();
+        rows.push(row);
     }
 }
 

@@ -1,0 +1,133 @@
+//! What `run` shows while it works, on standard error: a progress bar per variant on a
+//! terminal (indicatif; colour unless NO_COLOR is set), one plain line per phase when
+//! standard error is a file or a pipe (CI logs), nothing with `--quiet`.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::runner::Progress;
+use crate::runner::variant::Message;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Progress bars, redrawn in place.
+    Bars,
+    /// One line per variant and phase.
+    Lines,
+    /// Nothing.
+    Quiet,
+}
+
+impl Mode {
+    /// Bars on a terminal, lines otherwise, nothing when `quiet`.
+    pub fn detect(quiet: bool) -> Mode {
+        if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Bars
+        } else {
+            Mode::Lines
+        }
+    }
+}
+
+/// Shows the progress of one run.
+#[derive(Debug)]
+pub struct Reporter {
+    mode: Mode,
+    phases: Vec<String>,
+    bar: Option<ProgressBar>,
+    done: usize,
+}
+
+impl Reporter {
+    /// A reporter for a run of `phases` (their names, in order).
+    pub fn new(mode: Mode, phases: Vec<String>) -> Reporter {
+        Reporter {
+            mode,
+            phases,
+            bar: None,
+            done: 0,
+        }
+    }
+
+    /// Shows one step of the run.
+    pub fn show(&mut self, progress: Progress<'_>) {
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Lines => print_line(progress),
+            Mode::Bars => self.draw(progress),
+        }
+    }
+
+    /// Ends the last bar, leaving it on screen.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take()
+            && !bar.is_finished()
+        {
+            bar.abandon();
+        }
+    }
+
+    fn draw(&mut self, progress: Progress<'_>) {
+        match progress {
+            Progress::VariantStarted { index, total, name } => {
+                self.finish();
+                let bar = ProgressBar::with_draw_target(
+                    Some(self.phases.len() as u64),
+                    ProgressDrawTarget::stderr(),
+                )
+                .with_style(
+                    ProgressStyle::with_template(
+                        "{prefix} {spinner:.green} [{bar:24.cyan/blue}] {pos}/{len} phases \
+                         {msg} ({elapsed})",
+                    )
+                    .expect("the template is valid")
+                    .progress_chars("=> "),
+                )
+                .with_prefix(format!("[{}/{total}] {name}", index + 1));
+                bar.set_message(self.phases.first().cloned().unwrap_or_default());
+                bar.enable_steady_tick(Duration::from_millis(120));
+                self.bar = Some(bar);
+                self.done = 0;
+            }
+            Progress::Message(Message::Setup(_)) => {}
+            Progress::Message(Message::Phase(_)) => {
+                self.done += 1;
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                    match self.phases.get(self.done) {
+                        Some(next) => bar.set_message(next.clone()),
+                        None => bar.finish_with_message("done"),
+                    }
+                }
+            }
+            Progress::Message(Message::Failed(e)) => {
+                if let Some(bar) = &self.bar {
+                    bar.abandon_with_message(format!("failed: {e}"));
+                }
+            }
+        }
+    }
+}
+
+fn print_line(progress: Progress<'_>) {
+    match progress {
+        Progress::VariantStarted { index, total, name } => {
+            eprintln!("[{}/{total}] {name}", index + 1);
+        }
+        Progress::Message(Message::Setup(_)) => {}
+        Progress::Message(Message::Phase(p)) => eprintln!(
+            "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
+            p.name,
+            p.objects,
+            p.measurement.live_bytes.to_string(),
+            p.measurement.peak_live_bytes.to_string(),
+            p.measurement.duration_ms
+        ),
+        Progress::Message(Message::Failed(e)) => eprintln!("      failed: {e}"),
+    }
+}

@@ -1,0 +1,347 @@
+//! The chart of a run: an SVG with one panel of live bytes (exact) and one of jemalloc's
+//! resident bytes (advisory) over the phases, one series per variant, drawn with plotters.
+//!
+//! The x axis is the run's phases, each a unit wide, with its boundaries marked: a value at
+//! a phase's end sits on its right boundary, the setup's on the left edge. The peak within
+//! a phase is known, but not when it happened, so it is drawn as a thin bar across the
+//! whole phase rather than as a point.
+
+use std::ops::Range;
+
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::prelude::*;
+
+use super::Report;
+
+/// Pixel size of the chart.
+const WIDTH: u32 = 1000;
+const PANEL_HEIGHT: u32 = 380;
+const TITLE_HEIGHT: u32 = 40;
+
+/// Okabe and Ito's palette: told apart by colour-blind readers too. Beyond it, plotters'.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+];
+
+/// The colour of the `i`th variant's series.
+pub fn series_color(i: usize) -> RGBColor {
+    PALETTE.get(i).copied().unwrap_or_else(|| {
+        let c = Palette99::pick(i).to_rgba();
+        RGBColor(c.0, c.1, c.2)
+    })
+}
+
+/// One variant's figures in one panel: `(x, bytes)` at phase ends, and peaks per phase.
+struct Series<'a> {
+    name: &'a str,
+    color: RGBColor,
+    points: Vec<(f64, f64)>,
+    peaks: Vec<(f64, f64)>,
+}
+
+/// What one panel shows.
+struct Panel<'a> {
+    title: &'a str,
+    series: Vec<Series<'a>>,
+}
+
+/// Renders the report's chart as SVG text.
+pub fn render_svg(report: &Report) -> String {
+    let phases: Vec<&str> = report
+        .variants
+        .iter()
+        .map(|v| v.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>())
+        .max_by_key(Vec::len)
+        .unwrap_or_default();
+    let live =
+        Panel {
+            title: "live bytes at each phase's end (exact); thin bars: the peak within the phase",
+            series: report
+                .variants
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Series {
+                    name: &v.name,
+                    color: series_color(i),
+                    points: v
+                        .setup
+                        .map(|s| (0.0, s.live_bytes.0 as f64))
+                        .into_iter()
+                        .chain(v.phases.iter().enumerate().map(|(p, phase)| {
+                            ((p + 1) as f64, phase.measurement.live_bytes.0 as f64)
+                        }))
+                        .collect(),
+                    peaks: v
+                        .phases
+                        .iter()
+                        .enumerate()
+                        .map(|(p, phase)| (p as f64, phase.measurement.peak_live_bytes.0 as f64))
+                        .collect(),
+                })
+                .collect(),
+        };
+    let resident = Panel {
+        title: "jemalloc resident bytes at each phase's end (advisory)",
+        series: report
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Series {
+                name: &v.name,
+                color: series_color(i),
+                points: v
+                    .phases
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(p, phase)| {
+                        let resident = phase.measurement.jemalloc?.resident;
+                        Some(((p + 1) as f64, resident.0 as f64))
+                    })
+                    .collect(),
+                peaks: Vec::new(),
+            })
+            .collect(),
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, TITLE_HEIGHT + 2 * PANEL_HEIGHT))
+            .into_drawing_area();
+        draw(&root, report, &phases, [&live, &resident])
+            .expect("drawing into a string does not fail");
+        root.present().expect("drawing into a string does not fail");
+    }
+    svg.push('\n');
+    svg
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+fn draw(
+    root: &Area<'_>,
+    report: &Report,
+    phases: &[&str],
+    panels: [&Panel<'_>; 2],
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    root.fill(&WHITE)?;
+    let (title, body) = root.split_vertically(TITLE_HEIGHT);
+    let objects = &report.scenario.objects;
+    title.titled(
+        &format!(
+            "informer-mem: {} ({} {:?} objects)",
+            report.scenario.name, objects.count, objects.kind
+        ),
+        ("sans-serif", 20),
+    )?;
+    let areas = body.split_evenly((2, 1));
+    for (area, panel) in areas.iter().zip(panels) {
+        draw_panel(area, phases, panel)?;
+    }
+    Ok(())
+}
+
+fn draw_panel(
+    area: &Area<'_>,
+    phases: &[&str],
+    panel: &Panel<'_>,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    let n = phases.len().max(1) as f64;
+    let top = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().chain(&s.peaks))
+        .map(|&(_, y)| y)
+        .fold(0.0, f64::max);
+    // The y axis counts in the unit that suits the largest figure, so ticks fall on round
+    // numbers of it.
+    let (unit, scale) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
+        .into_iter()
+        .find(|&(_, size)| top >= size as f64)
+        .unwrap_or(("B", 1));
+    let scale = scale as f64;
+    let top = if top > 0.0 { top * 1.08 / scale } else { 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .caption(panel.title, ("sans-serif", 15))
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(30)
+        .y_label_area_size(90)
+        .build_cartesian_2d(PhaseAxis(n), 0.0..top)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&|x| {
+            phases
+                .get(x.floor() as usize)
+                .map_or_else(String::new, |name| (*name).to_owned())
+        })
+        .y_label_formatter(&|y| format!("{y} {unit}"))
+        .y_labels(8)
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()?;
+    // Phase boundaries.
+    let boundary = RGBColor(170, 170, 170).stroke_width(1);
+    for i in 0..=phases.len() {
+        let x = i as f64;
+        chart.draw_series(LineSeries::new([(x, 0.0), (x, top)], boundary))?;
+    }
+    for series in &panel.series {
+        let color = series.color;
+        chart
+            .draw_series(LineSeries::new(
+                series.points.iter().map(|&(x, y)| (x, y / scale)),
+                color.stroke_width(2),
+            ))?
+            .label(series.name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(
+            series
+                .points
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y / scale), 3, color.filled())),
+        )?;
+        for &(x, peak) in &series.peaks {
+            chart.draw_series(LineSeries::new(
+                [(x + 0.05, peak / scale), (x + 0.95, peak / scale)],
+                color.mix(0.55).stroke_width(1),
+            ))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 13))
+        .draw()?;
+    Ok(())
+}
+
+/// The x axis: phases side by side, each one unit wide; labels at their middles.
+struct PhaseAxis(f64);
+
+impl Ranged for PhaseAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = f64::from(limit.1 - limit.0);
+        limit.0 + (value / self.0 * span).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
+        (0..self.0 as usize).map(|i| i as f64 + 0.5).collect()
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..self.0
+    }
+}
+
+impl ValueFormatter<f64> for PhaseAxis {
+    fn format(value: &f64) -> String {
+        format!("{value}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::JemallocStats;
+    use crate::report::synthetic::report;
+    use crate::units::Bytes;
+
+    /// Every `<polyline>`: stroke colour, opacity, number of points.
+    fn polylines(doc: &roxmltree::Document<'_>) -> Vec<(String, String, usize)> {
+        doc.descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .map(|n| {
+                (
+                    n.attribute("stroke").unwrap_or_default().to_owned(),
+                    n.attribute("opacity").unwrap_or_default().to_owned(),
+                    n.attribute("points")
+                        .unwrap_or_default()
+                        .split_whitespace()
+                        .count(),
+                )
+            })
+            .collect()
+    }
+
+    fn text(node: &roxmltree::Node<'_, '_>) -> String {
+        node.text().unwrap_or_default().trim().to_owned()
+    }
+
+    #[test]
+    fn each_panel_has_one_series_per_variant_with_a_point_per_phase() {
+        let mut r = report(3, 5, 0);
+        // The last variant has no jemalloc figures (a dhat build, say): no resident series.
+        for variant in &mut r.variants[..2] {
+            for (i, phase) in variant.phases.iter_mut().enumerate() {
+                phase.measurement.jemalloc = Some(JemallocStats {
+                    allocated: Bytes(1 << 20),
+                    active: Bytes(1 << 20),
+                    resident: Bytes((i as u64 + 2) << 20),
+                    mapped: Bytes(8 << 20),
+                    retained: Bytes(0),
+                });
+            }
+        }
+        let svg = render_svg(&r);
+        let doc = roxmltree::Document::parse(&svg).expect("the chart is well-formed SVG");
+        let lines = polylines(&doc);
+        for (i, variant) in r.variants.iter().enumerate() {
+            let RGBColor(red, green, blue) = series_color(i);
+            let hex = format!("#{red:02X}{green:02X}{blue:02X}");
+            let series = |points: usize| {
+                lines
+                    .iter()
+                    .filter(|(stroke, opacity, n)| *stroke == hex && opacity == "1" && *n == points)
+                    .count()
+            };
+            let panels_with_resident = if i < 2 { 2 } else { 1 };
+            assert_eq!(
+                series(5),
+                panels_with_resident,
+                "{hex}: a line of 5 phase ends"
+            );
+            // A legend entry in each panel and a peak bar per phase in the live panel.
+            let peaks = lines
+                .iter()
+                .filter(|(stroke, opacity, n)| *stroke == hex && opacity != "1" && *n == 2)
+                .count();
+            assert_eq!(peaks, 5, "{hex}: one peak bar per phase");
+            assert_eq!(series(2), 2, "{hex}: one legend entry per panel");
+            let named = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("text") && text(n) == variant.name)
+                .count();
+            assert_eq!(
+                named, 2,
+                "the legend of each panel names {:?}",
+                variant.name
+            );
+        }
+        for phase in &r.variants[0].phases {
+            assert!(
+                doc.descendants()
+                    .any(|n| n.has_tag_name("text") && text(&n) == phase.name),
+                "the x axis names phase {:?}",
+                phase.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_same_report_draws_the_same_chart() {
+        let r = report(2, 3, 0);
+        assert_eq!(render_svg(&r), render_svg(&r));
+    }
+}

@@ -1,0 +1,259 @@
+//! What `run` writes besides its report (chart, exports), where its progress goes, and
+//! `export`; and that every output is checked before anything runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use super::bin;
+
+/// Two variants, three phases, 60 pods: a run of a fraction of a second.
+const TINY: &str = r#"
+name = "tiny"
+[objects]
+count = 60
+[[variant]]
+name = "client-go"
+[[variant]]
+name = "kube-runtime"
+implementation = "kube-runtime"
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "update"
+count = 10
+[[phase]]
+kind = "delete"
+count = 20
+"#;
+
+/// A folder holding `tiny.toml`.
+fn tiny() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("tiny.toml");
+    std::fs::write(&scenario, TINY).unwrap();
+    (dir, scenario)
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_writes_its_chart_beside_the_report_and_every_export_asked_for() {
+    let (dir, _) = tiny();
+    let output = run(
+        dir.path(),
+        &[
+            "tiny.toml",
+            "--out",
+            "out/r.json",
+            "--export-markdown",
+            "-",
+            "--export-github-benchmark",
+            "gh.json",
+            "--export-bencher",
+            "bmf.json",
+            "--export-json",
+            "copy.json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    // Standard output is the markdown; the table went to standard error.
+    let stdout = text(&output.stdout);
+    assert!(stdout.starts_with("### informer-mem: `tiny`"), "{stdout}");
+    assert!(stdout.contains("| kube-runtime | list |"), "{stdout}");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("┌"),
+        "the table is on standard error: {stderr}"
+    );
+
+    let report = json(&dir.path().join("out/r.json"));
+    assert_eq!(json(&dir.path().join("copy.json")), report);
+    let gh = json(&dir.path().join("gh.json"));
+    assert_eq!(gh.as_array().unwrap().len(), 2 * 3 * 4);
+    let delete = &report["variants"][1]["phases"][2];
+    let entry = gh
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "tiny/kube-runtime/delete/live_bytes")
+        .expect("an entry per variant, phase and metric");
+    assert_eq!(entry["value"], delete["live_bytes"]);
+    let bmf = json(&dir.path().join("bmf.json"));
+    assert_eq!(
+        bmf["tiny/kube-runtime/delete"]["alloc-count"]["value"],
+        delete["alloc_count"]
+    );
+
+    // The chart: well-formed SVG naming both variants.
+    let svg = std::fs::read_to_string(dir.path().join("out/r.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    for name in ["client-go", "kube-runtime"] {
+        assert!(
+            doc.descendants()
+                .any(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(name)),
+            "the chart's legend names {name}"
+        );
+    }
+}
+
+#[test]
+fn export_converts_a_report_as_run_would_have_written_it() {
+    let (dir, _) = tiny();
+    let output = run(
+        dir.path(),
+        &[
+            "tiny.toml",
+            "--out",
+            "r.json",
+            "--export-bencher",
+            "bmf.json",
+            "-q",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    bin()
+        .current_dir(dir.path())
+        .args([
+            "export",
+            "r.json",
+            "--format",
+            "bencher",
+            "--out",
+            "again.json",
+        ])
+        .assert()
+        .code(0);
+    assert_eq!(
+        std::fs::read(dir.path().join("again.json")).unwrap(),
+        std::fs::read(dir.path().join("bmf.json")).unwrap()
+    );
+    let svg = bin()
+        .current_dir(dir.path())
+        .args(["export", "r.json", "--format", "svg"])
+        .output()
+        .unwrap();
+    assert_eq!(svg.stdout, std::fs::read(dir.path().join("r.svg")).unwrap());
+    bin()
+        .args(["export", "no-such.json", "--format", "markdown"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no-such.json"));
+}
+
+#[test]
+fn progress_is_lines_when_piped_and_nothing_when_quiet() {
+    let (dir, _) = tiny();
+    let loud = run(dir.path(), &["tiny.toml", "--out", "r.json", "--no-chart"]);
+    let stderr = text(&loud.stderr);
+    assert!(stderr.contains("[2/2] kube-runtime"), "{stderr}");
+    assert!(stderr.contains("update"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "no escape codes off a terminal");
+    assert!(!dir.path().join("r.svg").exists(), "--no-chart");
+    let quiet = run(dir.path(), &["tiny.toml", "--out", "r.json", "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(text(&quiet.stderr), "", "--quiet");
+    assert!(
+        text(&quiet.stdout).contains("kube-runtime"),
+        "the table still prints"
+    );
+}
+
+/// `run` on a pseudo-terminal (util-linux `script`), with `NO_COLOR` set or not.
+fn run_on_a_terminal(dir: &Path, no_color: bool) -> String {
+    let exe = assert_cmd::cargo::cargo_bin("informer-mem");
+    let command = format!("{} run tiny.toml --out r.json --no-chart", exe.display());
+    let mut script = std::process::Command::new("script");
+    script
+        .current_dir(dir)
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color");
+    if no_color {
+        script.env("NO_COLOR", "1");
+    }
+    let output = script.output().expect("util-linux `script` runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    text(&output.stdout)
+}
+
+#[test]
+fn a_terminal_gets_progress_bars_coloured_unless_no_color() {
+    let (dir, _) = tiny();
+    let coloured = run_on_a_terminal(dir.path(), false);
+    assert!(coloured.contains("3/3 phases"), "{coloured}");
+    assert!(
+        coloured.contains("\u{1b}[36m"),
+        "the bar is cyan: {coloured:?}"
+    );
+    let plain = run_on_a_terminal(dir.path(), true);
+    assert!(plain.contains("3/3 phases"), "{plain}");
+    assert!(!plain.contains("\u{1b}[36m"), "NO_COLOR: {plain:?}");
+}
+
+#[test]
+fn outputs_are_checked_before_anything_runs() {
+    let (dir, scenario) = tiny();
+    let before = std::fs::read(&scenario).unwrap();
+    let refused = |args: &[&str], expected: &str| {
+        let output = run(dir.path(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("[1/2]"), "{args:?} ran: {stderr}");
+    };
+    refused(&["tiny.toml", "--out", "tiny.toml"], "that is the input");
+    refused(
+        &[
+            "tiny.toml",
+            "--out",
+            "r.json",
+            "--export-bencher",
+            "tiny.toml",
+        ],
+        "that is the input",
+    );
+    refused(
+        &["tiny.toml", "--out", "tiny.toml/r.json"],
+        "is a file, not a folder",
+    );
+    refused(
+        &[
+            "tiny.toml",
+            "--export-markdown",
+            "-",
+            "--export-bencher",
+            "-",
+        ],
+        "would both go to standard output",
+    );
+    refused(
+        &["tiny.toml", "--out", "r.json", "--chart", "r.json"],
+        "would both go to `r.json`",
+    );
+    let long = "x".repeat(300);
+    refused(
+        &["tiny.toml", "--out", &long],
+        "cannot write the JSON report",
+    );
+    assert_eq!(std::fs::read(&scenario).unwrap(), before);
+    let entries = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(entries, 1, "nothing but the scenario was written");
+}
