@@ -11,12 +11,20 @@ use std::ops::Range;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
 use super::Report;
+use super::table::thousands;
 
 /// Pixel size of the chart.
 const WIDTH: u32 = 1000;
 const PANEL_HEIGHT: u32 = 380;
 const TITLE_HEIGHT: u32 = 40;
+/// Space left and right of the legend.
+const LEGEND_MARGIN: usize = 100;
+/// The legend, shared by both panels: this many variants to a row, each row this high.
+const LEGEND_COLUMNS: usize = 3;
+const LEGEND_ROW: u32 = 22;
 
 /// Okabe and Ito's palette: told apart by colour-blind readers too. Beyond it, plotters'.
 const PALETTE: [RGBColor; 8] = [
@@ -38,9 +46,9 @@ pub fn series_color(i: usize) -> RGBColor {
     })
 }
 
-/// One variant's figures in one panel: `(x, bytes)` at phase ends, and peaks per phase.
-struct Series<'a> {
-    name: &'a str,
+/// One variant's figures in one panel: `(x, bytes)` at phase ends, and peaks per phase
+/// (`(start of the phase, bytes)`).
+struct Series {
     color: RGBColor,
     points: Vec<(f64, f64)>,
     peaks: Vec<(f64, f64)>,
@@ -49,7 +57,7 @@ struct Series<'a> {
 /// What one panel shows.
 struct Panel<'a> {
     title: &'a str,
-    series: Vec<Series<'a>>,
+    series: Vec<Series>,
 }
 
 /// Renders the report's chart as SVG text.
@@ -68,7 +76,6 @@ pub fn render_svg(report: &Report) -> String {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| Series {
-                    name: &v.name,
                     color: series_color(i),
                     points: v
                         .setup
@@ -94,7 +101,6 @@ pub fn render_svg(report: &Report) -> String {
             .iter()
             .enumerate()
             .map(|(i, v)| Series {
-                name: &v.name,
                 color: series_color(i),
                 points: v
                     .phases
@@ -130,15 +136,37 @@ fn draw(
     panels: [&Panel<'_>; 2],
 ) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
     root.fill(&WHITE)?;
-    let (title, body) = root.split_vertically(TITLE_HEIGHT);
+    let (title, rest) = root.split_vertically(TITLE_HEIGHT);
+    let rows = report.variants.len().div_ceil(LEGEND_COLUMNS) as u32;
+    let (legend, body) = rest.split_vertically(LEGEND_ROW * rows);
     let objects = &report.scenario.objects;
     title.titled(
         &format!(
             "informer-mem: {} ({} {:?} objects)",
-            report.scenario.name, objects.count, objects.kind
+            report.scenario.name,
+            thousands(objects.count),
+            objects.kind
         ),
         ("sans-serif", 20),
     )?;
+    let column_width = (WIDTH as usize - 2 * LEGEND_MARGIN) / LEGEND_COLUMNS;
+    for (i, variant) in report.variants.iter().enumerate() {
+        let x = (LEGEND_MARGIN + (i % LEGEND_COLUMNS) * column_width) as i32;
+        let y = ((i / LEGEND_COLUMNS) as u32 * LEGEND_ROW + LEGEND_ROW / 2) as i32;
+        let color = series_color(i);
+        legend.draw(&PathElement::new(
+            [(x, y), (x + 24, y)],
+            color.stroke_width(3),
+        ))?;
+        legend.draw(&Text::new(
+            variant.name.clone(),
+            (x + 32, y),
+            ("sans-serif", 14)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+    }
     let areas = body.split_evenly((2, 1));
     for (area, panel) in areas.iter().zip(panels) {
         draw_panel(area, phases, panel)?;
@@ -181,7 +209,7 @@ fn draw_panel(
                 .get(x.floor() as usize)
                 .map_or_else(String::new, |name| (*name).to_owned())
         })
-        .y_label_formatter(&|y| format!("{y} {unit}"))
+        .y_label_formatter(&|y| format!("{} {unit}", round_label(*y)))
         .y_labels(8)
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(225, 225, 225))
@@ -194,13 +222,10 @@ fn draw_panel(
     }
     for series in &panel.series {
         let color = series.color;
-        chart
-            .draw_series(LineSeries::new(
-                series.points.iter().map(|&(x, y)| (x, y / scale)),
-                color.stroke_width(2),
-            ))?
-            .label(series.name)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(LineSeries::new(
+            series.points.iter().map(|&(x, y)| (x, y / scale)),
+            color.stroke_width(2),
+        ))?;
         chart.draw_series(
             series
                 .points
@@ -214,14 +239,13 @@ fn draw_panel(
             ))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 13))
-        .draw()?;
     Ok(())
+}
+
+/// `0.6000000000000001` as `0.6`: two decimals at most, no trailing zeros.
+fn round_label(y: f64) -> String {
+    let text = format!("{y:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// The x axis: phases side by side, each one unit wide; labels at their middles.
@@ -312,22 +336,18 @@ mod tests {
                 panels_with_resident,
                 "{hex}: a line of 5 phase ends"
             );
-            // A legend entry in each panel and a peak bar per phase in the live panel.
+            // A peak bar per phase in the live panel.
             let peaks = lines
                 .iter()
                 .filter(|(stroke, opacity, n)| *stroke == hex && opacity != "1" && *n == 2)
                 .count();
             assert_eq!(peaks, 5, "{hex}: one peak bar per phase");
-            assert_eq!(series(2), 2, "{hex}: one legend entry per panel");
+            assert_eq!(series(2), 1, "{hex}: one legend entry");
             let named = doc
                 .descendants()
                 .filter(|n| n.has_tag_name("text") && text(n) == variant.name)
                 .count();
-            assert_eq!(
-                named, 2,
-                "the legend of each panel names {:?}",
-                variant.name
-            );
+            assert_eq!(named, 1, "the legend names {:?}", variant.name);
         }
         for phase in &r.variants[0].phases {
             assert!(
@@ -337,6 +357,13 @@ mod tests {
                 phase.name
             );
         }
+    }
+
+    #[test]
+    fn axis_labels_are_short() {
+        assert_eq!(round_label(0.6000000000000001), "0.6");
+        assert_eq!(round_label(200.0), "200");
+        assert_eq!(round_label(0.25), "0.25");
     }
 
     #[test]
