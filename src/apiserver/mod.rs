@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
+use crate::measure::Component;
 use crate::scenario::{Amount, ObjectSpec};
 use generate::Identity;
 use selector::LabelSelector;
@@ -380,7 +381,7 @@ impl ApiServer {
     pub fn terminate_slow_watchers(&self) {
         let shared = Arc::downgrade(&self.shared);
         let mut head = self.head_receiver();
-        tokio::spawn(async move {
+        Component::ApiServer.spawn(async move {
             while head.changed().await.is_ok() {
                 let Some(shared) = shared.upgrade() else {
                     return;

@@ -6,13 +6,14 @@
 //! server allocated is ever owned by the informer. No socket, no DNS, no other thread: on a
 //! `current_thread` runtime every run schedules the same way.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use kube::client::middleware::BaseUriLayer;
 use tokio::io::DuplexStream;
@@ -20,6 +21,7 @@ use tower::Layer;
 
 use super::ApiServer;
 use super::http::router;
+use crate::measure::alloc::{self, Attributed, Component};
 
 /// Capacity of each direction of an in-memory connection.
 const PIPE_CAPACITY: usize = 64 * 1024;
@@ -28,12 +30,20 @@ const PIPE_CAPACITY: usize = 64 * 1024;
 const BASE_URI: &str = "http://informer-mem.invalid";
 
 /// A client of `server`. Must be called inside a tokio runtime (kube spawns its buffer task).
+///
+/// The client's work is charged to [`Component::Informer`], the server's connections to
+/// [`Component::ApiServer`]: the hyper client's connection tasks run under an executor that
+/// attributes them, and the service inside kube's request buffer attributes its calls
+/// (kube spawns that buffer's worker task itself).
 pub fn client(server: &ApiServer) -> kube::Client {
-    let router = router(server.clone());
+    let router = {
+        let _apiserver = alloc::enter(Component::ApiServer);
+        router(server.clone())
+    };
     let connector = tower::service_fn(move |_: http::Uri| {
         let (client_end, server_end) = tokio::io::duplex(PIPE_CAPACITY);
         let service = TowerToHyperService::new(router.clone());
-        tokio::spawn(async move {
+        Component::ApiServer.spawn(async move {
             // The connection ends when the client hangs up; nothing to report then.
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(server_end), service)
@@ -41,9 +51,56 @@ pub fn client(server: &ApiServer) -> kube::Client {
         });
         std::future::ready(Ok::<_, io::Error>(Pipe(TokioIo::new(client_end))))
     });
-    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
+    let _informer = alloc::enter(Component::Informer);
+    let http =
+        hyper_util::client::legacy::Client::builder(Spawner(Component::Informer)).build(connector);
     let base = BASE_URI.parse().expect("the base URI is valid");
-    kube::Client::new(BaseUriLayer::new(base).layer(http), "default")
+    let service = Attribute {
+        component: Component::Informer,
+        inner: BaseUriLayer::new(base).layer(http),
+    };
+    kube::Client::new(service, "default")
+}
+
+/// hyper's executor: spawns on tokio, charged to a component.
+#[derive(Debug, Clone, Copy)]
+struct Spawner(Component);
+
+impl<F> hyper::rt::Executor<F> for Spawner
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, future: F) {
+        self.0.spawn(future);
+    }
+}
+
+/// A tower service whose readiness checks, calls and response futures are charged to a
+/// component, whichever task drives them.
+#[derive(Debug, Clone)]
+struct Attribute<S> {
+    component: Component,
+    inner: S,
+}
+
+impl<S, R> tower::Service<R> for Attribute<S>
+where
+    S: tower::Service<R>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Attributed<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        let _entered = alloc::enter(self.component);
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let _entered = alloc::enter(self.component);
+        self.component.attribute(self.inner.call(request))
+    }
 }
 
 /// The client end of an in-memory connection.

@@ -21,6 +21,7 @@ use tokio::sync::watch;
 
 use super::object::{Identity, Object};
 use super::{Informer, Status, StoreView, transform};
+use crate::measure::Component;
 use crate::scenario::{InitialSync, VariantConfig};
 
 /// How long the consumer pauses after the watcher reports an error, before polling it
@@ -62,7 +63,7 @@ pub fn spawn<K: Object>(client: kube::Client, config: &VariantConfig) -> Informe
         watcher(api, watcher_config).modify(move |obj: &mut K| transform::apply(&transforms, obj));
     let events = reflector::reflector(writer, events);
     let (tx, status) = watch::channel(Status::default());
-    let task = tokio::spawn(async move {
+    let task = Component::Informer.spawn(async move {
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {
             match event {

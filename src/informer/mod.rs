@@ -24,6 +24,7 @@ use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::measure::Component;
 use crate::scenario::{Fault, Implementation, ObjectKind, Projection, VariantConfig};
 use object::{Identity, Object};
 use reflector::{Reflector, Rules, WatchEnd};
@@ -185,7 +186,7 @@ fn spawn_builtin<K: Object>(client: kube::Client, config: &VariantConfig) -> Inf
             page_size: config.page_size,
         },
     );
-    let task = tokio::spawn(run(reflector, Arc::clone(&store), config.clone(), tx));
+    let task = Component::Informer.spawn(run(reflector, Arc::clone(&store), config.clone(), tx));
     Informer {
         status,
         store,

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-pub use alloc::{AllocCounters, CountingJemalloc};
+pub use alloc::{AllocCounters, Component, CountingJemalloc};
 pub use jemalloc::JemallocStats;
 
 use crate::units::Bytes;
@@ -45,12 +45,79 @@ pub struct Measurement {
     pub rss_peak_bytes: Option<Bytes>,
     /// Wall-clock duration in milliseconds (advisory).
     pub duration_ms: f64,
+    /// The same exact figures by component; they add up to the totals above. (Absent from
+    /// reports written before attribution.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components: Option<Components>,
+}
+
+/// A phase's exact figures split by the component each block is charged to (the one that
+/// allocated it; see [`alloc`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Components {
+    /// The informer under test, its HTTP client included.
+    pub informer: ComponentMeasurement,
+    /// The built-in apiserver.
+    pub apiserver: ComponentMeasurement,
+    /// The runtime, the phase driver and the measurement.
+    pub harness: ComponentMeasurement,
+}
+
+impl Components {
+    /// The figures of `component`.
+    pub fn of(&self, component: Component) -> &ComponentMeasurement {
+        match component {
+            Component::Informer => &self.informer,
+            Component::ApiServer => &self.apiserver,
+            Component::Harness => &self.harness,
+        }
+    }
+
+    fn of_mut(&mut self, component: Component) -> &mut ComponentMeasurement {
+        match component {
+            Component::Informer => &mut self.informer,
+            Component::ApiServer => &mut self.apiserver,
+            Component::Harness => &mut self.harness,
+        }
+    }
+}
+
+/// One component's share of a phase: as [`Measurement`]'s exact figures, for the blocks
+/// charged to it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComponentMeasurement {
+    /// Allocations it made during the phase.
+    pub alloc_count: u64,
+    /// Its blocks freed during the phase, by whoever freed them.
+    pub dealloc_count: u64,
+    /// Reallocations of its blocks during the phase.
+    pub realloc_count: u64,
+    /// Bytes it requested during the phase.
+    pub alloc_bytes: Bytes,
+    /// Bytes of its blocks live at the phase's end.
+    pub live_bytes: Bytes,
+    /// Highest live bytes of its blocks within the phase.
+    pub peak_live_bytes: Bytes,
+}
+
+impl ComponentMeasurement {
+    fn between(start: &AllocCounters, end: &AllocCounters) -> ComponentMeasurement {
+        ComponentMeasurement {
+            alloc_count: end.allocs - start.allocs,
+            dealloc_count: end.deallocs - start.deallocs,
+            realloc_count: end.reallocs - start.reallocs,
+            alloc_bytes: Bytes(end.alloc_bytes - start.alloc_bytes),
+            live_bytes: Bytes(end.live_bytes),
+            peak_live_bytes: Bytes(end.peak_live_bytes),
+        }
+    }
 }
 
 /// Measures one phase: [`PhaseMeter::start`] before it, [`PhaseMeter::finish`] after.
 #[derive(Debug)]
 pub struct PhaseMeter {
     start: AllocCounters,
+    start_by_component: [AllocCounters; 3],
     started: Instant,
     rss_peak_reset: bool,
 }
@@ -60,7 +127,9 @@ impl PhaseMeter {
     pub fn start() -> PhaseMeter {
         let rss_peak_reset = rss::reset_peak();
         alloc::reset_peak();
+        let start_by_component = Component::ALL.map(alloc::component_counters);
         PhaseMeter {
+            start_by_component,
             start: alloc::counters(),
             started: Instant::now(),
             rss_peak_reset,
@@ -70,6 +139,7 @@ impl PhaseMeter {
     /// Closes the window: reads the counters, then jemalloc and RSS.
     pub fn finish(self) -> Measurement {
         let end = alloc::counters();
+        let end_by_component = Component::ALL.map(alloc::component_counters);
         let duration = self.started.elapsed();
         let jemalloc = jemalloc::read().ok();
         let rss = rss::read();
@@ -84,7 +154,17 @@ impl PhaseMeter {
             rss_bytes: rss.map(|r| r.current),
             rss_peak_bytes: rss.filter(|_| self.rss_peak_reset).map(|r| r.peak),
             duration_ms: (duration.as_secs_f64() * 1e6).round() / 1e3,
+            components: Some(self.components(&end_by_component)),
         }
+    }
+
+    fn components(&self, end: &[AllocCounters; 3]) -> Components {
+        let mut components = Components::default();
+        for (i, component) in Component::ALL.into_iter().enumerate() {
+            *components.of_mut(component) =
+                ComponentMeasurement::between(&self.start_by_component[i], &end[i]);
+        }
+        components
     }
 }
 
@@ -103,6 +183,35 @@ mod tests {
         assert_eq!(m.alloc_bytes, Bytes(1_100_000));
         assert!(m.peak_live_bytes.0 >= m.live_bytes.0 + 1_000_000);
         assert!(m.jemalloc.is_some_and(|j| j.allocated.0 >= 100_000));
+        drop(kept);
+    }
+
+    #[test]
+    fn the_meter_splits_a_phase_by_component() {
+        let meter = PhaseMeter::start();
+        let kept = {
+            let _informer = alloc::enter(Component::Informer);
+            std::hint::black_box(vec![7u8; 100_000])
+        };
+        {
+            let _apiserver = alloc::enter(Component::ApiServer);
+            drop(std::hint::black_box(vec![7u8; 1_000]));
+        }
+        drop(std::hint::black_box(vec![7u8; 10]));
+        let m = meter.finish();
+        let c = m.components.unwrap();
+        assert_eq!(c.informer.alloc_count, 1);
+        assert_eq!(c.informer.alloc_bytes, Bytes(100_000));
+        assert_eq!((c.apiserver.alloc_count, c.apiserver.dealloc_count), (1, 1));
+        assert_eq!(
+            c.apiserver.peak_live_bytes.0 - c.apiserver.live_bytes.0,
+            1_000
+        );
+        assert_eq!(c.harness.alloc_count, 1);
+        assert_eq!(
+            c.informer.alloc_count + c.apiserver.alloc_count + c.harness.alloc_count,
+            m.alloc_count
+        );
         drop(kept);
     }
 }

@@ -13,8 +13,8 @@ use plotters::prelude::*;
 
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::Report;
 use super::table::thousands;
+use super::{PhaseReport, Report};
 
 /// Pixel size of the chart.
 const WIDTH: u32 = 1000;
@@ -60,40 +60,65 @@ struct Panel<'a> {
     series: Vec<Series>,
 }
 
+/// A phase's live bytes at its end and its peak: the informer's own when the report splits
+/// them by component, the process's otherwise.
+fn live_and_peak(phase: &PhaseReport) -> (f64, f64) {
+    let m = &phase.measurement;
+    let (live, peak) = m.components.map_or((m.live_bytes, m.peak_live_bytes), |c| {
+        (c.informer.live_bytes, c.informer.peak_live_bytes)
+    });
+    (live.0 as f64, peak.0 as f64)
+}
+
 /// Renders the report's chart as SVG text.
 pub fn render_svg(report: &Report) -> String {
+    let attributed = report
+        .variants
+        .iter()
+        .flat_map(|v| &v.phases)
+        .all(|p| p.measurement.components.is_some());
     let phases: Vec<&str> = report
         .variants
         .iter()
         .map(|v| v.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>())
         .max_by_key(Vec::len)
         .unwrap_or_default();
-    let live =
-        Panel {
-            title: "live bytes at each phase's end (exact); thin bars: the peak within the phase",
-            series: report
-                .variants
-                .iter()
-                .enumerate()
-                .map(|(i, v)| Series {
-                    color: series_color(i),
-                    points: v
-                        .setup
-                        .map(|s| (0.0, s.live_bytes.0 as f64))
-                        .into_iter()
-                        .chain(v.phases.iter().enumerate().map(|(p, phase)| {
-                            ((p + 1) as f64, phase.measurement.live_bytes.0 as f64)
-                        }))
-                        .collect(),
-                    peaks: v
-                        .phases
-                        .iter()
-                        .enumerate()
-                        .map(|(p, phase)| (p as f64, phase.measurement.peak_live_bytes.0 as f64))
-                        .collect(),
-                })
-                .collect(),
-        };
+    let live = Panel {
+        title: if attributed {
+            "the informer's live bytes at each phase's end (exact); thin bars: its peak \
+                 within the phase"
+        } else {
+            "live bytes at each phase's end (exact); thin bars: the peak within the phase"
+        },
+        series: report
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Series {
+                color: series_color(i),
+                points: v
+                    .setup
+                    .map(|s| {
+                        let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
+                        (0.0, live.0 as f64)
+                    })
+                    .into_iter()
+                    .chain(
+                        v.phases
+                            .iter()
+                            .enumerate()
+                            .map(|(p, phase)| ((p + 1) as f64, live_and_peak(phase).0)),
+                    )
+                    .collect(),
+                peaks: v
+                    .phases
+                    .iter()
+                    .enumerate()
+                    .map(|(p, phase)| (p as f64, live_and_peak(phase).1))
+                    .collect(),
+            })
+            .collect(),
+    };
     let resident = Panel {
         title: "jemalloc resident bytes at each phase's end (advisory)",
         series: report

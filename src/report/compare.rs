@@ -30,6 +30,14 @@ pub enum Metric {
     LiveBytes,
     /// Highest live bytes within the phase.
     PeakLiveBytes,
+    /// Allocations the informer made during the phase.
+    InformerAllocCount,
+    /// Bytes the informer requested during the phase.
+    InformerAllocBytes,
+    /// Bytes of the informer's blocks live at the phase's end.
+    InformerLiveBytes,
+    /// Highest live bytes of the informer's blocks within the phase.
+    InformerPeakLiveBytes,
     /// LIST requests.
     ListRequests,
     /// WATCH requests.
@@ -50,13 +58,17 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order tables show them.
-    pub const ALL: [Metric; 14] = [
+    pub const ALL: [Metric; 18] = [
         Metric::AllocCount,
         Metric::DeallocCount,
         Metric::ReallocCount,
         Metric::AllocBytes,
         Metric::LiveBytes,
         Metric::PeakLiveBytes,
+        Metric::InformerAllocCount,
+        Metric::InformerAllocBytes,
+        Metric::InformerLiveBytes,
+        Metric::InformerPeakLiveBytes,
         Metric::ListRequests,
         Metric::WatchRequests,
         Metric::WatchEvents,
@@ -76,6 +88,10 @@ impl Metric {
             Metric::AllocBytes => "alloc_bytes",
             Metric::LiveBytes => "live_bytes",
             Metric::PeakLiveBytes => "peak_live_bytes",
+            Metric::InformerAllocCount => "informer_alloc_count",
+            Metric::InformerAllocBytes => "informer_alloc_bytes",
+            Metric::InformerLiveBytes => "informer_live_bytes",
+            Metric::InformerPeakLiveBytes => "informer_peak_live_bytes",
             Metric::ListRequests => "list_requests",
             Metric::WatchRequests => "watch_requests",
             Metric::WatchEvents => "watch_events",
@@ -100,7 +116,10 @@ impl Metric {
     /// moves them a little), advisory figures are not gated.
     pub fn default_tolerance(self) -> Option<f64> {
         match self {
-            Metric::LiveBytes | Metric::PeakLiveBytes => Some(1.0),
+            Metric::LiveBytes
+            | Metric::PeakLiveBytes
+            | Metric::InformerLiveBytes
+            | Metric::InformerPeakLiveBytes => Some(1.0),
             m if m.is_exact() => Some(0.0),
             _ => None,
         }
@@ -118,6 +137,12 @@ impl Metric {
             Metric::AllocBytes => n(m.alloc_bytes.0),
             Metric::LiveBytes => n(m.live_bytes.0),
             Metric::PeakLiveBytes => n(m.peak_live_bytes.0),
+            Metric::InformerAllocCount => m.components.map(|c| c.informer.alloc_count as f64),
+            Metric::InformerAllocBytes => m.components.map(|c| c.informer.alloc_bytes.0 as f64),
+            Metric::InformerLiveBytes => m.components.map(|c| c.informer.live_bytes.0 as f64),
+            Metric::InformerPeakLiveBytes => {
+                m.components.map(|c| c.informer.peak_live_bytes.0 as f64)
+            }
             Metric::ListRequests => n(r.list),
             Metric::WatchRequests => n(r.watch),
             Metric::WatchEvents => n(r.watch_events),

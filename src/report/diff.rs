@@ -155,6 +155,9 @@ fn value(metric: Metric, v: f64) -> String {
         Metric::AllocBytes
         | Metric::LiveBytes
         | Metric::PeakLiveBytes
+        | Metric::InformerAllocBytes
+        | Metric::InformerLiveBytes
+        | Metric::InformerPeakLiveBytes
         | Metric::BytesServed
         | Metric::ResidentBytes
         | Metric::RssBytes

@@ -3,9 +3,10 @@
 //! and the SVG chart.
 //!
 //! The benchmark formats carry the exact memory figures only (allocations, bytes
-//! requested, live and peak bytes per variant and phase): they feed dashboards and
-//! threshold alerts, where advisory figures (RSS, resident, durations) would raise false
-//! alarms. `check` gates every figure; the report keeps them all.
+//! requested, live and peak bytes per variant and phase, for the process and for the
+//! informer alone): they feed dashboards and threshold alerts, where advisory figures
+//! (RSS, resident, durations) would raise false alarms. `check` gates every figure; the
+//! report keeps them all.
 
 use std::collections::BTreeMap;
 
@@ -65,10 +66,11 @@ struct Figure {
     value: u64,
 }
 
-/// The exact memory figures of a phase.
-fn figures(phase: &PhaseReport) -> [Figure; 4] {
+/// The exact memory figures of a phase: the process's, then the informer's own when the
+/// report splits them by component.
+fn figures(phase: &PhaseReport) -> Vec<Figure> {
     let m = &phase.measurement;
-    [
+    let mut figures = vec![
         Figure {
             metric: "alloc_count",
             unit: "allocations",
@@ -89,7 +91,33 @@ fn figures(phase: &PhaseReport) -> [Figure; 4] {
             unit: "bytes",
             value: m.peak_live_bytes.0,
         },
-    ]
+    ];
+    if let Some(c) = &m.components {
+        let informer = &c.informer;
+        figures.extend([
+            Figure {
+                metric: "informer_alloc_count",
+                unit: "allocations",
+                value: informer.alloc_count,
+            },
+            Figure {
+                metric: "informer_alloc_bytes",
+                unit: "bytes",
+                value: informer.alloc_bytes.0,
+            },
+            Figure {
+                metric: "informer_live_bytes",
+                unit: "bytes",
+                value: informer.live_bytes.0,
+            },
+            Figure {
+                metric: "informer_peak_live_bytes",
+                unit: "bytes",
+                value: informer.peak_live_bytes.0,
+            },
+        ]);
+    }
+    figures
 }
 
 /// Every completed phase of every variant with its benchmark name,
@@ -117,7 +145,7 @@ fn github_benchmark(report: &Report) -> Vec<GithubEntry> {
     benchmarks(report)
         .flat_map(|(name, phase)| {
             let extra = format!("{} objects in the store (exact)", phase.objects);
-            figures(phase).map(|f| GithubEntry {
+            figures(phase).into_iter().map(move |f| GithubEntry {
                 name: format!("{name}/{}", f.metric),
                 unit: f.unit,
                 value: f.value,

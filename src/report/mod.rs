@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::apiserver::{RequestCounts, TruthEntry};
 use crate::informer::object::Identity;
-use crate::measure::Measurement;
+use crate::measure::{Components, Measurement};
 use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
 use compare::Metric;
@@ -124,6 +124,9 @@ pub struct SetupReport {
     pub live_bytes: Bytes,
     /// Process RSS then (advisory).
     pub rss_bytes: Option<Bytes>,
+    /// The exact figures by component (absent from reports written before attribution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components: Option<Components>,
 }
 
 impl SetupReport {
@@ -133,6 +136,7 @@ impl SetupReport {
             alloc_count: m.alloc_count,
             live_bytes: m.live_bytes,
             rss_bytes: m.rss_bytes,
+            components: m.components,
         }
     }
 }

@@ -39,6 +39,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                         rss_bytes: Some(Bytes(base * 50 + bump * 999)),
                         rss_peak_bytes: None,
                         duration_ms: 12.5,
+                        components: None,
                     },
                     api_requests: RequestCounts {
                         list: 1,

@@ -4,9 +4,13 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::{PhaseReport, Report, VariantReport};
+use crate::units::Bytes;
+
+/// How many columns the table has.
+const WIDTH: usize = 11;
 
 /// The columns, and whether each is right-aligned (numbers).
-const COLUMNS: [(&str, bool); 10] = [
+const COLUMNS: [(&str, bool); WIDTH] = [
     ("variant", false),
     ("phase", false),
     ("objects", true),
@@ -15,17 +19,61 @@ const COLUMNS: [(&str, bool); 10] = [
     ("peak", true),
     ("peak/live", true),
     ("allocs", true),
+    ("others", true),
     ("resident*", true),
     ("store", false),
 ];
 
 /// What the columns mean, one note per line.
-const NOTES: [&str; 4] = [
-    "live, peak, allocs: exact (counting allocator); kept: live as a share of live after the first phase",
-    "peak/live: the phase's peak over what is live at its end",
-    "* resident: jemalloc's resident bytes, advisory (pages decay back to the OS over ~10 s)",
-    "store: the informer's store against the server's objects (keys, resourceVersions, UIDs)",
-];
+fn notes(report: &Report) -> [&'static str; 5] {
+    let attributed = report
+        .variants
+        .iter()
+        .flat_map(|v| &v.phases)
+        .all(|p| p.measurement.components.is_some());
+    [
+        if attributed {
+            "live, peak, allocs: the informer's own, exact (counting allocator, by component); \
+             others: live bytes of the apiserver and the harness"
+        } else {
+            "live, peak, allocs: the whole process's, exact (a report from before attribution)"
+        },
+        "kept: live as a share of live after the first phase",
+        "peak/live: the phase's peak over what is live at its end",
+        "* resident: jemalloc's resident bytes for the whole process, advisory (pages decay \
+         back to the OS over ~10 s)",
+        "store: the informer's store against the server's objects (keys, resourceVersions, UIDs)",
+    ]
+}
+
+/// The figures a row shows: the informer's own when the report splits them by component,
+/// the whole process's otherwise.
+struct Shown {
+    live: Bytes,
+    peak: Bytes,
+    allocs: u64,
+    others: Option<Bytes>,
+}
+
+impl Shown {
+    fn of(phase: &PhaseReport) -> Shown {
+        let m = &phase.measurement;
+        match &m.components {
+            Some(c) => Shown {
+                live: c.informer.live_bytes,
+                peak: c.informer.peak_live_bytes,
+                allocs: c.informer.alloc_count,
+                others: Some(Bytes(m.live_bytes.0 - c.informer.live_bytes.0)),
+            },
+            None => Shown {
+                live: m.live_bytes,
+                peak: m.peak_live_bytes,
+                allocs: m.alloc_count,
+                others: None,
+            },
+        }
+    }
+}
 
 /// Renders the report as a terminal table followed by its notes.
 pub fn render_table(report: &Report) -> String {
@@ -43,7 +91,7 @@ pub fn render_table(report: &Report) -> String {
         }
     }
     let mut out = format!("{}: {}\n{table}\n", report.scenario.name, about(report));
-    for note in NOTES {
+    for note in notes(report) {
         out.push_str(note);
         out.push('\n');
     }
@@ -76,7 +124,7 @@ pub fn render_markdown(report: &Report) -> String {
         out.push_str(&line(&mut row.iter().map(|c| markdown_cell(c))));
     }
     out.push('\n');
-    for note in NOTES {
+    for note in notes(report) {
         // A leading `*` would start emphasis.
         out.push_str(&format!("- {}\n", note.replace('*', "\\*")));
     }
@@ -114,7 +162,7 @@ fn failures(report: &Report) -> impl Iterator<Item = (&str, &str)> {
         .filter_map(|v| Some((v.name.as_str(), v.error.as_deref()?)))
 }
 
-fn rows(report: &Report) -> Vec<[String; 10]> {
+fn rows(report: &Report) -> Vec<[String; WIDTH]> {
     let mut rows = Vec::new();
     for variant in &report.variants {
         add_rows(&mut rows, variant);
@@ -122,12 +170,12 @@ fn rows(report: &Report) -> Vec<[String; 10]> {
     rows
 }
 
-fn add_rows(rows: &mut Vec<[String; 10]>, variant: &VariantReport) {
-    let first_live = variant.phases.first().map(|p| p.measurement.live_bytes);
+fn add_rows(rows: &mut Vec<[String; WIDTH]>, variant: &VariantReport) {
+    let first_live = variant.phases.first().map(|p| Shown::of(p).live);
     for (i, phase) in variant.phases.iter().enumerate() {
-        let m = &phase.measurement;
+        let shown = Shown::of(phase);
         let kept = match first_live {
-            Some(first) if i > 0 => format!("{:.1}%", m.live_bytes.ratio_of(first) * 100.0),
+            Some(first) if i > 0 => format!("{:.1}%", shown.live.ratio_of(first) * 100.0),
             _ => String::new(),
         };
         rows.push([
@@ -138,18 +186,23 @@ fn add_rows(rows: &mut Vec<[String; 10]>, variant: &VariantReport) {
             },
             phase.name.clone(),
             thousands(phase.objects),
-            m.live_bytes.to_string(),
+            shown.live.to_string(),
             kept,
-            m.peak_live_bytes.to_string(),
-            format!("{:.2}x", phase.peak_over_live),
-            thousands(m.alloc_count),
-            m.jemalloc
+            shown.peak.to_string(),
+            format!("{:.2}x", shown.peak.ratio_of(shown.live)),
+            thousands(shown.allocs),
+            shown
+                .others
+                .map_or_else(|| "-".to_owned(), |b| b.to_string()),
+            phase
+                .measurement
+                .jemalloc
                 .map_or_else(|| "-".to_owned(), |j| j.resident.to_string()),
             store_verdict(phase),
         ]);
     }
     if variant.phases.is_empty() {
-        let mut row: [String; 10] = Default::default();
+        let mut row: [String; WIDTH] = Default::default();
         row[0] = variant.name.clone();
         row[1] = "(failed)".to_owned();
         rows.push(row);

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use crate::apiserver::{ApiServer, transport};
 use crate::informer::{self, Informer};
-use crate::measure::PhaseMeter;
+use crate::measure::{Component, PhaseMeter, alloc};
 use crate::report::{Consistency, PhaseReport, SetupReport};
 use crate::scenario::{Phase, PhaseAction, Scenario, VariantConfig};
 
@@ -100,8 +100,12 @@ pub fn run(
         .build()?;
     runtime.block_on(async {
         let setup = PhaseMeter::start();
-        let server = ApiServer::new(scenario.objects.clone());
-        server.set_history_limit(scenario.apiserver.history_events);
+        let server = {
+            let _apiserver = alloc::enter(Component::ApiServer);
+            let server = ApiServer::new(scenario.objects.clone());
+            server.set_history_limit(scenario.apiserver.history_events);
+            server
+        };
         let client = transport::client(&server);
         emit(Message::Setup(SetupReport::new(&setup.finish())))?;
 
@@ -133,11 +137,15 @@ async fn run_phase(
 ) -> Result<PhaseReport, PhaseError> {
     let requests = server.requests();
     let meter = PhaseMeter::start();
+    // The phase's changes are the apiserver's work, the informer's start the informer's;
+    // the driver itself is the harness.
+    let apiserver = alloc::enter(Component::ApiServer);
     if phase.disconnect {
         server.disconnect_watchers();
     }
     match phase.action {
         PhaseAction::List => {
+            let _informer = alloc::enter(Component::Informer);
             *informer = Some(informer::spawn(client.clone(), server.spec().kind, config));
         }
         PhaseAction::Update { amount } => {
@@ -165,6 +173,7 @@ async fn run_phase(
     if phase.compact {
         server.compact();
     }
+    drop(apiserver);
     let informer = informer
         .as_mut()
         .expect("scenario validation makes `list` the first phase");

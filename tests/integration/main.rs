@@ -181,6 +181,11 @@ fn assert_runs_repeat_exactly(scenario: &Path) {
             let at = format!("{} / {} / {}", scenario.display(), va["name"], pa["name"]);
             for key in exact {
                 assert_eq!(pa[key], pb[key], "{at} / {key}");
+                for component in ["informer", "apiserver", "harness"] {
+                    let (ca, cb) = (&pa["components"][component], &pb["components"][component]);
+                    assert!(ca[key].is_u64(), "{at} / {component} / {key}");
+                    assert_eq!(ca[key], cb[key], "{at} / {component} / {key}");
+                }
             }
             assert!(pa["alloc_count"].as_u64().unwrap() > 0, "{at}");
             assert_eq!(pa["consistent"], true, "{at}");
@@ -213,6 +218,55 @@ fn shared_array_keeps_the_list_alive_after_deletes_and_copies_do_not() {
     for v in variants {
         assert_eq!(phase(v, "list")["objects"], 10_000);
         assert_eq!(phase(v, "delete")["objects"], 10);
+        assert_components_add_up(v);
+        // Attribution: after the list, the informer holds nearly everything and the
+        // apiserver its compact state only.
+        let list = phase(v, "list");
+        let c = &list["components"];
+        let share =
+            c["informer"]["live_bytes"].as_f64().unwrap() / list["live_bytes"].as_f64().unwrap();
+        assert!(share >= 0.95, "{}: informer holds {share:.3}", v["name"]);
+        let per_object = c["apiserver"]["live_bytes"].as_u64().unwrap() / 10_000;
+        assert!(
+            per_object <= 100,
+            "{}: apiserver {per_object} B/object",
+            v["name"]
+        );
+    }
+}
+
+/// Every exact figure of every phase (and setup) of `variant` is the sum of its
+/// components' figures; peaks are each at most the total peak.
+fn assert_components_add_up(variant: &Value) {
+    let records = std::iter::once(&variant["setup"]).chain(phases(variant));
+    for record in records {
+        let c = &record["components"];
+        let parts = ["informer", "apiserver", "harness"];
+        let keys: &[&str] = if record.get("dealloc_count").is_some() {
+            &[
+                "alloc_count",
+                "dealloc_count",
+                "realloc_count",
+                "alloc_bytes",
+                "live_bytes",
+            ]
+        } else {
+            &["alloc_count", "live_bytes"]
+        };
+        for key in keys {
+            let sum: u64 = parts.iter().map(|p| c[p][key].as_u64().unwrap()).sum();
+            assert_eq!(
+                sum,
+                record[key].as_u64().unwrap(),
+                "{} {key}",
+                record["name"]
+            );
+        }
+        for p in parts {
+            if let Some(total) = record["peak_live_bytes"].as_u64() {
+                assert!(c[p]["peak_live_bytes"].as_u64().unwrap() <= total);
+            }
+        }
     }
 }
 

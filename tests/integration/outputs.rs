@@ -87,7 +87,11 @@ fn a_run_writes_its_chart_beside_the_report_and_every_export_asked_for() {
     let report = json(&dir.path().join("out/r.json"));
     assert_eq!(json(&dir.path().join("copy.json")), report);
     let gh = json(&dir.path().join("gh.json"));
-    assert_eq!(gh.as_array().unwrap().len(), 2 * 3 * 4);
+    assert_eq!(
+        gh.as_array().unwrap().len(),
+        2 * 3 * 8,
+        "process and informer figures"
+    );
     let delete = &report["variants"][1]["phases"][2];
     let entry = gh
         .as_array()
