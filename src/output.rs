@@ -7,6 +7,7 @@
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The longest file name Linux file systems take, in bytes.
@@ -146,7 +147,10 @@ impl Destination {
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = folder_of(path);
     std::fs::create_dir_all(dir)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    // Created as any file is (0666 less the umask), not with a temporary file's 0600.
+    let mut file = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
     file.write_all(bytes)?;
     file.as_file().sync_data()?;
     file.persist(path).map_err(|e| e.error)?;
@@ -208,6 +212,11 @@ mod tests {
         assert!(!good.parent().unwrap().exists());
         write_file(&good, b"{}").unwrap();
         assert_eq!(std::fs::read(&good).unwrap(), b"{}");
+        // The mode any new file gets (0666 less the umask), not a temporary file's 0600.
+        let plain = dir.path().join("new/plain");
+        std::fs::File::create(&plain).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&good), mode(&plain));
         // An existing file is kept as it is until it is written.
         Destination::File(file.clone()).prepare("x", &[]).unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
