@@ -8,35 +8,42 @@
 //!
 //! **Attribution.** A thread-local "current component" says who is working: the informer,
 //! the apiserver or the harness (the default). [`Attributed`] sets it around each poll of a
-//! future and [`enter`] around a block of code. An allocation is charged to the current
-//! component, and it stays that component's until it is freed, whoever frees it: an owner
-//! table (pointer -> component, open addressing, in memory from the system allocator, not
-//! from jemalloc) remembers each live block's allocator, so a block the informer allocated
-//! and the harness frees leaves the informer's live bytes. A `realloc` is charged to the
-//! block's owner. The components' figures therefore add up exactly to the totals, and each
-//! component's live bytes are exactly the bytes of the blocks it allocated and still holds.
-//! The table costs 8 to 16 bytes of RSS per live block, outside jemalloc's statistics.
+//! future and [`enter`] around a block of code. Each component allocates from jemalloc
+//! arenas of its own, so a block's owner is the arena it came from, and arenas never share
+//! a page: the informer and the harness each have an explicit arena and thread cache
+//! (`MALLOCX_ARENA`, `MALLOCX_TCACHE`), and a page map (one byte per 4 KiB page, in memory
+//! from the system allocator, not from jemalloc) records their pages; the apiserver, which
+//! makes most allocations, takes jemalloc's automatic arenas and fast paths, and owns every
+//! block on a page the map does not know. A block freed or
+//! grown by another component is charged to its allocator and stays in its arena. The
+//! components' figures therefore add up exactly to the totals, and each component's live
+//! bytes are exactly the bytes of the blocks it allocated and still holds. Separate arenas
+//! also keep the components' heaps apart, as they are in real processes: the apiserver's
+//! garbage does not fragment the informer's pages.
 //!
 //! This is the crate's one `unsafe` module besides the jemalloc FFI call in
 //! [`super::jemalloc`]: implementing [`GlobalAlloc`] is unsafe by definition. Every method
-//! forwards to [`Jemalloc`] with the caller's arguments unchanged; the counters only look at
-//! sizes and addresses and never touch the memory.
+//! hands the caller's block and layout to jemalloc (`mallocx`, `rallocx`, `sdallocx`) with
+//! the alignment tikv-jemallocator would pass; the counters only look at sizes and
+//! addresses and never touch the memory.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::ffi::c_int;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
 use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
-use tikv_jemallocator::Jemalloc;
+use tikv_jemalloc_sys as ffi;
 
 /// jemalloc, counting every allocation, deallocation and reallocation of the calling
-/// thread, by component.
+/// thread, by component, each component in an arena of its own.
 ///
 /// Install it in the binary with `#[global_allocator]`. `alloc_zeroed` and `realloc` are
-/// forwarded as themselves, not rebuilt from `alloc` + copy, so zeroed pages and in-place
-/// growth behave exactly as under plain jemalloc.
+/// jemalloc's own (`MALLOCX_ZERO`, `rallocx`), not rebuilt from `alloc` + copy, so zeroed
+/// pages and in-place growth behave exactly as under plain jemalloc.
 #[derive(Debug, Default)]
 pub struct CountingJemalloc;
 
@@ -148,151 +155,169 @@ impl Counters {
     }
 }
 
-/// Live blocks and their owners: an open-addressing hash set of `address | owner` words
-/// (jemalloc aligns every block to at least 8 bytes, so the two low bits are free), with
-/// linear probing and backward-shift deletion. Its memory comes from [`System`], so growing
-/// it never re-enters this allocator, and it never shows in jemalloc's figures.
-struct Owners {
-    slots: Cell<*mut u64>,
-    /// log2 of the slot count; 0 before the first insert.
-    bits: Cell<u32>,
-    len: Cell<usize>,
+/// Which component each page of the heap belongs to: a two-level table indexed by address
+/// (the top level by 4 GiB, leaves of one byte per 4 KiB page, zeroed memory from
+/// [`System`] made on first use). A page belongs to one arena for the process's life
+/// (jemalloc retains the virtual memory it maps, per arena), so entries never change once
+/// set; threads may set the same entry concurrently, with the same value.
+struct PageMap {
+    top: [AtomicPtr<AtomicU8>; 1 << TOP_BITS],
 }
 
-const OWNER_MASK: u64 = 0b11;
-const FIRST_BITS: u32 = 16;
+const PAGE_BITS: u32 = 12;
+const LEAF_BITS: u32 = 20;
+const TOP_BITS: u32 = 16;
 
-impl Owners {
-    const fn new() -> Owners {
-        Owners {
-            slots: Cell::new(std::ptr::null_mut()),
-            bits: Cell::new(0),
-            len: Cell::new(0),
-        }
-    }
-
-    fn home(key: u64, bits: u32) -> usize {
-        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
-    }
-
-    fn slot(&self, i: usize) -> &Cell<u64> {
-        // SAFETY: callers pass `i` below the slot count; the slots are initialised (zeroed)
-        // `u64`s owned by this table, and `Cell<u64>` has the layout of `u64`.
-        unsafe { &*self.slots.get().add(i).cast::<Cell<u64>>() }
-    }
-
-    /// Records `address` as owned by `owner`. Addresses with a low bit set (never seen
-    /// from jemalloc) are not recorded: their free is charged to whoever frees them.
-    fn insert(&self, address: usize, owner: Component) {
-        let key = address as u64;
-        if key & OWNER_MASK != 0 || key == 0 {
-            return;
-        }
-        if (self.len.get() + 1) * 2 > (1usize << self.bits.get()) && !self.grow() {
-            return;
-        }
-        let bits = self.bits.get();
-        let mask = (1usize << bits) - 1;
-        let mut i = Owners::home(key, bits);
-        while self.slot(i).get() != 0 {
-            i = (i + 1) & mask;
-        }
-        self.slot(i).set(key | owner as u64);
-        self.len.set(self.len.get() + 1);
-    }
-
-    /// Forgets `address`, returning its owner if it was recorded.
-    fn remove(&self, address: usize) -> Option<Component> {
-        let key = address as u64;
-        let bits = self.bits.get();
-        if bits == 0 || key & OWNER_MASK != 0 {
-            return None;
-        }
-        let mask = (1usize << bits) - 1;
-        let mut i = Owners::home(key, bits);
-        let found = loop {
-            let word = self.slot(i).get();
-            if word == 0 {
+impl PageMap {
+    /// The entry of `address`'s page, making its leaf if `make`.
+    fn entry(&self, address: usize, make: bool) -> Option<&AtomicU8> {
+        let top = address >> (PAGE_BITS + LEAF_BITS);
+        let slot = self.top.get(top)?;
+        let mut leaf = slot.load(Ordering::Acquire);
+        if leaf.is_null() {
+            if !make {
                 return None;
             }
-            if word & !OWNER_MASK == key {
-                break word;
+            let layout = Layout::array::<u8>(1 << LEAF_BITS).expect("a leaf fits");
+            // SAFETY: the layout has a non-zero size.
+            let new = unsafe { System.alloc_zeroed(layout) }.cast::<AtomicU8>();
+            if new.is_null() {
+                return None;
             }
-            i = (i + 1) & mask;
-        };
-        // Backward-shift deletion: pull later entries of the run into the hole unless
-        // their home lies cyclically after the hole.
-        self.slot(i).set(0);
-        let mut hole = i;
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            let word = self.slot(j).get();
-            if word == 0 {
-                break;
-            }
-            let home = Owners::home(word & !OWNER_MASK, bits);
-            let stays = if hole <= j {
-                hole < home && home <= j
-            } else {
-                hole < home || home <= j
+            leaf = match slot.compare_exchange(
+                std::ptr::null_mut(),
+                new,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => new,
+                Err(theirs) => {
+                    // SAFETY: `new` came from `System.alloc_zeroed` with this layout and
+                    // was never shared.
+                    unsafe { System.dealloc(new.cast(), layout) };
+                    theirs
+                }
             };
-            if !stays {
-                self.slot(hole).set(word);
-                self.slot(j).set(0);
-                hole = j;
-            }
         }
-        self.len.set(self.len.get() - 1);
-        Some(Component::from_tag(found & OWNER_MASK))
+        let index = (address >> PAGE_BITS) & ((1 << LEAF_BITS) - 1);
+        // SAFETY: a leaf holds `1 << LEAF_BITS` entries and is never freed.
+        Some(unsafe { &*leaf.add(index) })
     }
 
-    /// Doubles the table (or makes the first one). `false` if the system allocator refused.
-    fn grow(&self) -> bool {
-        let old_bits = self.bits.get();
-        let new_bits = if old_bits == 0 {
-            FIRST_BITS
-        } else {
-            old_bits + 1
-        };
-        let Ok(layout) = Layout::array::<u64>(1 << new_bits) else {
-            return false;
-        };
-        // SAFETY: the layout has a non-zero size.
-        let new = unsafe { System.alloc_zeroed(layout) }.cast::<u64>();
-        if new.is_null() {
-            return false;
-        }
-        let old = self.slots.replace(new);
-        self.bits.set(new_bits);
-        self.len.set(0);
-        if !old.is_null() {
-            let mask = (1usize << new_bits) - 1;
-            for i in 0..1usize << old_bits {
-                // SAFETY: `i` is below the old table's slot count.
-                let word = unsafe { *old.add(i) };
-                if word != 0 {
-                    let mut j = Owners::home(word & !OWNER_MASK, new_bits);
-                    while self.slot(j).get() != 0 {
-                        j = (j + 1) & mask;
-                    }
-                    self.slot(j).set(word);
-                    self.len.set(self.len.get() + 1);
-                }
+    fn set(&self, address: usize, component: Component) {
+        if let Some(entry) = self.entry(address, true) {
+            let tag = component as u8 + 1;
+            if entry.load(Ordering::Relaxed) != tag {
+                entry.store(tag, Ordering::Relaxed);
             }
-            let old_layout = Layout::array::<u64>(1 << old_bits).expect("it was allocated");
-            // SAFETY: `old` came from `System.alloc_zeroed` with this layout.
-            unsafe { System.dealloc(old.cast(), old_layout) };
         }
-        true
+    }
+
+    fn get(&self, address: usize) -> Option<Component> {
+        match self.entry(address, false)?.load(Ordering::Relaxed) {
+            0 => None,
+            tag => Some(Component::from_tag(u64::from(tag - 1))),
+        }
     }
 }
+
+static PAGES: PageMap = PageMap {
+    top: [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << TOP_BITS],
+};
+
+/// The components' arenas, made on the first allocation: `arena index + 1` per
+/// component, 0 while not made, `u32::MAX` if jemalloc refused.
+static ARENAS: [AtomicU32; 3] = [const { AtomicU32::new(0) }; 3];
+static ARENAS_STATE: AtomicU8 = AtomicU8::new(0);
+
+/// The arena of `component`, if the arenas exist.
+fn arena(component: Component) -> Option<u32> {
+    if ARENAS_STATE.load(Ordering::Acquire) != 2 {
+        make_arenas();
+    }
+    match ARENAS[component as usize].load(Ordering::Acquire) {
+        0 | u32::MAX => None,
+        n => Some(n - 1),
+    }
+}
+
+fn make_arenas() {
+    // 0: not made; 1: being made; 2: made (or refused).
+    if ARENAS_STATE
+        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        for slot in &ARENAS {
+            let made = mallctl_read_u32(c"arenas.create").map_or(u32::MAX, |i| i + 1);
+            slot.store(made, Ordering::Release);
+        }
+        ARENAS_STATE.store(2, Ordering::Release);
+    } else {
+        while ARENAS_STATE.load(Ordering::Acquire) != 2 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Reads an `unsigned` mallctl that creates something (`arenas.create`, `tcache.create`).
+fn mallctl_read_u32(name: &std::ffi::CStr) -> Option<u32> {
+    let mut value: u32 = 0;
+    let mut len = std::mem::size_of::<u32>();
+    // SAFETY: `name` is NUL-terminated; `value` and `len` are valid for writes and `len`
+    // is `value`'s size, as both mallctls require; nothing is written (`newp` is null).
+    let status = unsafe {
+        ffi::mallctl(
+            name.as_ptr(),
+            (&raw mut value).cast(),
+            &raw mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (status == 0 && len == std::mem::size_of::<u32>()).then_some(value)
+}
+
+/// The flags that send an allocation of `component` to its arena through this thread's
+/// cache for it; 0 (jemalloc's automatic arena and cache) if either could not be made.
+fn component_flags(s: &State, component: Component) -> c_int {
+    let cached = s.flags[component as usize].get();
+    if cached != FLAGS_UNSET {
+        return cached;
+    }
+    let flags = match (arena(component), mallctl_read_u32(c"tcache.create")) {
+        (Some(arena), Some(tcache)) => {
+            ffi::MALLOCX_ARENA(arena as usize) | ffi::MALLOCX_TCACHE(tcache as usize)
+        }
+        _ => 0,
+    };
+    s.flags[component as usize].set(flags);
+    flags
+}
+
+const FLAGS_UNSET: c_int = -1;
+
+/// The bits of `mallocx` flags that name an arena.
+const ARENA_MASK: c_int = !((1 << 20) - 1);
+
+/// jemalloc's alignment flag for `layout` when the default alignment does not do
+/// (tikv-jemallocator's rule).
+fn align_flags(align: usize, size: usize) -> c_int {
+    if align <= MIN_ALIGN && align <= size {
+        0
+    } else {
+        ffi::MALLOCX_ALIGN(align)
+    }
+}
+
+/// `_Alignof(max_align_t)` on the 64-bit targets this runs on.
+const MIN_ALIGN: usize = 16;
 
 struct State {
     current: Cell<Component>,
     total: Counters,
     by_component: [Counters; 3],
-    owners: Owners,
+    /// Per component: the `mallocx` flags of its arena and this thread's cache for it.
+    flags: [Cell<c_int>; 3],
 }
 
 impl State {
@@ -309,70 +334,116 @@ thread_local! {
             current: Cell::new(Component::Harness),
             total: Counters::new(),
             by_component: [Counters::new(), Counters::new(), Counters::new()],
-            owners: Owners::new(),
+            flags: [const { Cell::new(FLAGS_UNSET) }; 3],
         }
     };
 }
 
-fn on_alloc(ptr: *mut u8, size: usize) {
-    STATE.with(|s| {
-        let owner = s.current.get();
-        s.total.alloc(size);
-        s.of(owner).alloc(size);
-        s.owners.insert(ptr as usize, owner);
-    });
+/// The component that allocates through jemalloc's automatic arenas and thread cache, the
+/// fast path: the apiserver, which makes most of a run's allocations and is not under
+/// test. Automatic arenas never share a page with explicit ones, so a block on a page the
+/// map does not know is this component's.
+const AUTOMATIC: Component = Component::ApiServer;
+
+/// Whether the components' arenas exist; without them every block is charged to whoever
+/// frees it (jemalloc refused to make arenas: never seen).
+fn attributing() -> bool {
+    arena(Component::Informer).is_some()
 }
 
-// SAFETY: every method forwards to `Jemalloc`, a correct `GlobalAlloc`, with its arguments
-// unchanged and returns its result unchanged; the bookkeeping does not allocate from this
-// allocator (the owner table uses `System`).
-unsafe impl GlobalAlloc for CountingJemalloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
-        let ptr = unsafe { Jemalloc.alloc(layout) };
+/// The owner of the block at `ptr`, and the flags that free or grow it in its arena.
+fn owner_of(s: &State, ptr: *mut u8) -> (Component, c_int) {
+    match PAGES.get(ptr as usize) {
+        Some(owner) => (owner, component_flags(s, owner)),
+        None if attributing() => (AUTOMATIC, 0),
+        None => (s.current.get(), 0),
+    }
+}
+
+/// Allocates `layout` for the current component from its arena, and counts it.
+fn allocate(layout: Layout, zero: bool) -> *mut u8 {
+    STATE.with(|s| {
+        let owner = s.current.get();
+        let arena = if owner == AUTOMATIC {
+            0
+        } else {
+            component_flags(s, owner)
+        };
+        let align = align_flags(layout.align(), layout.size());
+        // SAFETY: the size is non-zero (`GlobalAlloc`'s contract) and the flags are valid:
+        // an arena and a cache jemalloc made, an alignment from a `Layout`. Without flags,
+        // jemalloc's fast paths, as tikv-jemallocator calls them.
+        let ptr = unsafe {
+            match (arena | align, zero) {
+                (0, false) => ffi::malloc(layout.size()),
+                (0, true) => ffi::calloc(1, layout.size()),
+                (flags, false) => ffi::mallocx(layout.size(), flags),
+                (flags, true) => ffi::mallocx(layout.size(), flags | ffi::MALLOCX_ZERO),
+            }
+        }
+        .cast::<u8>();
         if !ptr.is_null() {
-            on_alloc(ptr, layout.size());
+            if arena != 0 {
+                PAGES.set(ptr as usize, owner);
+            }
+            s.total.alloc(layout.size());
+            s.of(owner).alloc(layout.size());
         }
         ptr
+    })
+}
+
+// SAFETY: every method hands the caller's block and layout to jemalloc (`malloc`, `calloc`,
+// `realloc` or `mallocx`, `rallocx`, `sdallocx`) with the alignment tikv-jemallocator would
+// pass and, for explicit arenas, an arena and thread cache of this allocator's making, and
+// returns jemalloc's result unchanged; the bookkeeping does not allocate from this allocator
+// (the page map uses `System`).
+unsafe impl GlobalAlloc for CountingJemalloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        allocate(layout, false)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let ptr = unsafe { Jemalloc.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            on_alloc(ptr, layout.size());
-        }
-        ptr
+        allocate(layout, true)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`.
-        unsafe { Jemalloc.dealloc(ptr, layout) };
         STATE.with(|s| {
-            let owner = s
-                .owners
-                .remove(ptr as usize)
-                .unwrap_or_else(|| s.current.get());
+            let (owner, flags) = owner_of(s, ptr);
+            // Only the cache: a block goes back to the arena it came from.
+            let flags = (flags & !ARENA_MASK) | align_flags(layout.align(), layout.size());
+            // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`;
+            // the cache, if any, is this thread's.
+            unsafe { ffi::sdallocx(ptr.cast(), layout.size(), flags) };
             s.total.dealloc(layout.size());
             s.of(owner).dealloc(layout.size());
         });
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract, which we pass on.
-        let new = unsafe { Jemalloc.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            STATE.with(|s| {
-                let owner = s
-                    .owners
-                    .remove(ptr as usize)
-                    .unwrap_or_else(|| s.current.get());
-                s.owners.insert(new as usize, owner);
+        STATE.with(|s| {
+            // The block stays its owner's, in its owner's arena.
+            let (owner, arena) = owner_of(s, ptr);
+            let flags = arena | align_flags(layout.align(), new_size);
+            // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract (a block of this
+            // allocator with `layout`, a non-zero `new_size`), which we pass on.
+            let new = unsafe {
+                if flags == 0 {
+                    ffi::realloc(ptr.cast(), new_size)
+                } else {
+                    ffi::rallocx(ptr.cast(), new_size, flags)
+                }
+            }
+            .cast::<u8>();
+            if !new.is_null() {
+                if arena != 0 {
+                    PAGES.set(new as usize, owner);
+                }
                 s.total.realloc(layout.size(), new_size);
                 s.of(owner).realloc(layout.size(), new_size);
-            });
-        }
-        new
+            }
+            new
+        })
     }
 }
 
@@ -577,27 +648,5 @@ mod tests {
         let live1 = Component::ALL.map(|c| component_counters(c).live_bytes);
         assert_eq!(live1[0], live0[0], "informer");
         assert_eq!(live1[1], live0[1], "apiserver");
-    }
-
-    #[test]
-    fn the_owner_table_finds_what_it_stored_and_forgets_what_it_removed() {
-        let owners = Owners::new();
-        let addresses: Vec<usize> = (1..100_000usize).map(|i| i * 48).collect();
-        for (n, &a) in addresses.iter().enumerate() {
-            owners.insert(a, Component::ALL[n % 3]);
-        }
-        for (n, &a) in addresses.iter().enumerate().step_by(3) {
-            assert_eq!(owners.remove(a), Some(Component::ALL[n % 3]));
-        }
-        for (n, &a) in addresses.iter().enumerate() {
-            let expected = (n % 3 != 0).then_some(Component::ALL[n % 3]);
-            assert_eq!(owners.remove(a), expected, "address {a}");
-        }
-        assert_eq!(owners.len.get(), 0);
-        assert_eq!(
-            owners.remove(5),
-            None,
-            "unaligned addresses are never stored"
-        );
     }
 }
