@@ -32,11 +32,12 @@ use std::cell::Cell;
 use std::ffi::c_int;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, Ordering};
 use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
 use tikv_jemalloc_sys as ffi;
+use tikv_jemallocator::Jemalloc;
 
 /// jemalloc, counting every allocation, deallocation and reallocation of the calling
 /// thread, by component, each component in an arena of its own.
@@ -314,7 +315,10 @@ const MIN_ALIGN: usize = 16;
 
 struct State {
     current: Cell<Component>,
-    total: Counters,
+    // The totals are the components' sums, but for the peak, which needs the total live
+    // bytes at every step.
+    total_live: Cell<i64>,
+    total_peak: Cell<i64>,
     by_component: [Counters; 3],
     /// Per component: the `mallocx` flags of its arena and this thread's cache for it.
     flags: [Cell<c_int>; 3],
@@ -324,6 +328,14 @@ impl State {
     fn of(&self, component: Component) -> &Counters {
         &self.by_component[component as usize]
     }
+
+    fn grow_total(&self, delta: i64) {
+        let live = self.total_live.get() + delta;
+        self.total_live.set(live);
+        if live > self.total_peak.get() {
+            self.total_peak.set(live);
+        }
+    }
 }
 
 thread_local! {
@@ -332,7 +344,8 @@ thread_local! {
     static STATE: State = const {
         State {
             current: Cell::new(Component::Harness),
-            total: Counters::new(),
+            total_live: Cell::new(0),
+            total_peak: Cell::new(0),
             by_component: [Counters::new(), Counters::new(), Counters::new()],
             flags: [const { Cell::new(FLAGS_UNSET) }; 3],
         }
@@ -355,7 +368,7 @@ fn attributing() -> bool {
 fn owner_of(s: &State, ptr: *mut u8) -> (Component, c_int) {
     match PAGES.get(ptr as usize) {
         Some(owner) => (owner, component_flags(s, owner)),
-        None if attributing() => (AUTOMATIC, 0),
+        None if s.flags[Component::Informer as usize].get() > 0 || attributing() => (AUTOMATIC, 0),
         None => (s.current.get(), 0),
     }
 }
@@ -386,7 +399,7 @@ fn allocate(layout: Layout, zero: bool) -> *mut u8 {
             if arena != 0 {
                 PAGES.set(ptr as usize, owner);
             }
-            s.total.alloc(layout.size());
+            s.grow_total(layout.size() as i64);
             s.of(owner).alloc(layout.size());
         }
         ptr
@@ -400,14 +413,26 @@ fn allocate(layout: Layout, zero: bool) -> *mut u8 {
 // (the page map uses `System`).
 unsafe impl GlobalAlloc for CountingJemalloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: as the caller's contract says.
+            return unsafe { Jemalloc.alloc(layout) };
+        }
         allocate(layout, false)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: as the caller's contract says.
+            return unsafe { Jemalloc.alloc_zeroed(layout) };
+        }
         allocate(layout, true)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: as the caller's contract says; jemalloc frees a block of any arena.
+            return unsafe { Jemalloc.dealloc(ptr, layout) };
+        }
         STATE.with(|s| {
             let (owner, flags) = owner_of(s, ptr);
             // Only the cache: a block goes back to the arena it came from.
@@ -415,12 +440,16 @@ unsafe impl GlobalAlloc for CountingJemalloc {
             // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`;
             // the cache, if any, is this thread's.
             unsafe { ffi::sdallocx(ptr.cast(), layout.size(), flags) };
-            s.total.dealloc(layout.size());
+            s.total_live.set(s.total_live.get() - layout.size() as i64);
             s.of(owner).dealloc(layout.size());
         });
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: as the caller's contract says.
+            return unsafe { Jemalloc.realloc(ptr, layout, new_size) };
+        }
         STATE.with(|s| {
             // The block stays its owner's, in its owner's arena.
             let (owner, arena) = owner_of(s, ptr);
@@ -439,7 +468,7 @@ unsafe impl GlobalAlloc for CountingJemalloc {
                 if arena != 0 {
                     PAGES.set(new as usize, owner);
                 }
-                s.total.realloc(layout.size(), new_size);
+                s.grow_total(new_size as i64 - layout.size() as i64);
                 s.of(owner).realloc(layout.size(), new_size);
             }
             new
@@ -447,9 +476,31 @@ unsafe impl GlobalAlloc for CountingJemalloc {
     }
 }
 
+/// When set, the allocator is plain jemalloc: nothing is counted or attributed. Only for
+/// measuring what counting costs (`cargo bench --bench overhead`); counters read while it
+/// is set mean nothing.
+static BARE: AtomicBool = AtomicBool::new(false);
+
+/// Turns counting off (`false`: plain jemalloc, for a baseline) or back on, process-wide.
+pub fn set_counting(on: bool) {
+    BARE.store(!on, Ordering::Relaxed);
+}
+
 /// The calling thread's counters now, all components together.
 pub fn counters() -> AllocCounters {
-    STATE.with(|s| s.total.read())
+    STATE.with(|s| {
+        let mut total = AllocCounters::default();
+        for c in &s.by_component {
+            let c = c.read();
+            total.allocs += c.allocs;
+            total.deallocs += c.deallocs;
+            total.reallocs += c.reallocs;
+            total.alloc_bytes += c.alloc_bytes;
+        }
+        total.live_bytes = s.total_live.get().max(0) as u64;
+        total.peak_live_bytes = s.total_peak.get().max(0) as u64;
+        total
+    })
 }
 
 /// The calling thread's counters of one component now.
@@ -461,7 +512,8 @@ pub fn component_counters(component: Component) -> AllocCounters {
 /// peak becomes its current live bytes.
 pub fn reset_peak() {
     STATE.with(|s| {
-        for c in std::iter::once(&s.total).chain(&s.by_component) {
+        s.total_peak.set(s.total_live.get());
+        for c in &s.by_component {
             c.peak.set(c.live.get());
         }
     });
