@@ -14,7 +14,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::table::thousands;
-use super::{PhaseReport, Report};
+use super::{PhaseReport, Report, VariantReport};
 
 /// Pixel size of the chart.
 const WIDTH: u32 = 1000;
@@ -50,9 +50,12 @@ pub fn series_color(i: usize) -> RGBColor {
 /// (`(start of the phase, bytes)`).
 struct Series {
     color: RGBColor,
-    points: Vec<(f64, f64)>,
-    peaks: Vec<(f64, f64)>,
+    points: Points,
+    peaks: Points,
 }
+
+/// `(x, bytes)` pairs.
+type Points = Vec<(f64, f64)>;
 
 /// What one panel shows.
 struct Panel<'a> {
@@ -68,6 +71,26 @@ fn live_and_peak(phase: &PhaseReport) -> (f64, f64) {
         (c.informer.live_bytes, c.informer.peak_live_bytes)
     });
     (live.0 as f64, peak.0 as f64)
+}
+
+/// One series per variant, in the variant's colour, from its points and its peaks.
+fn each_variant(
+    report: &Report,
+    series: impl Fn(&VariantReport) -> (Points, Points),
+) -> Vec<Series> {
+    report
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (points, peaks) = series(v);
+            Series {
+                color: series_color(i),
+                points,
+                peaks,
+            }
+        })
+        .collect()
 }
 
 /// Renders the report's chart as SVG text.
@@ -90,55 +113,44 @@ pub fn render_svg(report: &Report) -> String {
         } else {
             "live bytes at each phase's end (exact); thin bars: the peak within the phase"
         },
-        series: report
-            .variants
-            .iter()
-            .enumerate()
-            .map(|(i, v)| Series {
-                color: series_color(i),
-                points: v
-                    .setup
-                    .map(|s| {
-                        let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
-                        (0.0, live.0 as f64)
-                    })
-                    .into_iter()
-                    .chain(
-                        v.phases
-                            .iter()
-                            .enumerate()
-                            .map(|(p, phase)| ((p + 1) as f64, live_and_peak(phase).0)),
-                    )
-                    .collect(),
-                peaks: v
-                    .phases
-                    .iter()
-                    .enumerate()
-                    .map(|(p, phase)| (p as f64, live_and_peak(phase).1))
-                    .collect(),
-            })
-            .collect(),
+        series: each_variant(report, |v| {
+            let points = v
+                .setup
+                .map(|s| {
+                    let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
+                    (0.0, live.0 as f64)
+                })
+                .into_iter()
+                .chain(
+                    v.phases
+                        .iter()
+                        .enumerate()
+                        .map(|(p, phase)| ((p + 1) as f64, live_and_peak(phase).0)),
+                )
+                .collect();
+            let peaks = v
+                .phases
+                .iter()
+                .enumerate()
+                .map(|(p, phase)| (p as f64, live_and_peak(phase).1))
+                .collect();
+            (points, peaks)
+        }),
     };
     let resident = Panel {
         title: "jemalloc resident bytes at each phase's end (advisory)",
-        series: report
-            .variants
-            .iter()
-            .enumerate()
-            .map(|(i, v)| Series {
-                color: series_color(i),
-                points: v
-                    .phases
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(p, phase)| {
-                        let resident = phase.measurement.jemalloc?.resident;
-                        Some(((p + 1) as f64, resident.0 as f64))
-                    })
-                    .collect(),
-                peaks: Vec::new(),
-            })
-            .collect(),
+        series: each_variant(report, |v| {
+            let points = v
+                .phases
+                .iter()
+                .enumerate()
+                .filter_map(|(p, phase)| {
+                    let resident = phase.measurement.jemalloc?.resident;
+                    Some(((p + 1) as f64, resident.0 as f64))
+                })
+                .collect();
+            (points, Vec::new())
+        }),
     };
     let mut svg = String::new();
     {

@@ -126,7 +126,7 @@ impl Metric {
     }
 
     /// The metric's value in `phase`, when the report has it.
-    fn of(self, phase: &PhaseReport) -> Option<f64> {
+    pub(crate) fn of(self, phase: &PhaseReport) -> Option<f64> {
         let m = &phase.measurement;
         let r = &phase.api_requests;
         let n = |v: u64| Some(v as f64);

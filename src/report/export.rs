@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::compare::Metric;
 use super::{PhaseReport, Report, chart, table};
 
 /// What `--export-*` and `export --format` write.
@@ -66,58 +67,34 @@ struct Figure {
     value: u64,
 }
 
-/// The exact memory figures of a phase: the process's, then the informer's own when the
-/// report splits them by component.
+/// The metrics the benchmark formats carry: the process's exact memory figures, then the
+/// informer's own.
+const EXPORTED: [Metric; 8] = [
+    Metric::AllocCount,
+    Metric::AllocBytes,
+    Metric::LiveBytes,
+    Metric::PeakLiveBytes,
+    Metric::InformerAllocCount,
+    Metric::InformerAllocBytes,
+    Metric::InformerLiveBytes,
+    Metric::InformerPeakLiveBytes,
+];
+
+/// The exported figures a phase has (the informer's only in reports with components).
 fn figures(phase: &PhaseReport) -> Vec<Figure> {
-    let m = &phase.measurement;
-    let mut figures = vec![
-        Figure {
-            metric: "alloc_count",
-            unit: "allocations",
-            value: m.alloc_count,
-        },
-        Figure {
-            metric: "alloc_bytes",
-            unit: "bytes",
-            value: m.alloc_bytes.0,
-        },
-        Figure {
-            metric: "live_bytes",
-            unit: "bytes",
-            value: m.live_bytes.0,
-        },
-        Figure {
-            metric: "peak_live_bytes",
-            unit: "bytes",
-            value: m.peak_live_bytes.0,
-        },
-    ];
-    if let Some(c) = &m.components {
-        let informer = &c.informer;
-        figures.extend([
-            Figure {
-                metric: "informer_alloc_count",
-                unit: "allocations",
-                value: informer.alloc_count,
-            },
-            Figure {
-                metric: "informer_alloc_bytes",
-                unit: "bytes",
-                value: informer.alloc_bytes.0,
-            },
-            Figure {
-                metric: "informer_live_bytes",
-                unit: "bytes",
-                value: informer.live_bytes.0,
-            },
-            Figure {
-                metric: "informer_peak_live_bytes",
-                unit: "bytes",
-                value: informer.peak_live_bytes.0,
-            },
-        ]);
-    }
-    figures
+    EXPORTED
+        .into_iter()
+        .filter_map(|metric| {
+            Some(Figure {
+                metric: metric.as_str(),
+                unit: match metric {
+                    Metric::AllocCount | Metric::InformerAllocCount => "allocations",
+                    _ => "bytes",
+                },
+                value: metric.of(phase)? as u64,
+            })
+        })
+        .collect()
 }
 
 /// Every completed phase of every variant with its benchmark name,
