@@ -287,6 +287,7 @@ fn component_flags(s: &State, component: Component) -> c_int {
     }
     let flags = match (arena(component), mallctl_read_u32(c"tcache.create")) {
         (Some(arena), Some(tcache)) => {
+            s.tcaches[component as usize].set(Some(tcache));
             ffi::MALLOCX_ARENA(arena as usize) | ffi::MALLOCX_TCACHE(tcache as usize)
         }
         _ => 0,
@@ -322,6 +323,8 @@ struct State {
     by_component: [Counters; 3],
     /// Per component: the `mallocx` flags of its arena and this thread's cache for it.
     flags: [Cell<c_int>; 3],
+    /// Per component: this thread's explicit cache, once made.
+    tcaches: [Cell<Option<u32>>; 3],
 }
 
 impl State {
@@ -348,6 +351,7 @@ thread_local! {
             total_peak: Cell::new(0),
             by_component: [Counters::new(), Counters::new(), Counters::new()],
             flags: [const { Cell::new(FLAGS_UNSET) }; 3],
+            tcaches: [const { Cell::new(None) }; 3],
         }
     };
 }
@@ -506,6 +510,28 @@ pub fn counters() -> AllocCounters {
 /// The calling thread's counters of one component now.
 pub fn component_counters(component: Component) -> AllocCounters {
     STATE.with(|s| s.of(component).read())
+}
+
+/// Returns the free blocks this thread's component caches hold to their arenas, so that
+/// jemalloc's statistics count them as free and a purge can release their pages.
+pub fn flush_caches() {
+    STATE.with(|s| {
+        for tcache in &s.tcaches {
+            if let Some(mut id) = tcache.get() {
+                // SAFETY: a NUL-terminated name; `newp` points to the `unsigned` id of a
+                // cache this thread made, with its size; nothing is read back.
+                unsafe {
+                    ffi::mallctl(
+                        c"tcache.flush".as_ptr(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        (&raw mut id).cast(),
+                        std::mem::size_of::<u32>(),
+                    );
+                }
+            }
+        }
+    });
 }
 
 /// Starts a new peak window on the calling thread, for the total and every component: each

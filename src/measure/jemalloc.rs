@@ -39,6 +39,7 @@ impl From<tikv_jemalloc_ctl::Error> for Error {
 /// Flushes the calling thread's cache, advances the epoch and reads the statistics.
 pub fn read() -> Result<JemallocStats, Error> {
     flush_thread_cache();
+    crate::measure::alloc::flush_caches();
     epoch::advance()?;
     Ok(JemallocStats {
         allocated: Bytes(stats::allocated::read()? as u64),
@@ -47,6 +48,40 @@ pub fn read() -> Result<JemallocStats, Error> {
         mapped: Bytes(stats::mapped::read()? as u64),
         retained: Bytes(stats::retained::read()? as u64),
     })
+}
+
+/// How [`release`] gives pages back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// Purge what the arenas' decay settings say has decayed by now, as jemalloc's
+    /// background threads would (`arena.<all>.decay`).
+    Decayed,
+    /// Purge every unused page (`arena.<all>.purge`).
+    All,
+}
+
+/// Returns the thread's cached blocks to their arenas, then purges every arena's unused
+/// pages as `how` says.
+pub fn release(how: Release) {
+    flush_thread_cache();
+    crate::measure::alloc::flush_caches();
+    let name = match how {
+        Release::Decayed => c"arena.4096.decay",
+        Release::All => c"arena.4096.purge",
+    };
+    // `arena.<i>.decay` and `.purge` take and return nothing; 4096 is
+    // `MALLCTL_ARENAS_ALL`. They fail only for an arena index that does not exist.
+    //
+    // SAFETY: as for `thread.tcache.flush` below.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        );
+    }
 }
 
 /// Returns the calling thread's cached free blocks to their arenas.

@@ -169,6 +169,51 @@ pub struct PhaseReport {
     /// within the phase (exact; 0 when nothing is live).
     #[serde(default)]
     pub peak_over_live: f64,
+    /// For a `settle` phase: what the process held before and after (advisory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleReport>,
+}
+
+/// What a `settle` phase gave back to the OS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettleReport {
+    /// When the phase started.
+    pub before: Holding,
+    /// When it ended.
+    pub after: Holding,
+}
+
+/// What the process holds from the OS at one moment (advisory: the kernel's and jemalloc's
+/// view, not the program's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holding {
+    /// jemalloc's resident bytes: pages it has touched and not given back.
+    pub resident: Option<Bytes>,
+    /// jemalloc's retained bytes: virtual memory kept for reuse, not resident.
+    pub retained: Option<Bytes>,
+    /// The process's RSS.
+    pub rss: Option<Bytes>,
+}
+
+impl Holding {
+    /// Reads jemalloc and `/proc` now.
+    pub fn now() -> Holding {
+        let jemalloc = crate::measure::jemalloc::read().ok();
+        Holding {
+            resident: jemalloc.map(|j| j.resident),
+            retained: jemalloc.map(|j| j.retained),
+            rss: crate::measure::rss::read().map(|r| r.current),
+        }
+    }
+
+    /// What a measurement read at its end.
+    pub fn of(m: &Measurement) -> Holding {
+        Holding {
+            resident: m.jemalloc.map(|j| j.resident),
+            retained: m.jemalloc.map(|j| j.retained),
+            rss: m.rss_bytes,
+        }
+    }
 }
 
 fn expected() -> bool {
@@ -245,6 +290,7 @@ impl PhaseReport {
             consistency,
             expect_consistent: phase.expect_consistent,
             peak_over_live: (peak_over_live * 1000.0).round() / 1000.0,
+            settle: None,
         }
     }
 }

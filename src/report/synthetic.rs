@@ -51,6 +51,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     },
                     expect_consistent: true,
                     peak_over_live: 1.25,
+                    settle: None,
                 }
             })
             .collect(),

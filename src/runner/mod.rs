@@ -18,6 +18,10 @@ use variant::{Job, Message};
 /// The hidden subcommand a child process runs.
 pub const CHILD_COMMAND: &str = "__run-variant";
 
+/// The environment variable jemalloc reads its settings from, in tikv-jemalloc-sys's
+/// prefixed build.
+pub const MALLOC_CONF: &str = "_RJEM_MALLOC_CONF";
+
 /// How much of a failed child's stderr goes into its error.
 const STDERR_TAIL_BYTES: usize = 2000;
 
@@ -87,7 +91,13 @@ fn drive_child(
     report: &mut VariantReport,
     progress: &mut impl FnMut(Progress<'_>),
 ) -> Result<(), String> {
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    // The variant's jemalloc settings, read by jemalloc as the child starts (the prefixed
+    // build's name for `MALLOC_CONF`); they replace any the environment sets.
+    if let Some(conf) = scenario.variants[index].config.allocator.malloc_conf() {
+        command.env(MALLOC_CONF, conf);
+    }
+    let mut child = command
         .arg(CHILD_COMMAND)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -14,9 +14,10 @@ use tokio::time::Instant;
 
 use crate::apiserver::{ApiServer, transport};
 use crate::informer::{self, Informer};
+use crate::measure::jemalloc::{self, Release};
 use crate::measure::{Component, PhaseMeter, alloc};
-use crate::report::{Consistency, PhaseReport, SetupReport};
-use crate::scenario::{Phase, PhaseAction, Scenario, VariantConfig};
+use crate::report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
+use crate::scenario::{Decay, Phase, PhaseAction, Scenario, VariantConfig};
 
 /// How long a phase may take before the variant is declared stuck, in virtual time: it
 /// only passes while every task waits on a timer, so it measures a stall, not slowness.
@@ -136,6 +137,8 @@ async fn run_phase(
     seed: u64,
 ) -> Result<PhaseReport, PhaseError> {
     let requests = server.requests();
+    // What the process holds before a settle phase, read before its window opens.
+    let before = matches!(phase.action, PhaseAction::Settle { .. }).then(Holding::now);
     let meter = PhaseMeter::start();
     // The phase's changes are the apiserver's work, the informer's start the informer's;
     // the driver itself is the harness.
@@ -169,29 +172,50 @@ async fn run_phase(
             server.advance_elsewhere();
             server.compact();
         }
+        // Below, outside the apiserver's scope: settling is the process's, not the server's.
+        PhaseAction::Settle { .. } => {}
     }
     if phase.compact {
         server.compact();
     }
     drop(apiserver);
+    if let PhaseAction::Settle { idle_ms, decay } = phase.action {
+        // Idle in virtual time: timers fire (bookmarks), nothing else happens.
+        tokio::time::sleep(Duration::from_millis(idle_ms)).await;
+        match decay {
+            Decay::Wait { ms } => {
+                // Real time, for jemalloc's decay clocks; then purge what has decayed,
+                // as its background threads would have.
+                std::thread::sleep(Duration::from_millis(ms));
+                jemalloc::release(Release::Decayed);
+            }
+            Decay::Purge => jemalloc::release(Release::All),
+        }
+    }
     let informer = informer
         .as_mut()
         .expect("scenario validation makes `list` the first phase");
     wait_caught_up(server, informer, phase).await?;
     let measurement = meter.finish();
+    let settle = before.map(|before| SettleReport {
+        before,
+        after: Holding::of(&measurement),
+    });
     let requests = server.requests().since(requests);
     // The oracle reads outside the measured window: what it allocates is freed before the
     // next phase starts.
     let identities = informer.identities();
     let consistency = Consistency::check(&server.truth(), &identities);
-    Ok(PhaseReport::new(
+    let mut report = PhaseReport::new(
         phase,
         measurement,
         identities.len() as u64,
         server.alive(),
         requests,
         consistency,
-    ))
+    );
+    report.settle = settle;
+    Ok(report)
 }
 
 /// Waits until the informer has seen every change the server has made: it has synced, a

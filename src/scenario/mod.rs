@@ -20,8 +20,8 @@ use crate::apiserver::selector::LabelSelector;
 use crate::report::compare::Metric;
 use raw::{RawObjects, RawPhase, RawScenario, RawVariant};
 pub use variant::{
-    Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules, Projection, Relist,
-    StoreMode, Transform, Variant, VariantConfig,
+    AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
+    Projection, Relist, StoreMode, Transform, Variant, VariantConfig,
 };
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with
@@ -205,6 +205,10 @@ pub enum PhaseKind {
     /// Force a relist: the watch drops while other resources move the resourceVersion on,
     /// and the history is compacted; the re-watch gets 410 Expired. No object changes.
     Relist,
+    /// Let the process settle and see what memory goes back to the OS: idle in virtual
+    /// time, then wait in real time and apply jemalloc's decay, or purge. No object
+    /// changes.
+    Settle,
 }
 
 impl PhaseKind {
@@ -217,6 +221,7 @@ impl PhaseKind {
             PhaseKind::Create => "create",
             PhaseKind::Recreate => "recreate",
             PhaseKind::Relist => "relist",
+            PhaseKind::Settle => "settle",
         }
     }
 }
@@ -249,6 +254,27 @@ pub enum PhaseAction {
     },
     /// Force a relist without changing any object.
     Relist,
+    /// Idle, then let freed memory go back to the OS.
+    Settle {
+        /// Virtual time to idle first (timers fire: watch bookmarks, resyncs), in ms.
+        idle_ms: u64,
+        /// How freed pages are given back.
+        decay: Decay,
+    },
+}
+
+/// How a `settle` phase gives freed pages back to the OS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decay {
+    /// Wait this long in real time, then purge what jemalloc's decay settings say has
+    /// decayed by then (as its background threads would).
+    Wait {
+        /// Real time to wait, in ms.
+        ms: u64,
+    },
+    /// Purge every unused page at once, whatever the decay settings.
+    Purge,
 }
 
 impl PhaseAction {
@@ -261,6 +287,7 @@ impl PhaseAction {
             PhaseAction::Create { .. } => PhaseKind::Create,
             PhaseAction::Recreate { .. } => PhaseKind::Recreate,
             PhaseAction::Relist => PhaseKind::Relist,
+            PhaseAction::Settle { .. } => PhaseKind::Settle,
         }
     }
 }
@@ -515,6 +542,31 @@ fn variant_from_raw(i: usize, raw: RawVariant, objects: &ObjectSpec) -> Result<V
         .transform_initial_events
         .unwrap_or(config.transform_initial_events);
     config.fault = raw.fault;
+    if let Some(a) = &raw.allocator {
+        let decay = |v: &Option<Spanned<i64>>, field: &str| -> Result<Option<i64>, Problem> {
+            match v {
+                None => Ok(None),
+                Some(v) if (-1..=86_400_000).contains(v.as_ref()) => Ok(Some(*v.as_ref())),
+                Some(v) => Err(Problem::at(
+                    key(&format!("allocator.{field}")),
+                    v.span(),
+                    format!(
+                        "{} is out of range: expected -1 (never) to 86400000 ms",
+                        v.as_ref()
+                    ),
+                )),
+            }
+        };
+        config.allocator = AllocatorConfig {
+            dirty_decay_ms: decay(&a.dirty_decay_ms, "dirty_decay_ms")?,
+            muzzy_decay_ms: decay(&a.muzzy_decay_ms, "muzzy_decay_ms")?,
+            narenas: match &a.narenas {
+                None => None,
+                Some(v) => Some(int_in(v, &key("allocator.narenas"), 1, 1024)? as u32),
+            },
+            background_thread: a.background_thread,
+        };
+    }
     for (j, t) in raw.transform.iter().enumerate() {
         let transform: Transform = t.as_ref().parse().map_err(|why: String| {
             Problem::at(format!("variant[{i}].transform[{j}]"), t.span(), why)
@@ -640,13 +692,15 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             return Err(Problem::at(key("kind"), p.kind.span(), message)
                 .hint("the first phase is the informer's initial sync, `kind = \"list\"`"));
         }
-        // `list` and `relist` take no amount: they change no object.
-        if matches!(kind, PhaseKind::List | PhaseKind::Relist)
-            && let Some((field, span)) = p
-                .fraction
-                .as_ref()
-                .map(|f| ("fraction", f.span()))
-                .or(p.count.as_ref().map(|c| ("count", c.span())))
+        // `list`, `relist` and `settle` take no amount: they change no object.
+        if matches!(
+            kind,
+            PhaseKind::List | PhaseKind::Relist | PhaseKind::Settle
+        ) && let Some((field, span)) = p
+            .fraction
+            .as_ref()
+            .map(|f| ("fraction", f.span()))
+            .or(p.count.as_ref().map(|c| ("count", c.span())))
         {
             return Err(Problem::at(
                 key(field),
@@ -654,9 +708,34 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 format!("a `{}` phase takes no `{field}`", kind.as_str()),
             ));
         }
+        for (field, value) in [("idle", &p.idle), ("decay", &p.decay)] {
+            if let Some(v) = value
+                && kind != PhaseKind::Settle
+            {
+                return Err(Problem::at(
+                    key(field),
+                    v.span(),
+                    format!("a `{}` phase takes no `{field}`", kind.as_str()),
+                )
+                .hint("`idle` and `decay` belong to a `settle` phase"));
+            }
+        }
         let action = match kind {
             PhaseKind::List => PhaseAction::List,
             PhaseKind::Relist => PhaseAction::Relist,
+            PhaseKind::Settle => PhaseAction::Settle {
+                idle_ms: match &p.idle {
+                    None => 0,
+                    Some(v) => duration_ms(v, &key("idle"))?,
+                },
+                decay: match &p.decay {
+                    None => Decay::Wait { ms: 0 },
+                    Some(v) if v.as_ref() == "purge" => Decay::Purge,
+                    Some(v) => Decay::Wait {
+                        ms: duration_ms(v, &key("decay"))?,
+                    },
+                },
+            },
             PhaseKind::Update => PhaseAction::Update {
                 amount: amount_from_raw(&p, i)?,
             },
@@ -672,7 +751,12 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         };
         let flag = |f: &Option<Spanned<bool>>, field: &str| -> Result<bool, Problem> {
             match f {
-                Some(v) if matches!(kind, PhaseKind::List | PhaseKind::Relist) && *v.as_ref() => {
+                Some(v)
+                    if matches!(
+                        kind,
+                        PhaseKind::List | PhaseKind::Relist | PhaseKind::Settle
+                    ) && *v.as_ref() =>
+                {
                     Err(Problem::at(
                         key(field),
                         v.span(),
@@ -797,6 +881,24 @@ fn gate_from_raw(raw: &BTreeMap<String, Spanned<f64>>) -> Result<BTreeMap<Metric
             Ok((metric, value))
         })
         .collect()
+}
+
+/// A duration as written (`"12s"`, `"500ms"`, `"2m"`), in milliseconds, at most a day.
+fn duration_ms(v: &Spanned<String>, key: &str) -> Result<u64, Problem> {
+    const DAY_MS: u64 = 24 * 3600 * 1000;
+    let text = v.as_ref();
+    match humantime::parse_duration(text) {
+        Ok(d) if d.as_millis() <= u128::from(DAY_MS) => Ok(d.as_millis() as u64),
+        Ok(_) => Err(Problem::at(
+            key,
+            v.span(),
+            format!("{text:?} is longer than a day"),
+        )),
+        Err(e) => Err(
+            Problem::at(key, v.span(), format!("{text:?} is not a duration: {e}"))
+                .hint("write a number and a unit: `500ms`, `12s`, `2m`"),
+        ),
+    }
 }
 
 fn int_in(v: &Spanned<i64>, key: &str, min: u64, max: u64) -> Result<u64, Problem> {
@@ -1143,6 +1245,63 @@ kind = "list"
         assert!(e.contains("0 or more"), "{e}");
         let e = error_of(&format!("{MINIMAL}[gate]\nlive_bytes = \"2%\"\n"));
         assert!(e.contains("gate.live_bytes"), "{e}");
+    }
+
+    #[test]
+    fn settle_phases_take_durations_and_variants_allocator_settings() {
+        let text = format!(
+            "{MINIMAL}[[phase]]\nkind = \"settle\"\nidle = \"2m\"\ndecay = \"500ms\"\n\
+             [[phase]]\nkind = \"settle\"\nname = \"purge\"\ndecay = \"purge\"\n"
+        );
+        let scenario = Scenario::parse(Path::new("x.toml"), &text).unwrap();
+        assert_eq!(
+            scenario.phases[1].action,
+            PhaseAction::Settle {
+                idle_ms: 120_000,
+                decay: Decay::Wait { ms: 500 }
+            }
+        );
+        assert_eq!(
+            scenario.phases[2].action,
+            PhaseAction::Settle {
+                idle_ms: 0,
+                decay: Decay::Purge
+            }
+        );
+        let e = error_of(&format!(
+            "{MINIMAL}[[phase]]\nkind = \"settle\"\ndecay = \"soon\"\n"
+        ));
+        assert!(
+            e.contains("at `phase[1].decay`") && e.contains("not a duration"),
+            "{e}"
+        );
+        let e = error_of(&format!(
+            "{MINIMAL}[[phase]]\nkind = \"update\"\ncount = 1\nidle = \"1s\"\n"
+        ));
+        assert!(e.contains("a `update` phase takes no `idle`"), "{e}");
+        let e = error_of(&format!(
+            "{MINIMAL}[[phase]]\nkind = \"settle\"\ncount = 1\n"
+        ));
+        assert!(e.contains("takes no `count`"), "{e}");
+
+        let allocator = "[[variant]]\nname = \"b\"\n[variant.allocator]\n";
+        let text = format!(
+            "{MINIMAL}{allocator}dirty_decay_ms = 0\nnarenas = 2\nbackground_thread = true\n"
+        );
+        let scenario = Scenario::parse(Path::new("x.toml"), &text).unwrap();
+        let config = &scenario.variants[1].config.allocator;
+        assert_eq!(
+            config.malloc_conf().as_deref(),
+            Some("dirty_decay_ms:0,narenas:2,background_thread:true")
+        );
+        assert_eq!(scenario.variants[0].config.allocator.malloc_conf(), None);
+        let e = error_of(&format!("{MINIMAL}{allocator}dirty_decay_ms = -2\n"));
+        assert!(
+            e.contains("at `variant[1].allocator.dirty_decay_ms`"),
+            "{e}"
+        );
+        let e = error_of(&format!("{MINIMAL}{allocator}lg_page = 16\n"));
+        assert!(e.contains("lg_page"), "{e}");
     }
 
     #[test]

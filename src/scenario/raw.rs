@@ -70,6 +70,16 @@ pub(super) struct RawVariant {
     pub transform: Vec<Spanned<String>>,
     pub transform_initial_events: Option<bool>,
     pub fault: Option<Fault>,
+    pub allocator: Option<RawAllocator>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAllocator {
+    pub dirty_decay_ms: Option<Spanned<i64>>,
+    pub muzzy_decay_ms: Option<Spanned<i64>>,
+    pub narenas: Option<Spanned<i64>>,
+    pub background_thread: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -83,4 +93,6 @@ pub(super) struct RawPhase {
     pub disconnect: Option<Spanned<bool>>,
     pub compact: Option<Spanned<bool>>,
     pub expect_consistent: Option<bool>,
+    pub idle: Option<Spanned<String>>,
+    pub decay: Option<Spanned<String>>,
 }

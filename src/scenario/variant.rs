@@ -43,6 +43,44 @@ pub struct VariantConfig {
     pub transform_initial_events: bool,
     /// A deliberate bug, to show that the consistency oracle catches a wrong store.
     pub fault: Option<Fault>,
+    /// jemalloc settings of the variant's process (`[variant.allocator]`); unset ones are
+    /// jemalloc's defaults.
+    pub allocator: AllocatorConfig,
+}
+
+/// jemalloc settings a variant's process starts with, as a deployed service would set them
+/// in `MALLOC_CONF`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AllocatorConfig {
+    /// How long freed dirty pages stay before they are purged, in ms (-1: never; 0: at once).
+    pub dirty_decay_ms: Option<i64>,
+    /// The same for muzzy pages (purged lazily with `MADV_FREE`).
+    pub muzzy_decay_ms: Option<i64>,
+    /// Automatic arenas (the informer's and the harness's are explicit, beside them).
+    pub narenas: Option<u32>,
+    /// Background threads that purge decayed pages without waiting for allocator activity.
+    pub background_thread: Option<bool>,
+}
+
+impl AllocatorConfig {
+    /// The settings in jemalloc's `MALLOC_CONF` syntax; `None` when none is set.
+    pub fn malloc_conf(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(ms) = self.dirty_decay_ms {
+            parts.push(format!("dirty_decay_ms:{ms}"));
+        }
+        if let Some(ms) = self.muzzy_decay_ms {
+            parts.push(format!("muzzy_decay_ms:{ms}"));
+        }
+        if let Some(n) = self.narenas {
+            parts.push(format!("narenas:{n}"));
+        }
+        if let Some(on) = self.background_thread {
+            parts.push(format!("background_thread:{on}"));
+        }
+        (!parts.is_empty()).then(|| parts.join(","))
+    }
 }
 
 impl Default for VariantConfig {
@@ -69,6 +107,7 @@ impl VariantConfig {
             transform: Vec::new(),
             transform_initial_events: true,
             fault: None,
+            allocator: AllocatorConfig::default(),
         }
     }
 }
