@@ -196,16 +196,6 @@ pub struct Holding {
 }
 
 impl Holding {
-    /// Reads jemalloc and `/proc` now.
-    pub fn now() -> Holding {
-        let jemalloc = crate::measure::jemalloc::read().ok();
-        Holding {
-            resident: jemalloc.map(|j| j.resident),
-            retained: jemalloc.map(|j| j.retained),
-            rss: crate::measure::rss::read().map(|r| r.current),
-        }
-    }
-
     /// What a measurement read at its end.
     pub fn of(m: &Measurement) -> Holding {
         Holding {

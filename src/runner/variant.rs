@@ -138,7 +138,7 @@ async fn run_phase(
 ) -> Result<PhaseReport, PhaseError> {
     let requests = server.requests();
     // What the process holds before a settle phase, read before its window opens.
-    let before = matches!(phase.action, PhaseAction::Settle { .. }).then(Holding::now);
+    let before = matches!(phase.action, PhaseAction::Settle { .. }).then(holding_now);
     let meter = PhaseMeter::start();
     // The phase's changes are the apiserver's work, the informer's start the informer's;
     // the driver itself is the harness.
@@ -250,6 +250,16 @@ async fn wait_caught_up(
                     .map_or_else(|| "none open".to_owned(), |p| p.to_string()),
             });
         }
+    }
+}
+
+/// What the process holds from the OS now: jemalloc's resident and retained bytes, RSS.
+fn holding_now() -> Holding {
+    let jemalloc = jemalloc::read().ok();
+    Holding {
+        resident: jemalloc.map(|j| j.resident),
+        retained: jemalloc.map(|j| j.retained),
+        rss: crate::measure::rss::read().map(|r| r.current),
     }
 }
 
