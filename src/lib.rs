@@ -171,12 +171,24 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
     }
     outputs.extend(config.exports.iter().cloned());
     check_outputs(&outputs, &config.scenario)?;
+    // The heap-profiling build: one dhat file per variant, beside the report.
+    let dhat_files = measure::dhat::BUILD.then(|| {
+        scenario
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| runner::dhat_file(&out, i, &v.name))
+            .collect::<Vec<_>>()
+    });
+    for file in dhat_files.iter().flatten() {
+        Destination::File(file.clone()).prepare("a dhat profile", &[&config.scenario])?;
+    }
     let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
     let mut progress = Reporter::new(
         Mode::detect(config.quiet),
         scenario.phases.iter().map(|p| p.name.clone()).collect(),
     );
-    let report = runner::run_scenario(&scenario, &exe, |p| progress.show(p));
+    let report = runner::run_scenario(&scenario, &exe, dhat_files.as_deref(), |p| progress.show(p));
     progress.finish();
     // Standard output belongs to an export that asked for it; the table moves aside.
     let table = render_table(&report);
@@ -184,6 +196,13 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
         eprint!("{table}");
     } else {
         print!("{table}");
+    }
+    if let Some(files) = &dhat_files
+        && !config.quiet
+    {
+        for file in files.iter().filter(|f| f.exists()) {
+            eprintln!("wrote a dhat profile to {}", file.display());
+        }
     }
     for (format, destination) in &outputs {
         destination.write(

@@ -3,12 +3,20 @@ use std::process::ExitCode;
 use clap::Parser;
 use informer_mem::cli::Cli;
 use informer_mem::exit_codes;
+#[cfg(not(feature = "dhat-heap"))]
 use informer_mem::measure::CountingJemalloc;
 
 // Every figure in a report comes from this allocator: jemalloc, as most Rust services that
 // care about memory run it, behind a counting wrapper (see `measure::alloc`).
+#[cfg(not(feature = "dhat-heap"))]
 #[global_allocator]
 static GLOBAL: CountingJemalloc = CountingJemalloc;
+
+// The heap-profiling build: dhat's allocator instead, which records where every block was
+// allocated (see `measure::dhat`).
+#[cfg(feature = "dhat-heap")]
+#[global_allocator]
+static GLOBAL: dhat::Alloc = dhat::Alloc;
 
 fn main() -> ExitCode {
     let command = Cli::parse().into_command();

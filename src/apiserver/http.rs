@@ -753,6 +753,7 @@ impl Iterator for ListChunks {
                 buf.push(b',');
             }
             self.form.write(&mut buf, &self.spec, &version);
+            crate::measure::timeline::object_sent();
         }
         self.server.count_request(|r| r.bytes += buf.len() as u64);
         Some(Ok(Bytes::from(buf)))
@@ -823,6 +824,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Resp
             r.watch_events += 1;
             r.bytes += line.len() as u64;
         });
+        crate::measure::timeline::object_sent();
         cursor.slot.delivered(cursor.rv);
         cursor.server.dispatcher().progressed();
         Some((Ok::<_, Infallible>(line), cursor))

@@ -325,6 +325,9 @@ struct State {
     flags: [Cell<c_int>; 3],
     /// Per component: this thread's explicit cache, once made.
     tcaches: [Cell<Option<u32>>; 3],
+    /// Bytes to allocate before the timeline's next sample ([`super::timeline`]);
+    /// `u64::MAX` while no timeline samples by bytes.
+    sample_in: Cell<u64>,
 }
 
 impl State {
@@ -339,6 +342,26 @@ impl State {
             self.total_peak.set(live);
         }
     }
+
+    /// Counts `bytes` newly allocated towards the timeline's next sample, and takes it
+    /// when due (after the block is counted, so the sample includes it).
+    #[inline]
+    fn towards_sample(&self, bytes: u64) {
+        let left = self.sample_in.get();
+        if bytes < left {
+            self.sample_in.set(left - bytes);
+        } else {
+            self.take_sample();
+        }
+    }
+
+    #[cold]
+    fn take_sample(&self) {
+        // Off while sampling: the sample allocates nothing, but must not recurse if it did.
+        self.sample_in.set(u64::MAX);
+        let next = super::timeline::bytes_sample_due();
+        self.sample_in.set(next);
+    }
 }
 
 thread_local! {
@@ -352,6 +375,7 @@ thread_local! {
             by_component: [Counters::new(), Counters::new(), Counters::new()],
             flags: [const { Cell::new(FLAGS_UNSET) }; 3],
             tcaches: [const { Cell::new(None) }; 3],
+            sample_in: Cell::new(u64::MAX),
         }
     };
 }
@@ -405,6 +429,7 @@ fn allocate(layout: Layout, zero: bool) -> *mut u8 {
             }
             s.grow_total(layout.size() as i64);
             s.of(owner).alloc(layout.size());
+            s.towards_sample(layout.size() as u64);
         }
         ptr
     })
@@ -474,6 +499,9 @@ unsafe impl GlobalAlloc for CountingJemalloc {
                 }
                 s.grow_total(new_size as i64 - layout.size() as i64);
                 s.of(owner).realloc(layout.size(), new_size);
+                if new_size > layout.size() {
+                    s.towards_sample((new_size - layout.size()) as u64);
+                }
             }
             new
         })
@@ -543,6 +571,12 @@ pub fn reset_peak() {
             c.peak.set(c.live.get());
         }
     });
+}
+
+/// Asks for a timeline sample once `bytes` more are allocated on the calling thread
+/// (`u64::MAX`: never); see [`super::timeline`].
+pub(super) fn sample_after(bytes: u64) {
+    STATE.with(|s| s.sample_in.set(bytes));
 }
 
 /// The component the calling thread is working for.

@@ -50,6 +50,14 @@ pub fn read() -> Result<JemallocStats, Error> {
     })
 }
 
+/// jemalloc's resident bytes now, without flushing any cache: cheap enough to read often,
+/// and safe to read from inside the allocator (mallctl allocates nothing from Rust's global
+/// allocator). `None` if the read fails.
+pub fn resident_unflushed() -> Option<Bytes> {
+    epoch::advance().ok()?;
+    stats::resident::read().ok().map(|b| Bytes(b as u64))
+}
+
 /// How [`release`] gives pages back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Release {

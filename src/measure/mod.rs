@@ -7,8 +7,10 @@
 //! the measurement's own work falls between two windows and is in neither.
 
 pub mod alloc;
+pub mod dhat;
 pub mod jemalloc;
 pub mod rss;
+pub mod timeline;
 
 use std::time::Instant;
 
@@ -116,6 +118,8 @@ impl ComponentMeasurement {
 /// Measures one phase: [`PhaseMeter::start`] before it, [`PhaseMeter::finish`] after.
 #[derive(Debug)]
 pub struct PhaseMeter {
+    /// dhat's figures at the start, in the heap-profiling build.
+    dhat: Option<dhat::DhatCounters>,
     start: AllocCounters,
     start_by_component: [AllocCounters; 3],
     started: Instant,
@@ -129,6 +133,7 @@ impl PhaseMeter {
         alloc::reset_peak();
         let start_by_component = Component::ALL.map(alloc::component_counters);
         PhaseMeter {
+            dhat: dhat::counters(),
             start_by_component,
             start: alloc::counters(),
             started: Instant::now(),
@@ -138,6 +143,9 @@ impl PhaseMeter {
 
     /// Closes the window: reads the counters, then jemalloc and RSS.
     pub fn finish(self) -> Measurement {
+        if let Some(start) = self.dhat {
+            return self.finish_dhat(start);
+        }
         let end = alloc::counters();
         let end_by_component = Component::ALL.map(alloc::component_counters);
         let duration = self.started.elapsed();
@@ -155,6 +163,31 @@ impl PhaseMeter {
             rss_peak_bytes: rss.filter(|_| self.rss_peak_reset).map(|r| r.peak),
             duration_ms: (duration.as_secs_f64() * 1e6).round() / 1e3,
             components: Some(self.components(&end_by_component)),
+        }
+    }
+
+    /// The heap-profiling build's measurement: dhat's figures in the counting allocator's
+    /// terms (see [`dhat`]); no components, no jemalloc statistics.
+    fn finish_dhat(self, start: dhat::DhatCounters) -> Measurement {
+        let end = dhat::counters().expect("the profile runs until the process ends");
+        let duration = self.started.elapsed();
+        let rss = rss::read();
+        let blocks = end.blocks - start.blocks;
+        // A block made and not freed raised the live count; every other one was freed
+        // (a reallocation frees one block and makes another).
+        let freed = blocks as i64 - (end.live_blocks as i64 - start.live_blocks as i64);
+        Measurement {
+            alloc_count: blocks,
+            dealloc_count: freed.max(0) as u64,
+            realloc_count: 0,
+            alloc_bytes: Bytes(end.bytes - start.bytes),
+            live_bytes: Bytes(end.live_bytes),
+            peak_live_bytes: Bytes(end.peak_bytes),
+            jemalloc: None,
+            rss_bytes: rss.map(|r| r.current),
+            rss_peak_bytes: rss.filter(|_| self.rss_peak_reset).map(|r| r.peak),
+            duration_ms: (duration.as_secs_f64() * 1e6).round() / 1e3,
+            components: None,
         }
     }
 

@@ -311,6 +311,13 @@ impl Comparison {
         head: &Report,
         tolerances: &Tolerances,
     ) -> Result<Comparison, Incomparable> {
+        if base.tool.allocator != head.tool.allocator {
+            return Err(Incomparable(format!(
+                "the base was measured by {:?}, the head by {:?}: their figures count \
+                 different things (see `tool.allocator`)",
+                base.tool.allocator, head.tool.allocator
+            )));
+        }
         let (b, h) = (&base.scenario, &head.scenario);
         if b.name != h.name {
             return Err(Incomparable(format!(

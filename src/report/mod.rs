@@ -21,6 +21,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::apiserver::{RequestCounts, TruthEntry};
 use crate::informer::object::Identity;
+use crate::measure::dhat::Allocator;
+use crate::measure::timeline::{Sample, TimelineSpec};
 use crate::measure::{Components, Measurement};
 use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
@@ -54,6 +56,10 @@ pub struct Tool {
     pub name: String,
     /// The crate version.
     pub version: String,
+    /// The allocator that measured the exact figures: `counting-jemalloc` (absent), or
+    /// `dhat` in the heap-profiling build, whose figures follow dhat's model.
+    #[serde(default, skip_serializing_if = "Allocator::is_default")]
+    pub allocator: Allocator,
 }
 
 impl Tool {
@@ -62,6 +68,11 @@ impl Tool {
         Tool {
             name: env!("CARGO_PKG_NAME").to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            allocator: if crate::measure::dhat::BUILD {
+                Allocator::Dhat
+            } else {
+                Allocator::CountingJemalloc
+            },
         }
     }
 }
@@ -82,6 +93,9 @@ pub struct ScenarioInfo {
     /// The scenario's `[gate]`: `check`'s tolerances in percent, over the defaults.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub gate: BTreeMap<Metric, f64>,
+    /// The scenario's `[timeline]`: how the phases' `samples` were placed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineSpec>,
 }
 
 impl ScenarioInfo {
@@ -94,6 +108,7 @@ impl ScenarioInfo {
             objects: scenario.objects.clone(),
             apiserver: scenario.apiserver.clone(),
             gate: scenario.gate.clone(),
+            timeline: scenario.timeline,
         }
     }
 }
@@ -172,6 +187,9 @@ pub struct PhaseReport {
     /// For a `settle` phase: what the process held before and after (advisory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<SettleReport>,
+    /// The phase's timeline, oldest first, when the scenario has a `[timeline]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
 }
 
 /// What a `settle` phase gave back to the OS.
@@ -281,6 +299,7 @@ impl PhaseReport {
             expect_consistent: phase.expect_consistent,
             peak_over_live: (peak_over_live * 1000.0).round() / 1000.0,
             settle: None,
+            samples: Vec::new(),
         }
     }
 }

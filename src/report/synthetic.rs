@@ -52,6 +52,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     expect_consistent: true,
                     peak_over_live: 1.25,
                     settle: None,
+                    samples: Vec::new(),
                 }
             })
             .collect(),
@@ -61,6 +62,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
         tool: Tool {
             name: "informer-mem".to_owned(),
             version: "test".to_owned(),
+            allocator: Default::default(),
         },
         scenario: ScenarioInfo {
             name: "synthetic".to_owned(),
@@ -69,6 +71,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
             objects: ObjectSpec::pods(100),
             apiserver: ApiServerSpec::default(),
             gate: Default::default(),
+            timeline: None,
         },
         variants: (0..variants).map(variant).collect(),
     }

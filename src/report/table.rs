@@ -4,6 +4,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::{PhaseReport, Report, VariantReport};
+use crate::measure::dhat::Allocator;
 use crate::units::Bytes;
 
 /// How many columns the table has.
@@ -32,7 +33,10 @@ fn notes(report: &Report) -> [&'static str; 5] {
         .flat_map(|v| &v.phases)
         .all(|p| p.measurement.components.is_some());
     [
-        if attributed {
+        if report.tool.allocator == Allocator::Dhat {
+            "live, peak, allocs: the whole process's, from dhat (heap-profiling build: a \
+             reallocation counts as a new block, peak is the run's so far)"
+        } else if attributed {
             "live, peak, allocs: the informer's own, exact (counting allocator, by component); \
              others: live bytes of the apiserver and the harness"
         } else {

@@ -8,7 +8,7 @@
 pub mod variant;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
 use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
@@ -42,9 +42,12 @@ pub enum Progress<'a> {
 }
 
 /// Runs every variant of `scenario` in a child process of `exe` and gathers the report.
+/// With `dhat_files` (the heap-profiling build), variant `i` writes its profile to the
+/// `i`th file.
 pub fn run_scenario(
     scenario: &Scenario,
     exe: &Path,
+    dhat_files: Option<&[PathBuf]>,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Report {
     let total = scenario.variants.len();
@@ -52,7 +55,8 @@ pub fn run_scenario(
         .map(|index| {
             let name = &scenario.variants[index].name;
             progress(Progress::VariantStarted { index, total, name });
-            run_child(exe, scenario, index, &mut progress)
+            let dhat_file = dhat_files.map(|files| files[index].clone());
+            run_child(exe, scenario, index, dhat_file, &mut progress)
         })
         .collect();
     Report {
@@ -63,10 +67,29 @@ pub fn run_scenario(
     }
 }
 
+/// Where variant `index` named `name` writes its dhat profile, beside `report`:
+/// `<report stem>.<index>-<name as a slug>.dhat-heap.json`.
+pub fn dhat_file(report: &Path, index: usize, name: &str) -> PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "report".into(), |s| s.to_string_lossy());
+    let mut slug = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug: String = slug.trim_matches('-').chars().take(64).collect();
+    report.with_file_name(format!("{stem}.{index}-{slug}.dhat-heap.json"))
+}
+
 fn run_child(
     exe: &Path,
     scenario: &Scenario,
     index: usize,
+    dhat_file: Option<PathBuf>,
     progress: &mut impl FnMut(Progress<'_>),
 ) -> VariantReport {
     let variant = &scenario.variants[index];
@@ -77,7 +100,7 @@ fn run_child(
         setup: None,
         phases: Vec::new(),
     };
-    if let Err(e) = drive_child(exe, scenario, index, &mut report, progress) {
+    if let Err(e) = drive_child(exe, scenario, index, dhat_file, &mut report, progress) {
         report.error = Some(e);
     }
     report
@@ -88,6 +111,7 @@ fn drive_child(
     exe: &Path,
     scenario: &Scenario,
     index: usize,
+    dhat_file: Option<PathBuf>,
     report: &mut VariantReport,
     progress: &mut impl FnMut(Progress<'_>),
 ) -> Result<(), String> {
@@ -107,6 +131,7 @@ fn drive_child(
     let job = Job {
         scenario: scenario.clone(),
         variant: index,
+        dhat_file,
     };
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let written = serde_json::to_writer(&mut stdin, &job)

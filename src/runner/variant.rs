@@ -5,6 +5,7 @@
 //! exactly. Results go to stdout as JSON lines, one per completed step, so a crash loses
 //! only the phase it happened in.
 
+use std::alloc::Layout;
 use std::io::{self, Read, Write};
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use tokio::time::Instant;
 use crate::apiserver::{ApiServer, transport};
 use crate::informer::{self, Informer};
 use crate::measure::jemalloc::{self, Release};
+use crate::measure::timeline::{Timeline, TimelineSpec};
 use crate::measure::{Component, PhaseMeter, alloc};
 use crate::report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
 use crate::scenario::{Decay, Phase, PhaseAction, Scenario, VariantConfig};
@@ -34,6 +36,9 @@ pub struct Job {
     pub scenario: Scenario,
     /// Which variant to run.
     pub variant: usize,
+    /// Where to write the dhat profile (the heap-profiling build only).
+    #[serde(default)]
+    pub dhat_file: Option<std::path::PathBuf>,
 }
 
 /// One line of a child's stdout.
@@ -74,6 +79,10 @@ pub fn main() -> anyhow::Result<()> {
     let mut input = String::new();
     io::stdin().read_to_string(&mut input)?;
     let job: Job = serde_json::from_str(&input)?;
+    // From here on dhat sees every allocation; its file is written when `_profile` drops,
+    // after the last phase.
+    #[cfg(feature = "dhat-heap")]
+    let _profile = job.dhat_file.as_deref().map(crate::measure::dhat::start);
     let mut stdout = io::stdout().lock();
     run(&job.scenario, job.variant, |message| {
         // Between phases: outside every measured window.
@@ -113,7 +122,16 @@ pub fn run(
         let mut informer: Option<Informer> = None;
         for (i, phase) in scenario.phases.iter().enumerate() {
             let seed = phase_seed(scenario, i);
-            match run_phase(&server, &client, config, &mut informer, phase, seed).await {
+            let run = run_phase(
+                &server,
+                &client,
+                config,
+                scenario.timeline,
+                &mut informer,
+                phase,
+                seed,
+            );
+            match run.await {
                 Ok(report) => emit(Message::Phase(Box::new(report)))?,
                 Err(e) => {
                     emit(Message::Failed(format!("{:#}", anyhow::Error::from(e))))?;
@@ -132,6 +150,7 @@ async fn run_phase(
     server: &ApiServer,
     client: &kube::Client,
     config: &VariantConfig,
+    timeline: Option<TimelineSpec>,
     informer: &mut Option<Informer>,
     phase: &Phase,
     seed: u64,
@@ -140,6 +159,11 @@ async fn run_phase(
     // What the process holds before a settle phase, read before its window opens.
     let before = matches!(phase.action, PhaseAction::Settle { .. }).then(holding_now);
     let meter = PhaseMeter::start();
+    // Allocates from the system allocator only: the phase's figures do not see it. The
+    // heap-profiling build has no counting allocator to sample.
+    let timeline = timeline
+        .filter(|_| !crate::measure::dhat::BUILD)
+        .map(Timeline::start);
     // The phase's changes are the apiserver's work, the informer's start the informer's;
     // the driver itself is the harness.
     let apiserver = alloc::enter(Component::ApiServer);
@@ -172,8 +196,9 @@ async fn run_phase(
             server.advance_elsewhere();
             server.compact();
         }
-        // Below, outside the apiserver's scope: settling is the process's, not the server's.
-        PhaseAction::Settle { .. } => {}
+        // Below, outside the apiserver's scope: settling is the process's, not the server's,
+        // and the calibration's blocks are the informer's.
+        PhaseAction::Settle { .. } | PhaseAction::Calibrate { .. } => {}
     }
     if phase.compact {
         server.compact();
@@ -192,11 +217,15 @@ async fn run_phase(
             Decay::Purge => jemalloc::release(Release::All),
         }
     }
+    if let PhaseAction::Calibrate { bytes, blocks } = phase.action {
+        calibrate(bytes, blocks);
+    }
     let informer = informer
         .as_mut()
         .expect("scenario validation makes `list` the first phase");
     wait_caught_up(server, informer, phase).await?;
     let measurement = meter.finish();
+    let samples = timeline.map(Timeline::finish).unwrap_or_default();
     let settle = before.map(|before| SettleReport {
         before,
         after: Holding::of(&measurement),
@@ -215,7 +244,37 @@ async fn run_phase(
         consistency,
     );
     report.settle = settle;
+    report.samples = samples;
     Ok(report)
+}
+
+/// Allocates `bytes` in `blocks` blocks as the informer, then frees them: the phase's
+/// informer figures must show exactly `blocks` allocations and deallocations of `bytes`.
+/// The list of blocks is the harness's, and one allocation of its own.
+fn calibrate(bytes: u64, blocks: u64) {
+    let blocks = usize::try_from(blocks).expect("at most ten million blocks");
+    let (each, extra) = (bytes / blocks as u64, (bytes % blocks as u64) as usize);
+    let mut held: Vec<(*mut u8, Layout)> = Vec::with_capacity(blocks);
+    {
+        let _informer = alloc::enter(Component::Informer);
+        for i in 0..blocks {
+            let size = usize::try_from(each).expect("at most 16 GiB") + usize::from(i < extra);
+            let layout = Layout::from_size_align(size, 1).expect("a valid size");
+            // SAFETY: `size` is at least 1 (scenario validation: bytes >= blocks).
+            let block = unsafe { std::alloc::alloc(layout) };
+            if block.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            // Touch every page, as a real informer's objects would be.
+            // SAFETY: `block` is valid for `size` bytes.
+            unsafe { block.write_bytes(0xa5, size) };
+            held.push((block, layout));
+        }
+    }
+    for (block, layout) in held {
+        // SAFETY: allocated above with this layout, freed once.
+        unsafe { std::alloc::dealloc(block, layout) };
+    }
 }
 
 /// Waits until the informer has seen every change the server has made: it has synced, a

@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::apiserver::selector::LabelSelector;
+use crate::measure::timeline::{Every, TimelineSpec};
 use crate::report::compare::Metric;
-use raw::{RawObjects, RawPhase, RawScenario, RawVariant};
+use raw::{RawObjects, RawPhase, RawScenario, RawTimeline, RawVariant};
 pub use variant::{
     AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
     Projection, Relist, StoreMode, Transform, Variant, VariantConfig,
@@ -49,6 +50,9 @@ pub struct Scenario {
     /// (the `[gate]` table).
     #[serde(default)]
     pub gate: BTreeMap<Metric, f64>,
+    /// Samples to take within each phase (the `[timeline]` table); none when absent.
+    #[serde(default)]
+    pub timeline: Option<TimelineSpec>,
 }
 
 /// The objects the built-in apiserver generates, and their shape.
@@ -209,9 +213,21 @@ pub enum PhaseKind {
     /// time, then wait in real time and apply jemalloc's decay, or purge. No object
     /// changes.
     Settle,
+    /// Check the measurement: allocate exactly `bytes` in `blocks` blocks as the informer,
+    /// then free them. No object changes.
+    Calibrate,
 }
 
 impl PhaseKind {
+    /// Whether phases of this kind leave every object as it is (they take no amount,
+    /// selector, disconnect or compact).
+    pub fn changes_nothing(self) -> bool {
+        matches!(
+            self,
+            PhaseKind::List | PhaseKind::Relist | PhaseKind::Settle | PhaseKind::Calibrate
+        )
+    }
+
     /// The kind's name as written in scenario files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -222,6 +238,7 @@ impl PhaseKind {
             PhaseKind::Recreate => "recreate",
             PhaseKind::Relist => "relist",
             PhaseKind::Settle => "settle",
+            PhaseKind::Calibrate => "calibrate",
         }
     }
 }
@@ -261,6 +278,13 @@ pub enum PhaseAction {
         /// How freed pages are given back.
         decay: Decay,
     },
+    /// Allocate `bytes` in `blocks` blocks as the informer, then free them all.
+    Calibrate {
+        /// Bytes in all, spread evenly over the blocks (the first ones take the remainder).
+        bytes: u64,
+        /// How many blocks.
+        blocks: u64,
+    },
 }
 
 /// How a `settle` phase gives freed pages back to the OS.
@@ -288,6 +312,7 @@ impl PhaseAction {
             PhaseAction::Recreate { .. } => PhaseKind::Recreate,
             PhaseAction::Relist => PhaseKind::Relist,
             PhaseAction::Settle { .. } => PhaseKind::Settle,
+            PhaseAction::Calibrate { .. } => PhaseKind::Calibrate,
         }
     }
 }
@@ -421,6 +446,7 @@ impl Scenario {
             },
         };
         let gate = gate_from_raw(&raw.gate)?;
+        let timeline = raw.timeline.as_ref().map(timeline_from_raw).transpose()?;
         Ok(Scenario {
             name,
             description: raw.description,
@@ -430,6 +456,7 @@ impl Scenario {
             variants,
             phases,
             gate,
+            timeline,
         })
     }
 }
@@ -692,15 +719,13 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             return Err(Problem::at(key("kind"), p.kind.span(), message)
                 .hint("the first phase is the informer's initial sync, `kind = \"list\"`"));
         }
-        // `list`, `relist` and `settle` take no amount: they change no object.
-        if matches!(
-            kind,
-            PhaseKind::List | PhaseKind::Relist | PhaseKind::Settle
-        ) && let Some((field, span)) = p
-            .fraction
-            .as_ref()
-            .map(|f| ("fraction", f.span()))
-            .or(p.count.as_ref().map(|c| ("count", c.span())))
+        // `list`, `relist`, `settle` and `calibrate` take no amount: they change no object.
+        if kind.changes_nothing()
+            && let Some((field, span)) = p
+                .fraction
+                .as_ref()
+                .map(|f| ("fraction", f.span()))
+                .or(p.count.as_ref().map(|c| ("count", c.span())))
         {
             return Err(Problem::at(
                 key(field),
@@ -720,6 +745,18 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 .hint("`idle` and `decay` belong to a `settle` phase"));
             }
         }
+        for (field, value) in [("bytes", &p.bytes), ("blocks", &p.blocks)] {
+            if let Some(v) = value
+                && kind != PhaseKind::Calibrate
+            {
+                return Err(Problem::at(
+                    key(field),
+                    v.span(),
+                    format!("a `{}` phase takes no `{field}`", kind.as_str()),
+                )
+                .hint("`bytes` and `blocks` belong to a `calibrate` phase"));
+            }
+        }
         let action = match kind {
             PhaseKind::List => PhaseAction::List,
             PhaseKind::Relist => PhaseAction::Relist,
@@ -736,6 +773,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                     },
                 },
             },
+            PhaseKind::Calibrate => calibrate_from_raw(&p, i)?,
             PhaseKind::Update => PhaseAction::Update {
                 amount: amount_from_raw(&p, i)?,
             },
@@ -751,26 +789,19 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         };
         let flag = |f: &Option<Spanned<bool>>, field: &str| -> Result<bool, Problem> {
             match f {
-                Some(v)
-                    if matches!(
-                        kind,
-                        PhaseKind::List | PhaseKind::Relist | PhaseKind::Settle
-                    ) && *v.as_ref() =>
-                {
-                    Err(Problem::at(
-                        key(field),
-                        v.span(),
-                        format!(
-                            "a `{}` phase takes no `{field}`{}",
-                            kind.as_str(),
-                            if kind == PhaseKind::Relist {
-                                ": it always disconnects and compacts"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ))
-                }
+                Some(v) if kind.changes_nothing() && *v.as_ref() => Err(Problem::at(
+                    key(field),
+                    v.span(),
+                    format!(
+                        "a `{}` phase takes no `{field}`{}",
+                        kind.as_str(),
+                        if kind == PhaseKind::Relist {
+                            ": it always disconnects and compacts"
+                        } else {
+                            ""
+                        }
+                    ),
+                )),
                 Some(v) => Ok(*v.as_ref()),
                 None => Ok(false),
             }
@@ -824,6 +855,54 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         });
     }
     Ok(phases)
+}
+
+/// Largest allocation a `calibrate` phase may make in all: 16 GiB.
+const MAX_CALIBRATE_BYTES: u64 = 1 << 34;
+/// Most blocks a `calibrate` phase may allocate.
+const MAX_CALIBRATE_BLOCKS: u64 = 10_000_000;
+
+fn calibrate_from_raw(p: &RawPhase, i: usize) -> Result<PhaseAction, Problem> {
+    let key = |field: &str| format!("phase[{i}].{field}");
+    let (Some(bytes), Some(blocks)) = (&p.bytes, &p.blocks) else {
+        return Err(Problem::at(
+            key("kind"),
+            p.kind.span(),
+            "a `calibrate` phase needs `bytes` and `blocks`",
+        )
+        .hint("e.g. `bytes = 1048576` and `blocks = 1000`"));
+    };
+    let blocks = int_in(blocks, &key("blocks"), 1, MAX_CALIBRATE_BLOCKS)?;
+    let bytes_value = int_in(bytes, &key("bytes"), 1, MAX_CALIBRATE_BYTES)?;
+    if bytes_value < blocks {
+        return Err(Problem::at(
+            key("bytes"),
+            bytes.span(),
+            format!("{bytes_value} bytes cannot fill {blocks} blocks"),
+        )
+        .hint("every block takes at least one byte"));
+    }
+    Ok(PhaseAction::Calibrate {
+        bytes: bytes_value,
+        blocks,
+    })
+}
+
+fn timeline_from_raw(raw: &RawTimeline) -> Result<TimelineSpec, Problem> {
+    let every = raw.every.as_ref().parse::<Every>().map_err(|why| {
+        Problem::at("timeline.every", raw.every.span(), why).hint(
+            "`every = \"4 MiB\"` (bytes allocated) or `every = \"500 events\"` (objects sent)",
+        )
+    })?;
+    let max_samples = match &raw.max_samples {
+        None => TimelineSpec::DEFAULT_MAX_SAMPLES,
+        Some(v) => int_in(v, "timeline.max_samples", 2, TimelineSpec::MOST_SAMPLES)?,
+    };
+    Ok(TimelineSpec {
+        every,
+        // Even, so that halving keeps the newest sample (see `measure::timeline`).
+        max_samples: max_samples & !1,
+    })
 }
 
 fn amount_from_raw(p: &RawPhase, i: usize) -> Result<Amount, Problem> {

@@ -29,6 +29,14 @@ pub(super) struct RawScenario {
     pub phase: Vec<RawPhase>,
     #[serde(default)]
     pub gate: BTreeMap<String, Spanned<f64>>,
+    pub timeline: Option<RawTimeline>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTimeline {
+    pub every: Spanned<String>,
+    pub max_samples: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -95,4 +103,6 @@ pub(super) struct RawPhase {
     pub expect_consistent: Option<bool>,
     pub idle: Option<Spanned<String>>,
     pub decay: Option<Spanned<String>>,
+    pub bytes: Option<Spanned<i64>>,
+    pub blocks: Option<Spanned<i64>>,
 }

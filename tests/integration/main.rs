@@ -2,6 +2,7 @@
 //! checks the built-in apiserver against kube-runtime (`conformance`).
 
 mod conformance;
+mod measurement;
 mod outputs;
 
 use std::path::{Path, PathBuf};
