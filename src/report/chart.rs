@@ -2,9 +2,11 @@
 //! resident bytes (advisory) over the phases, one series per variant, drawn with plotters.
 //!
 //! The x axis is the run's phases, each a unit wide, with its boundaries marked: a value at
-//! a phase's end sits on its right boundary, the setup's on the left edge. The peak within
-//! a phase is known, but not when it happened, so it is drawn as a thin bar across the
-//! whole phase rather than as a point.
+//! a phase's end sits on its right boundary (a dot), the setup's on the left edge. The peak
+//! within a phase is known, but not when it happened, so it is drawn as a thin bar across
+//! the whole phase rather than as a point. When the scenario has a `[timeline]`, the line
+//! also passes through the phase's samples, each placed across the phase by the share of
+//! the phase's allocated bytes allocated when it was taken.
 
 use std::ops::Range;
 
@@ -15,6 +17,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::table::thousands;
 use super::{PhaseReport, Report, VariantReport};
+use crate::measure::timeline::Sample;
 
 /// Pixel size of the chart.
 const WIDTH: u32 = 1000;
@@ -46,12 +49,49 @@ pub fn series_color(i: usize) -> RGBColor {
     })
 }
 
-/// One variant's figures in one panel: `(x, bytes)` at phase ends, and peaks per phase
-/// (`(start of the phase, bytes)`).
+/// One variant's figures in one panel: `(x, bytes)` at phase ends, the line through them
+/// and the timeline's samples, and peaks per phase (`(start of the phase, bytes)`).
 struct Series {
     color: RGBColor,
     points: Points,
+    line: Points,
     peaks: Points,
+}
+
+/// What one variant shows in one panel: its line (phase ends and samples, in order), the
+/// phase ends alone, and the peaks.
+struct Figures {
+    line: Points,
+    ends: Points,
+    peaks: Points,
+}
+
+impl Figures {
+    /// A variant's line from the figure at `start` (the setup's, if any), then for each
+    /// phase its samples' figures and its end's; `of_sample` and `of_end` pick the figure.
+    fn of(
+        variant: &VariantReport,
+        start: Option<f64>,
+        of_sample: impl Fn(&Sample) -> Option<f64>,
+        of_end: impl Fn(&PhaseReport) -> Option<f64>,
+    ) -> (Points, Points) {
+        let mut line: Points = start.map(|y| (0.0, y)).into_iter().collect();
+        let mut ends = line.clone();
+        for (p, phase) in variant.phases.iter().enumerate() {
+            let allocated = phase.measurement.alloc_bytes.0.max(1) as f64;
+            for sample in &phase.samples {
+                if let Some(y) = of_sample(sample) {
+                    let across = (sample.alloc_bytes.0 as f64 / allocated).min(1.0);
+                    line.push((p as f64 + across, y));
+                }
+            }
+            if let Some(y) = of_end(phase) {
+                line.push(((p + 1) as f64, y));
+                ends.push(((p + 1) as f64, y));
+            }
+        }
+        (line, ends)
+    }
 }
 
 /// `(x, bytes)` pairs.
@@ -73,21 +113,19 @@ fn live_and_peak(phase: &PhaseReport) -> (f64, f64) {
     (live.0 as f64, peak.0 as f64)
 }
 
-/// One series per variant, in the variant's colour, from its points and its peaks.
-fn each_variant(
-    report: &Report,
-    series: impl Fn(&VariantReport) -> (Points, Points),
-) -> Vec<Series> {
+/// One series per variant, in the variant's colour, from its figures.
+fn each_variant(report: &Report, series: impl Fn(&VariantReport) -> Figures) -> Vec<Series> {
     report
         .variants
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let (points, peaks) = series(v);
+            let figures = series(v);
             Series {
                 color: series_color(i),
-                points,
-                peaks,
+                points: figures.ends,
+                line: figures.line,
+                peaks: figures.peaks,
             }
         })
         .collect()
@@ -106,50 +144,65 @@ pub fn render_svg(report: &Report) -> String {
         .map(|v| v.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>())
         .max_by_key(Vec::len)
         .unwrap_or_default();
+    let sampled = report
+        .variants
+        .iter()
+        .flat_map(|v| &v.phases)
+        .any(|p| !p.samples.is_empty());
+    let when = if sampled {
+        "at each phase's end (dots) and at its samples"
+    } else {
+        "at each phase's end"
+    };
+    let live_title = if attributed {
+        format!("the informer's live bytes {when} (exact); thin bars: its peak within the phase")
+    } else {
+        format!("live bytes {when} (exact); thin bars: the peak within the phase")
+    };
+    let resident_title = format!("jemalloc resident bytes {when} (advisory)");
     let live = Panel {
-        title: if attributed {
-            "the informer's live bytes at each phase's end (exact); thin bars: its peak \
-                 within the phase"
-        } else {
-            "live bytes at each phase's end (exact); thin bars: the peak within the phase"
-        },
+        title: &live_title,
         series: each_variant(report, |v| {
-            let points = v
-                .setup
-                .map(|s| {
-                    let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
-                    (0.0, live.0 as f64)
-                })
-                .into_iter()
-                .chain(
-                    v.phases
-                        .iter()
-                        .enumerate()
-                        .map(|(p, phase)| ((p + 1) as f64, live_and_peak(phase).0)),
-                )
-                .collect();
+            let start = v.setup.map(|s| {
+                let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
+                live.0 as f64
+            });
+            let (line, ends) = Figures::of(
+                v,
+                start,
+                |s| {
+                    let live = if attributed {
+                        s.components.informer
+                    } else {
+                        s.live_bytes
+                    };
+                    Some(live.0 as f64)
+                },
+                |phase| Some(live_and_peak(phase).0),
+            );
             let peaks = v
                 .phases
                 .iter()
                 .enumerate()
                 .map(|(p, phase)| (p as f64, live_and_peak(phase).1))
                 .collect();
-            (points, peaks)
+            Figures { line, ends, peaks }
         }),
     };
     let resident = Panel {
-        title: "jemalloc resident bytes at each phase's end (advisory)",
+        title: &resident_title,
         series: each_variant(report, |v| {
-            let points = v
-                .phases
-                .iter()
-                .enumerate()
-                .filter_map(|(p, phase)| {
-                    let resident = phase.measurement.jemalloc?.resident;
-                    Some(((p + 1) as f64, resident.0 as f64))
-                })
-                .collect();
-            (points, Vec::new())
+            let (line, ends) = Figures::of(
+                v,
+                None,
+                |s| s.resident_bytes.map(|r| r.0 as f64),
+                |phase| Some(phase.measurement.jemalloc?.resident.0 as f64),
+            );
+            Figures {
+                line,
+                ends,
+                peaks: Vec::new(),
+            }
         }),
     };
     let mut svg = String::new();
@@ -220,7 +273,7 @@ fn draw_panel(
     let top = panel
         .series
         .iter()
-        .flat_map(|s| s.points.iter().chain(&s.peaks))
+        .flat_map(|s| s.line.iter().chain(&s.peaks))
         .map(|&(_, y)| y)
         .fold(0.0, f64::max);
     // The y axis counts in the unit that suits the largest figure, so ticks fall on round
@@ -260,7 +313,7 @@ fn draw_panel(
     for series in &panel.series {
         let color = series.color;
         chart.draw_series(LineSeries::new(
-            series.points.iter().map(|&(x, y)| (x, y / scale)),
+            series.line.iter().map(|&(x, y)| (x, y / scale)),
             color.stroke_width(2),
         ))?;
         chart.draw_series(
@@ -394,6 +447,42 @@ mod tests {
                 phase.name
             );
         }
+    }
+
+    #[test]
+    fn a_timeline_adds_its_samples_to_the_line_between_the_phase_ends() {
+        use crate::measure::timeline::{LiveByComponent, Sample};
+        let mut r = report(1, 3, 0);
+        let phase = &mut r.variants[0].phases[1];
+        let allocated = phase.measurement.alloc_bytes.0;
+        phase.samples = (1..=4)
+            .map(|k| Sample {
+                alloc_bytes: Bytes(allocated * k / 5),
+                events: 0,
+                live_bytes: Bytes(k << 20),
+                components: LiveByComponent::default(),
+                resident_bytes: None,
+                rss_bytes: None,
+            })
+            .collect();
+        let svg = render_svg(&r);
+        assert!(svg.contains("at its samples"), "the title says so");
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let RGBColor(red, green, blue) = series_color(0);
+        let hex = format!("#{red:02X}{green:02X}{blue:02X}");
+        let lines: Vec<usize> = polylines(&doc)
+            .into_iter()
+            .filter(|(stroke, opacity, _)| *stroke == hex && opacity == "1")
+            .map(|(_, _, n)| n)
+            .collect();
+        // The live line: 3 phase ends and 4 samples; the legend's stroke.
+        assert!(lines.contains(&7), "{lines:?}");
+        // Dots only at the phase ends.
+        let dots = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some(&hex))
+            .count();
+        assert_eq!(dots, 3);
     }
 
     #[test]
