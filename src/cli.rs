@@ -54,6 +54,10 @@ enum Subcommands {
         /// Print no progress (the table and errors still print).
         #[arg(long, short)]
         quiet: bool,
+        /// Kill a variant's process that runs longer than this (real time: `90s`, `30m`);
+        /// it is recorded as failed and the other variants still run.
+        #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+        variant_timeout: std::time::Duration,
     },
     /// Convert a report into another format: markdown, benchmark-tool JSON, a chart.
     Export {
@@ -193,6 +197,7 @@ impl Cli {
                 no_chart,
                 exports,
                 quiet,
+                variant_timeout,
             } => Command::Run(RunConfig {
                 scenario,
                 out,
@@ -203,6 +208,7 @@ impl Cli {
                 },
                 exports: exports.into_list(),
                 quiet,
+                variant_timeout,
             }),
             Subcommands::Export {
                 report,
@@ -277,6 +283,15 @@ mod tests {
         assert_eq!(config.chart, ChartOutput::BesideReport);
         assert!(config.exports.is_empty());
         assert!(!config.quiet);
+        assert_eq!(config.variant_timeout.as_secs(), 3600);
+        let cli = Cli::try_parse_from(["informer-mem", "run", "s", "--variant-timeout", "90s"]);
+        let Command::Run(config) = cli.unwrap().into_command() else {
+            panic!("expected run");
+        };
+        assert_eq!(config.variant_timeout.as_secs(), 90);
+        assert!(
+            Cli::try_parse_from(["informer-mem", "run", "s", "--variant-timeout", "soon"]).is_err()
+        );
     }
 
     #[test]

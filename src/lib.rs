@@ -87,6 +87,8 @@ pub struct RunConfig {
     pub exports: Vec<(ExportFormat, Destination)>,
     /// Show no progress.
     pub quiet: bool,
+    /// How long a variant's process may run (real time) before it is killed.
+    pub variant_timeout: std::time::Duration,
 }
 
 /// Where `run` draws its chart.
@@ -188,7 +190,11 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
         Mode::detect(config.quiet),
         scenario.phases.iter().map(|p| p.name.clone()).collect(),
     );
-    let report = runner::run_scenario(&scenario, &exe, dhat_files.as_deref(), |p| progress.show(p));
+    let limits = runner::Limits {
+        variant_timeout: config.variant_timeout,
+        dhat_files: dhat_files.as_deref(),
+    };
+    let report = runner::run_scenario(&scenario, &exe, &limits, |p| progress.show(p));
     progress.finish();
     // Standard output belongs to an export that asked for it; the table moves aside.
     let table = render_table(&report);

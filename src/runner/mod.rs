@@ -10,6 +10,8 @@ pub mod variant;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
 use crate::scenario::Scenario;
@@ -41,13 +43,20 @@ pub enum Progress<'a> {
     Message(&'a Message),
 }
 
+/// How the variants' processes run.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits<'a> {
+    /// Real time a variant's process may take before it is killed.
+    pub variant_timeout: Duration,
+    /// In the heap-profiling build: variant `i` writes its dhat profile to the `i`th file.
+    pub dhat_files: Option<&'a [PathBuf]>,
+}
+
 /// Runs every variant of `scenario` in a child process of `exe` and gathers the report.
-/// With `dhat_files` (the heap-profiling build), variant `i` writes its profile to the
-/// `i`th file.
 pub fn run_scenario(
     scenario: &Scenario,
     exe: &Path,
-    dhat_files: Option<&[PathBuf]>,
+    limits: &Limits<'_>,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Report {
     let total = scenario.variants.len();
@@ -55,8 +64,7 @@ pub fn run_scenario(
         .map(|index| {
             let name = &scenario.variants[index].name;
             progress(Progress::VariantStarted { index, total, name });
-            let dhat_file = dhat_files.map(|files| files[index].clone());
-            run_child(exe, scenario, index, dhat_file, &mut progress)
+            run_child(exe, scenario, index, limits, &mut progress)
         })
         .collect();
     Report {
@@ -89,7 +97,7 @@ fn run_child(
     exe: &Path,
     scenario: &Scenario,
     index: usize,
-    dhat_file: Option<PathBuf>,
+    limits: &Limits<'_>,
     progress: &mut impl FnMut(Progress<'_>),
 ) -> VariantReport {
     let variant = &scenario.variants[index];
@@ -100,7 +108,7 @@ fn run_child(
         setup: None,
         phases: Vec::new(),
     };
-    if let Err(e) = drive_child(exe, scenario, index, dhat_file, &mut report, progress) {
+    if let Err(e) = drive_child(exe, scenario, index, limits, &mut report, progress) {
         report.error = Some(e);
     }
     report
@@ -111,10 +119,11 @@ fn drive_child(
     exe: &Path,
     scenario: &Scenario,
     index: usize,
-    dhat_file: Option<PathBuf>,
+    limits: &Limits<'_>,
     report: &mut VariantReport,
     progress: &mut impl FnMut(Progress<'_>),
 ) -> Result<(), String> {
+    let deadline = Instant::now() + limits.variant_timeout;
     let mut command = Command::new(exe);
     // The variant's jemalloc settings, read by jemalloc as the child starts (the prefixed
     // build's name for `MALLOC_CONF`); they replace any the environment sets.
@@ -131,7 +140,7 @@ fn drive_child(
     let job = Job {
         scenario: scenario.clone(),
         variant: index,
-        dhat_file,
+        dhat_file: limits.dhat_files.map(|files| files[index].clone()),
     };
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let written = serde_json::to_writer(&mut stdin, &job)
@@ -145,17 +154,39 @@ fn drive_child(
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let mut failure = None;
+    // Messages are read on a thread, so that this one can keep the deadline.
     let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-    for line in stdout.lines() {
-        let Ok(line) = line else { break };
-        let message: Message = match serde_json::from_str(&line) {
-            Ok(m) => m,
-            Err(e) => {
-                failure = Some(format!("unreadable output from the variant's process: {e}"));
+    let (lines, messages) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            let message = serde_json::from_str::<Message>(&line)
+                .map_err(|e| format!("unreadable output from the variant's process: {e}"));
+            let unreadable = message.is_err();
+            if lines.send(message).is_err() || unreadable {
                 break;
             }
-        };
+        }
+    });
+    let mut failure = None;
+    let mut timed_out = false;
+    loop {
+        let message =
+            match messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Ok(message)) => message,
+                Ok(Err(unreadable)) => {
+                    failure = Some(unreadable);
+                    break;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    // Stopped, stuck or just slow: it gets no more time. Its stdout closes
+                    // as it dies, which ends the reader.
+                    let _ = child.kill();
+                    timed_out = true;
+                    break;
+                }
+            };
         progress(Progress::Message(&message));
         match message {
             Message::Setup(setup) => report.setup = Some(setup),
@@ -166,7 +197,15 @@ fn drive_child(
     let status = child
         .wait()
         .map_err(|e| format!("failed to wait for the variant's process: {e}"))?;
+    let _ = reader.join();
     let stderr = stderr.join().unwrap_or_default();
+    if timed_out {
+        return Err(format!(
+            "the variant's process was still running after {} (--variant-timeout) and was \
+             killed; the phases it completed are kept",
+            humantime::format_duration(limits.variant_timeout)
+        ));
+    }
     if !status.success() {
         return Err(describe_exit(status, &stderr));
     }

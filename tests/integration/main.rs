@@ -4,6 +4,7 @@
 mod conformance;
 mod measurement;
 mod outputs;
+mod runner;
 
 use std::path::{Path, PathBuf};
 
