@@ -9,7 +9,7 @@
 mod raw;
 mod variant;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -228,6 +228,17 @@ impl PhaseKind {
         )
     }
 
+    /// "a `delete`", "an `update`": the kind with its article, for messages.
+    pub fn a(self) -> String {
+        let name = self.as_str();
+        let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} `{name}`")
+    }
+
     /// The kind's name as written in scenario files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -341,8 +352,9 @@ impl Amount {
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    /// The file could not be read.
-    #[error("failed to read `{}`: {source}", file.display())]
+    /// The file could not be read. (What the OS said is the error's source, printed once
+    /// after this message.)
+    #[error("failed to read `{}`", file.display())]
     Read {
         /// The file.
         file: PathBuf,
@@ -389,11 +401,25 @@ impl fmt::Display for Invalid {
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(file: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(file).map_err(|source| ScenarioError::Read {
+        let bytes = std::fs::read(file).map_err(|source| ScenarioError::Read {
             file: file.to_owned(),
             source,
         })?;
-        Scenario::parse(file, &text)
+        let text = std::str::from_utf8(&bytes).map_err(|e| {
+            let at = e.valid_up_to();
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            ScenarioError::Invalid(Box::new(Invalid {
+                file: file.to_owned(),
+                key: None,
+                line: Some(line),
+                message: format!(
+                    "not UTF-8: byte {at} (0x{:02x}) starts no character",
+                    bytes[at]
+                ),
+                hint: Some("TOML files are UTF-8 text; save the file as UTF-8".to_owned()),
+            }))
+        })?;
+        Scenario::parse(file, text)
     }
 
     /// Validates scenario text; `file` only names it in errors and the report.
@@ -424,20 +450,24 @@ impl Scenario {
             return Err(Problem::whole("no `[[variant]]`: nothing to measure")
                 .hint("add at least one `[[variant]]` with a `name`"));
         }
+        let mut names: HashMap<&str, std::ops::Range<usize>> = HashMap::new();
+        for (i, v) in raw.variant.iter().enumerate() {
+            if let Some(first) = names.insert(v.name.as_ref(), v.name.span()) {
+                return Err(Problem::at(
+                    format!("variant[{i}].name"),
+                    v.name.span(),
+                    format!("variant name {:?} is used twice", v.name.as_ref()),
+                )
+                .first_at(first)
+                .hint("every variant needs a name of its own: it names its row and report entry"));
+            }
+        }
         let variants = raw
             .variant
             .into_iter()
             .enumerate()
             .map(|(i, v)| variant_from_raw(i, v, &objects))
             .collect::<Result<Vec<_>, _>>()?;
-        for (i, v) in variants.iter().enumerate() {
-            if variants[..i].iter().any(|w| w.name == v.name) {
-                return Err(Problem::key(
-                    format!("variant[{i}].name"),
-                    format!("variant name {:?} is used twice", v.name),
-                ));
-            }
-        }
         let phases = phases_from_raw(raw.phase)?;
         let apiserver = ApiServerSpec {
             history_events: match &raw.apiserver.history_events {
@@ -465,19 +495,61 @@ fn parse_raw(text: &str) -> Result<RawScenario, Problem> {
     let deserializer = toml::Deserializer::parse(text).map_err(|e| Problem {
         key: None,
         span: e.span(),
-        message: e.message().trim_end().to_owned(),
-        hint: None,
+        message: in_toml_words(e.message()),
+        hint: hint_for(e.message()),
+        first: None,
     })?;
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let key = e.path().to_string();
+        let key = key_as_written(e.path());
         let inner = e.into_inner();
         Problem {
-            key: (key != ".").then_some(key),
+            key: (!key.is_empty()).then_some(key),
             span: inner.span(),
-            message: inner.message().trim_end().to_owned(),
-            hint: None,
+            message: in_toml_words(inner.message()),
+            hint: hint_for(inner.message()),
+            first: None,
         }
     })
+}
+
+/// A TOML or serde message in the words of the file, not of Rust's types.
+fn in_toml_words(message: &str) -> String {
+    message
+        .trim_end()
+        .replace("expected i64", "expected an integer")
+        .replace("expected u64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a boolean", "expected true or false")
+        .replace("wanted string or table", "expected a string")
+}
+
+fn hint_for(message: &str) -> Option<String> {
+    message
+        .contains("recursion limit")
+        .then(|| "tables or dotted keys are nested too deeply".to_owned())
+}
+
+/// The key path as the TOML file spells it: `phase[1].fraction`. Serde's own segments
+/// (`toml::Spanned`'s private field) are left out.
+fn key_as_written(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut key = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => key.push_str(&format!("[{index}]")),
+            Segment::Map { key: name } | Segment::Enum { variant: name } => {
+                if name.starts_with("$__") {
+                    continue;
+                }
+                if !key.is_empty() {
+                    key.push('.');
+                }
+                key.push_str(name);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    key
 }
 
 fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
@@ -707,6 +779,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             .hint("start with `[[phase]]` `kind = \"list\"`, the informer's initial sync"));
     }
     let mut phases: Vec<Phase> = Vec::with_capacity(raw.len());
+    let mut names: HashMap<String, std::ops::Range<usize>> = HashMap::with_capacity(raw.len());
     for (i, p) in raw.into_iter().enumerate() {
         let kind = *p.kind.as_ref();
         let key = |field: &str| format!("phase[{i}].{field}");
@@ -730,7 +803,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             return Err(Problem::at(
                 key(field),
                 span,
-                format!("a `{}` phase takes no `{field}`", kind.as_str()),
+                format!("{} phase takes no `{field}`", kind.a()),
             ));
         }
         for (field, value) in [("idle", &p.idle), ("decay", &p.decay)] {
@@ -740,7 +813,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 return Err(Problem::at(
                     key(field),
                     v.span(),
-                    format!("a `{}` phase takes no `{field}`", kind.as_str()),
+                    format!("{} phase takes no `{field}`", kind.a()),
                 )
                 .hint("`idle` and `decay` belong to a `settle` phase"));
             }
@@ -752,7 +825,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 return Err(Problem::at(
                     key(field),
                     v.span(),
-                    format!("a `{}` phase takes no `{field}`", kind.as_str()),
+                    format!("{} phase takes no `{field}`", kind.a()),
                 )
                 .hint("`bytes` and `blocks` belong to a `calibrate` phase"));
             }
@@ -793,8 +866,8 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                     key(field),
                     v.span(),
                     format!(
-                        "a `{}` phase takes no `{field}`{}",
-                        kind.as_str(),
+                        "{} phase takes no `{field}`{}",
+                        kind.a(),
                         if kind == PhaseKind::Relist {
                             ": it always disconnects and compacts"
                         } else {
@@ -817,7 +890,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 return Err(Problem::at(
                     key("selector"),
                     s.span(),
-                    format!("a `{}` phase takes no `selector`", kind.as_str()),
+                    format!("{} phase takes no `selector`", kind.a()),
                 )
                 .hint("`selector` picks the objects of an update, delete or recreate phase"));
             }
@@ -832,6 +905,8 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         };
         let disconnect = flag(&p.disconnect, "disconnect")?;
         let compact = flag(&p.compact, "compact")?;
+        // A phase without a name is named by its kind, written where the kind is.
+        let name_span = p.name.as_ref().map_or_else(|| p.kind.span(), Spanned::span);
         let name = match p.name {
             Some(name) if name.as_ref().trim().is_empty() => {
                 return Err(Problem::at(key("name"), name.span(), "phase name is empty"));
@@ -839,12 +914,16 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             Some(name) => name.into_inner(),
             None => kind.as_str().to_owned(),
         };
-        if phases.iter().any(|q| q.name == name) {
-            return Err(
-                Problem::key(key("name"), format!("phase name {name:?} is used twice"))
-                    .hint("give one of the phases a `name` of its own"),
-            );
+        if let Some(first) = names.get(&name) {
+            return Err(Problem::at(
+                key("name"),
+                name_span,
+                format!("phase name {name:?} is used twice"),
+            )
+            .first_at(first.clone())
+            .hint("give one of the phases a `name` of its own"));
         }
+        names.insert(name.clone(), name_span);
         phases.push(Phase {
             name,
             action,
@@ -932,10 +1011,7 @@ fn amount_from_raw(p: &RawPhase, i: usize) -> Result<Amount, Problem> {
         (None, None) => Err(Problem::at(
             format!("phase[{i}].kind"),
             p.kind.span(),
-            format!(
-                "a `{}` phase needs `fraction` or `count`",
-                p.kind.as_ref().as_str()
-            ),
+            format!("{} phase needs `fraction` or `count`", p.kind.as_ref().a()),
         )
         .hint("e.g. `fraction = 0.5` for half of the live objects, or `count = 100`")),
     }
@@ -999,6 +1075,8 @@ struct Problem {
     span: Option<std::ops::Range<usize>>,
     message: String,
     hint: Option<String>,
+    /// Where the value this one repeats was first written (duplicate names).
+    first: Option<std::ops::Range<usize>>,
 }
 
 impl Problem {
@@ -1012,6 +1090,7 @@ impl Problem {
             span: Some(span),
             message: message.into(),
             hint: None,
+            first: None,
         }
     }
 
@@ -1021,6 +1100,7 @@ impl Problem {
             span: None,
             message: message.into(),
             hint: None,
+            first: None,
         }
     }
 
@@ -1030,6 +1110,7 @@ impl Problem {
             span: None,
             message: message.into(),
             hint: None,
+            first: None,
         }
     }
 
@@ -1038,20 +1119,30 @@ impl Problem {
         self
     }
 
+    /// Says where the repeated value was first written.
+    fn first_at(mut self, span: std::ops::Range<usize>) -> Self {
+        self.first = Some(span);
+        self
+    }
+
     fn into_error(self, file: &Path, text: &str) -> ScenarioError {
-        let line = self.span.map(|span| {
+        let line_of = |span: std::ops::Range<usize>| {
             let start = span.start.min(text.len());
             text.as_bytes()[..start]
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count()
                 + 1
-        });
+        };
+        let mut message = self.message;
+        if let Some(first) = self.first {
+            message.push_str(&format!(" (first on line {})", line_of(first)));
+        }
         ScenarioError::Invalid(Box::new(Invalid {
             file: file.to_owned(),
             key: self.key,
-            line,
-            message: self.message,
+            line: self.span.map(line_of),
+            message,
             hint: self.hint,
         }))
     }
@@ -1357,7 +1448,7 @@ kind = "list"
         let e = error_of(&format!(
             "{MINIMAL}[[phase]]\nkind = \"update\"\ncount = 1\nidle = \"1s\"\n"
         ));
-        assert!(e.contains("a `update` phase takes no `idle`"), "{e}");
+        assert!(e.contains("an `update` phase takes no `idle`"), "{e}");
         let e = error_of(&format!(
             "{MINIMAL}[[phase]]\nkind = \"settle\"\ncount = 1\n"
         ));

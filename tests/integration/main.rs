@@ -1,6 +1,7 @@
 //! Drives the real `informer-mem` binary: runs, reports, determinism, bad input; and
 //! checks the built-in apiserver against kube-runtime (`conformance`).
 
+mod bad_scenarios;
 mod conformance;
 mod measurement;
 mod outputs;

@@ -1,0 +1,217 @@
+//! Bad scenario files, one table: each is refused with exit code 2 and one error naming
+//! the file, the key as written and the line, and nothing is written. The messages are
+//! pinned in one snapshot, so a change to any of them shows in review.
+
+use super::bin;
+
+/// A valid scenario that the cases below break one way each.
+const BASE: &str = r#"name = "t"
+[objects]
+count = 10
+[[variant]]
+name = "a"
+[[phase]]
+kind = "list"
+"#;
+
+/// `BASE` with `old` replaced by `new`.
+fn with(old: &str, new: &str) -> String {
+    assert!(BASE.contains(old), "{old:?}");
+    BASE.replacen(old, new, 1)
+}
+
+/// `BASE` followed by `more`.
+fn plus(more: &str) -> String {
+    format!("{BASE}{more}")
+}
+
+fn cases() -> Vec<(&'static str, Vec<u8>)> {
+    let text = |cases: Vec<(&'static str, String)>| {
+        cases
+            .into_iter()
+            .map(|(label, text)| (label, text.into_bytes()))
+            .collect::<Vec<_>>()
+    };
+    let mut cases = text(vec![
+        ("count is a string", with("count = 10", "count = \"ten\"")),
+        ("count is zero", with("count = 10", "count = 0")),
+        ("count is negative", with("count = 10", "count = -5")),
+        ("count is too large", with("count = 10", "count = 10000001")),
+        ("count is missing", with("count = 10\n", "")),
+        (
+            "unknown kind",
+            with("count = 10", "count = 10\nkind = \"Deployment\""),
+        ),
+        (
+            "kind is a number",
+            with("count = 10", "count = 10\nkind = 5"),
+        ),
+        ("unknown top-level key", format!("nmae = \"x\"\n{BASE}")),
+        (
+            "unknown key in objects",
+            with("count = 10", "count = 10\ncolour = 1"),
+        ),
+        ("no name", with("name = \"t\"\n", "")),
+        ("name with a slash", with("name = \"t\"", "name = \"a/b\"")),
+        ("no objects table", with("[objects]\ncount = 10\n", "")),
+        ("no variant", with("[[variant]]\nname = \"a\"\n", "")),
+        ("duplicate variant", plus("[[variant]]\nname = \"a\"\n")),
+        (
+            "unknown store",
+            with("name = \"a\"", "name = \"a\"\nstore = \"shared\""),
+        ),
+        (
+            "page size is a string",
+            with("name = \"a\"", "name = \"a\"\npage_size = \"big\""),
+        ),
+        (
+            "unknown implementation",
+            with("name = \"a\"", "name = \"a\"\nimplementation = \"go\""),
+        ),
+        (
+            "transform of a field the kind lacks",
+            with(
+                "name = \"a\"",
+                "name = \"a\"\ntransform = [\"bogus.field\"]",
+            ),
+        ),
+        (
+            "negative decay setting",
+            with(
+                "name = \"a\"",
+                "name = \"a\"\n[variant.allocator]\ndirty_decay_ms = -2",
+            ),
+        ),
+        ("no phase", with("[[phase]]\nkind = \"list\"\n", "")),
+        (
+            "first phase is not list",
+            with("kind = \"list\"", "kind = \"update\"\ncount = 1"),
+        ),
+        ("list in second place", plus("[[phase]]\nkind = \"list\"\n")),
+        ("unknown phase kind", plus("[[phase]]\nkind = \"lst\"\n")),
+        (
+            "update without an amount",
+            plus("[[phase]]\nkind = \"update\"\n"),
+        ),
+        (
+            "fraction above one",
+            plus("[[phase]]\nkind = \"delete\"\nfraction = 1.5\n"),
+        ),
+        (
+            "fraction is a string",
+            plus("[[phase]]\nkind = \"delete\"\nfraction = \"half\"\n"),
+        ),
+        (
+            "fraction and count",
+            plus("[[phase]]\nkind = \"delete\"\nfraction = 0.5\ncount = 3\n"),
+        ),
+        (
+            "bad selector",
+            plus("[[phase]]\nkind = \"delete\"\nselector = \"app in (a\"\n"),
+        ),
+        (
+            "selector on a relist",
+            plus("[[phase]]\nkind = \"relist\"\nselector = \"app=web\"\n"),
+        ),
+        (
+            "two phases named alike",
+            plus(
+                "[[phase]]\nkind = \"update\"\ncount = 1\n[[phase]]\nkind = \"update\"\ncount = 2\n",
+            ),
+        ),
+        (
+            "disconnect is a string",
+            plus("[[phase]]\nkind = \"update\"\ncount = 1\ndisconnect = \"yes\"\n"),
+        ),
+        (
+            "disconnect on a relist",
+            plus("[[phase]]\nkind = \"relist\"\ndisconnect = true\n"),
+        ),
+        (
+            "idle on an update",
+            plus("[[phase]]\nkind = \"update\"\ncount = 1\nidle = \"1s\"\n"),
+        ),
+        (
+            "decay is not a duration",
+            plus("[[phase]]\nkind = \"settle\"\ndecay = \"soon\"\n"),
+        ),
+        (
+            "calibrate without blocks",
+            plus("[[phase]]\nkind = \"calibrate\"\nbytes = 100\n"),
+        ),
+        (
+            "calibrate with fewer bytes than blocks",
+            plus("[[phase]]\nkind = \"calibrate\"\nbytes = 5\nblocks = 10\n"),
+        ),
+        (
+            "timeline in megabytes",
+            plus("[timeline]\nevery = \"4 MB\"\n"),
+        ),
+        (
+            "timeline of one sample",
+            plus("[timeline]\nevery = \"1 MiB\"\nmax_samples = 1\n"),
+        ),
+        ("gate on an unknown metric", plus("[gate]\ncolour = 5\n")),
+        ("negative gate", plus("[gate]\nlive_bytes = -1\n")),
+        (
+            "history of zero events",
+            plus("[apiserver]\nhistory_events = 0\n"),
+        ),
+        ("unclosed string", with("name = \"t\"", "name = \"t")),
+        (
+            "duplicate key",
+            with("count = 10", "count = 10\ncount = 11"),
+        ),
+        (
+            "nested too deeply",
+            plus(&format!("{}x = 1\n", "a.".repeat(10_000))),
+        ),
+    ]);
+    cases.push(("not UTF-8", b"name = \"t\xff\"\n".to_vec()));
+    cases
+}
+
+#[test]
+fn every_bad_scenario_gets_one_clear_error_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = cases();
+    assert!(cases.len() >= 30);
+    let mut messages = String::new();
+    for (label, text) in &cases {
+        std::fs::write(dir.path().join("bad.toml"), text).unwrap();
+        let message = refusal(dir.path(), "bad.toml", label);
+        messages.push_str(&format!("{label}:\n{message}\n"));
+    }
+    // Files that cannot be read at all.
+    std::fs::create_dir(dir.path().join("folder.toml")).unwrap();
+    for (label, file) in [
+        ("a folder", "folder.toml"),
+        ("no such file", "missing.toml"),
+    ] {
+        let message = refusal(dir.path(), file, label);
+        messages.push_str(&format!("{label}:\n{message}\n"));
+    }
+    insta::assert_snapshot!(messages);
+}
+
+/// Runs `run FILE` in `dir` and returns its error, after checking that it is refused with
+/// exit code 2, names the file, shows no serde internals and writes nothing.
+fn refusal(dir: &std::path::Path, file: &str, label: &str) -> String {
+    let output = bin()
+        .current_dir(dir)
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg("out/report.json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{label}: {stderr}");
+    assert!(output.stdout.is_empty(), "{label}");
+    assert!(stderr.starts_with("error: "), "{label}: {stderr}");
+    assert_eq!(stderr.matches("error: ").count(), 1, "{label}: {stderr}");
+    assert!(stderr.contains(&format!("`{file}`")), "{label}: {stderr}");
+    assert!(!stderr.contains("$__"), "{label}: {stderr}");
+    assert!(!dir.join("out").exists(), "{label}: something was written");
+    stderr
+}
