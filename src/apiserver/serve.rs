@@ -85,13 +85,16 @@ async fn stop_signal() {
     }
 }
 
-/// A kubeconfig with one cluster, user and context named `informer-mem`.
+/// A kubeconfig with one cluster, user and context named `informer-mem`. The server is
+/// plain HTTP; `insecure-skip-tls-verify` says so to clients that refuse an `http://`
+/// server without it (the official Node.js client), and kubectl and the Python client
+/// accept it.
 fn write_kubeconfig(path: &Path, server: &str, namespace: &str) -> anyhow::Result<()> {
     let text = format!(
         "apiVersion: v1\n\
          kind: Config\n\
          clusters:\n\
-         - name: informer-mem\n  cluster:\n    server: {server}\n\
+         - name: informer-mem\n  cluster:\n    server: {server}\n    insecure-skip-tls-verify: true\n\
          users:\n\
          - name: informer-mem\n  user: {{}}\n\
          contexts:\n\

@@ -1,0 +1,16 @@
+"""The official Python client against `informer-mem serve`: a namespace's pods, a page of
+every pod, and a watch from resourceVersion 0. Usage: python list.py KUBECONFIG NAMESPACE"""
+import sys
+
+from kubernetes import client, config, watch
+
+config.load_kube_config(config_file=sys.argv[1])
+v1 = client.CoreV1Api()
+pods = v1.list_namespaced_pod(sys.argv[2])
+print(f"pods {len(pods.items)}")
+page = v1.list_pod_for_all_namespaces(limit=7)
+print(f"page {len(page.items)} continue {bool(page.metadata._continue)}")
+events = watch.Watch().stream(
+    v1.list_namespaced_pod, sys.argv[2], resource_version="0", timeout_seconds=2
+)
+print(f"watch {sum(1 for _ in events)}")
