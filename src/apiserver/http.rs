@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
+
+use super::extract::ApiPath;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -48,12 +50,30 @@ const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
 /// The apiserver's routes, ready to serve on any transport.
 pub fn router(server: ApiServer) -> Router {
     Router::new()
-        .route("/version", get(discovery::version))
-        .route("/api", get(discovery::api_versions))
-        .route("/api/v1", get(discovery::api_resources))
-        .route("/apis", get(discovery::api_groups))
-        .route("/openapi/v3", get(discovery::openapi_v3_paths))
-        .route("/openapi/v3/api/v1", get(discovery::openapi_v3_core))
+        .route(
+            "/version",
+            get(discovery::version).fallback(method_not_allowed),
+        )
+        .route(
+            "/api",
+            get(discovery::api_versions).fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1",
+            get(discovery::api_resources).fallback(method_not_allowed),
+        )
+        .route(
+            "/apis",
+            get(discovery::api_groups).fallback(method_not_allowed),
+        )
+        .route(
+            "/openapi/v3",
+            get(discovery::openapi_v3_paths).fallback(method_not_allowed),
+        )
+        .route(
+            "/openapi/v3/api/v1",
+            get(discovery::openapi_v3_core).fallback(method_not_allowed),
+        )
         .route(
             "/api/v1/{resource}",
             get(cluster_collection).fallback(method_not_allowed),
@@ -83,7 +103,7 @@ pub fn router(server: ApiServer) -> Router {
 
 async fn cluster_collection(
     State(server): State<ApiServer>,
-    Path(resource): Path<String>,
+    ApiPath(resource): ApiPath<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
@@ -93,7 +113,7 @@ async fn cluster_collection(
 
 async fn namespaced_collection(
     State(server): State<ApiServer>,
-    Path((namespace, resource)): Path<(String, String)>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
@@ -154,7 +174,7 @@ impl Form {
 
 async fn get_object(
     State(server): State<ApiServer>,
-    Path((namespace, resource, name)): Path<(String, String, String)>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
 ) -> Response {
     by_name(&server, &resource, &name, |s| {
         s.get_named(&namespace, &name)
@@ -163,7 +183,10 @@ async fn get_object(
 
 /// `GET /api/v1/namespaces/{namespace}`: the namespaces objects live in, and `default`.
 /// kubectl asks after a 404 to tell a missing object from a missing namespace.
-async fn get_namespace(State(server): State<ApiServer>, Path(namespace): Path<String>) -> Response {
+async fn get_namespace(
+    State(server): State<ApiServer>,
+    ApiPath(namespace): ApiPath<String>,
+) -> Response {
     if !server.has_namespace(&namespace) {
         return namespace_not_found(&namespace);
     }
@@ -1093,6 +1116,131 @@ pub(super) async fn request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn every_refusal_is_a_status_with_kube_apiservers_code_and_reason() {
+        let server = ApiServer::new(crate::scenario::ObjectSpec::pods(20));
+        let ns = crate::apiserver::generate::namespace(server.spec(), 0);
+        let pods = format!("/api/v1/namespaces/{ns}/pods");
+        let too_large = "x".repeat(crate::apiserver::extract::MAX_REQUEST_BODY_BYTES + 1);
+        let json = "application/json";
+        let cases: Vec<(&str, String, &str, &str, u16, &str)> = vec![
+            ("GET", "/nope".into(), json, "", 404, "NotFound"),
+            ("GET", "/api/v1/foos".into(), json, "", 404, "NotFound"),
+            (
+                "DELETE",
+                "/version".into(),
+                json,
+                "",
+                405,
+                "MethodNotAllowed",
+            ),
+            ("POST", "/api".into(), json, "{}", 405, "MethodNotAllowed"),
+            ("PUT", "/api/v1".into(), json, "{}", 405, "MethodNotAllowed"),
+            ("PATCH", "/apis".into(), json, "{}", 405, "MethodNotAllowed"),
+            (
+                "POST",
+                "/openapi/v3".into(),
+                json,
+                "{}",
+                405,
+                "MethodNotAllowed",
+            ),
+            (
+                "DELETE",
+                "/openapi/v3/api/v1".into(),
+                json,
+                "",
+                405,
+                "MethodNotAllowed",
+            ),
+            (
+                "POST",
+                "/api/v1/pods".into(),
+                json,
+                "{}",
+                405,
+                "MethodNotAllowed",
+            ),
+            (
+                "PUT",
+                format!("/api/v1/namespaces/{ns}"),
+                json,
+                "{}",
+                405,
+                "MethodNotAllowed",
+            ),
+            ("PUT", pods.clone(), json, "{}", 405, "MethodNotAllowed"),
+            (
+                "POST",
+                format!("{pods}/x"),
+                json,
+                "{}",
+                405,
+                "MethodNotAllowed",
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/%FF/pods".into(),
+                json,
+                "",
+                400,
+                "BadRequest",
+            ),
+            ("GET", format!("{pods}/%FF%FE"), json, "", 400, "BadRequest"),
+            ("DELETE", format!("{pods}/%C3"), json, "", 400, "BadRequest"),
+            ("GET", "/api/v1/%FF".into(), json, "", 400, "BadRequest"),
+            (
+                "POST",
+                pods.clone(),
+                json,
+                &too_large,
+                413,
+                "RequestEntityTooLarge",
+            ),
+            (
+                "PUT",
+                format!("{pods}/x"),
+                json,
+                &too_large,
+                413,
+                "RequestEntityTooLarge",
+            ),
+            (
+                "PATCH",
+                format!("{pods}/x"),
+                "application/merge-patch+json",
+                &too_large,
+                413,
+                "RequestEntityTooLarge",
+            ),
+            (
+                "DELETE",
+                pods.clone(),
+                json,
+                &too_large,
+                413,
+                "RequestEntityTooLarge",
+            ),
+        ];
+        for (method, uri, content_type, body, code, reason) in cases {
+            let (status, json) = request(&server, method, &uri, content_type, body).await;
+            let at = format!("{method} {uri}");
+            assert_eq!(status.as_u16(), code, "{at}: {json}");
+            assert_eq!(json["kind"], "Status", "{at}: {json}");
+            assert_eq!(json["code"], code, "{at}");
+            assert_eq!(json["reason"], reason, "{at}");
+            assert!(
+                json["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "{at}"
+            );
+        }
+        // The limit is kube-apiserver's: a body of exactly 3 MiB is read (and refused for
+        // what it says, not for its size).
+        let limit = "x".repeat(crate::apiserver::extract::MAX_REQUEST_BODY_BYTES);
+        let (status, json) = request(&server, "POST", &pods, json, &limit).await;
+        assert_eq!(status.as_u16(), 400, "{json}");
+    }
 
     #[test]
     fn continue_tokens_round_trip_and_garbage_is_rejected() {

@@ -11,6 +11,7 @@
 
 pub mod discovery;
 pub mod dispatch;
+pub mod extract;
 pub mod generate;
 pub mod http;
 pub mod patch;

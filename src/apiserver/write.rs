@@ -10,8 +10,10 @@
 //! User-Agent's product name). Pods, ConfigMaps and Secrets do not allow create-on-update,
 //! so a PUT or PATCH of a missing object is a 404.
 
-use axum::body::{Body, Bytes};
-use axum::extract::{Path, RawQuery, State};
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+
+use super::extract::{ApiBody, ApiPath};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
@@ -37,10 +39,10 @@ const MAX_FIELD_MANAGER: usize = 128;
 /// `POST /api/v1/namespaces/{namespace}/{resource}`.
 pub async fn create(
     State(server): State<ApiServer>,
-    Path((namespace, resource)): Path<(String, String)>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Bytes,
+    ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
         if !server.has_namespace(&namespace) {
@@ -74,10 +76,10 @@ pub async fn create(
 /// `PUT /api/v1/namespaces/{namespace}/{resource}/{name}`.
 pub async fn replace(
     State(server): State<ApiServer>,
-    Path((namespace, resource, name)): Path<(String, String, String)>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Bytes,
+    ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
         let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
@@ -90,10 +92,10 @@ pub async fn replace(
 /// `PATCH /api/v1/namespaces/{namespace}/{resource}/{name}`.
 pub async fn patch(
     State(server): State<ApiServer>,
-    Path((namespace, resource, name)): Path<(String, String, String)>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Bytes,
+    ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
         let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
@@ -222,9 +224,9 @@ impl<'a> Write<'a> {
 /// query parameters or, as client-go sends them, as a DeleteOptions body.
 pub async fn delete(
     State(server): State<ApiServer>,
-    Path((namespace, resource, name)): Path<(String, String, String)>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
-    body: Bytes,
+    ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
         let Some(kind) = ObjectKind::from_plural(&resource) else {
@@ -250,9 +252,9 @@ pub async fn delete(
 /// and answers with the list of what was deleted, as it was.
 pub async fn delete_collection(
     State(server): State<ApiServer>,
-    Path((namespace, resource)): Path<(String, String)>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
-    body: Bytes,
+    ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
         let kind = writable(&server, &resource)?;

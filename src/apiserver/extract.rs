@@ -1,0 +1,81 @@
+//! Request extractors that refuse as kube-apiserver does: with a `Status` body, never
+//! axum's plain-text rejections.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+
+use super::http::status;
+
+/// The largest request body kube-apiserver takes (`MaxRequestBodyBytes`, 3 MiB); larger
+/// ones get 413 RequestEntityTooLarge.
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The URL's path parameters; a segment that does not decode (`%FF` in a name) is a 400
+/// BadRequest `Status`.
+#[derive(Debug)]
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(ApiPath(value)),
+            Err(rejection) => Err(status(
+                StatusCode::BAD_REQUEST,
+                "BadRequest",
+                format!(
+                    "invalid path {:?}: {}",
+                    parts.uri.path(),
+                    rejection.body_text()
+                ),
+            )),
+        }
+    }
+}
+
+/// The whole request body, at most [`MAX_REQUEST_BODY_BYTES`]. Too large: 413
+/// RequestEntityTooLarge; unreadable (a broken chunked encoding, a client that hung up):
+/// 400 BadRequest.
+#[derive(Debug)]
+pub struct ApiBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for ApiBody {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Response> {
+        match axum::body::to_bytes(request.into_body(), MAX_REQUEST_BODY_BYTES).await {
+            Ok(bytes) => Ok(ApiBody(bytes)),
+            Err(e) if is_too_large(&e) => Err(status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestEntityTooLarge",
+                format!("Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"),
+            )),
+            Err(e) => Err(status(
+                StatusCode::BAD_REQUEST,
+                "BadRequest",
+                format!("the request body could not be read: {e}"),
+            )),
+        }
+    }
+}
+
+/// Whether reading the body stopped at the size limit.
+fn is_too_large(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
