@@ -398,7 +398,7 @@ impl Query {
         for (key, value) in form_urlencoded::parse(raw.as_bytes()) {
             let value = value.into_owned();
             match &*key {
-                "watch" => q.watch = parse_bool(&key, &value)?,
+                "watch" => q.watch = parse_bool(&value),
                 "limit" => {
                     let n: i64 = value.parse().map_err(|_| invalid(&key, &value))?;
                     // kube-apiserver treats limit <= 0 as no limit.
@@ -414,10 +414,10 @@ impl Query {
                     // Capped so that a deadline computed from it cannot overflow.
                     q.timeout = Some(Duration::from_secs(secs.min(MAX_WATCH_TIMEOUT_SECONDS)));
                 }
-                "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&key, &value)?,
+                "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&value),
                 "labelSelector" => q.label_selector = LabelSelector::parse(&value)?,
                 "fieldSelector" => q.field_selector = FieldSelector::parse(&value)?,
-                "sendInitialEvents" => q.send_initial_events = Some(parse_bool(&key, &value)?),
+                "sendInitialEvents" => q.send_initial_events = Some(parse_bool(&value)),
                 // kube-apiserver ignores parameters it does not know; so do we.
                 _ => {}
             }
@@ -500,13 +500,11 @@ fn invalid(key: &str, value: &str) -> String {
     format!("invalid value {value:?} for query parameter {key}")
 }
 
-/// Go's `strconv.ParseBool`, which kube-apiserver uses for boolean parameters.
-fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        _ => Err(invalid(key, value)),
-    }
+/// A boolean query parameter as kube-apiserver reads it (apimachinery's
+/// `Convert_Slice_string_To_bool`): "0" and "false" in any case are false, and anything
+/// else, the empty string and "yes" included, is true. Never an error.
+fn parse_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
 }
 
 fn parse_rv(value: &str) -> Result<u64, String> {
@@ -1222,6 +1220,31 @@ mod tests {
                 413,
                 "RequestEntityTooLarge",
             ),
+            // kube-apiserver's ValidateDeleteOptions, in the query or the body.
+            (
+                "DELETE",
+                format!("{pods}/x?propagationPolicy=Bogus"),
+                json,
+                "",
+                422,
+                "Invalid",
+            ),
+            (
+                "DELETE",
+                format!("{pods}/x"),
+                json,
+                r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Bogus"}"#,
+                422,
+                "Invalid",
+            ),
+            (
+                "DELETE",
+                format!("{pods}?propagationPolicy=Never"),
+                json,
+                "",
+                422,
+                "Invalid",
+            ),
         ];
         for (method, uri, content_type, body, code, reason) in cases {
             let (status, json) = request(&server, method, &uri, content_type, body).await;
@@ -1303,7 +1326,12 @@ mod tests {
             ),
             ("PUT", "/api/v1/pods", 405, "MethodNotAllowed"),
             ("GET", "/api/v1/pods?limit=ten", 400, "BadRequest"),
-            ("GET", "/api/v1/pods?watch=maybe", 400, "BadRequest"),
+            (
+                "GET",
+                "/api/v1/pods?watch=1&resourceVersion=x",
+                400,
+                "BadRequest",
+            ),
             ("GET", "/api/v1/pods?timeoutSeconds=-1", 400, "BadRequest"),
             (
                 "GET",
@@ -1416,7 +1444,9 @@ mod tests {
                 .unwrap();
             let code = runtime.block_on(async {
                 use tower::ServiceExt;
-                let server = ApiServer::new(crate::apiserver::generate::test_spec());
+                // Few objects: most random `watch` values are true, and each such watch
+                // sends every object first.
+                let server = ApiServer::new(ObjectSpec::pods(20));
                 let request = axum::http::Request::builder()
                     .uri(format!("{path}?{query}&timeoutSeconds=1"))
                     .body(Body::empty())
@@ -1623,9 +1653,12 @@ mod tests {
     }
 
     #[test]
-    fn booleans_follow_go_parse_bool() {
-        assert_eq!(parse_bool("watch", "1"), Ok(true));
-        assert_eq!(parse_bool("watch", "False"), Ok(false));
-        assert!(parse_bool("watch", "yes").is_err());
+    fn booleans_are_true_unless_zero_or_false() {
+        for truthy in ["1", "true", "True", "yes", "", "no", "t"] {
+            assert!(parse_bool(truthy), "{truthy:?}");
+        }
+        for falsy in ["0", "false", "FALSE", "FaLsE"] {
+            assert!(!parse_bool(falsy), "{falsy:?}");
+        }
     }
 }

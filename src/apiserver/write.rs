@@ -350,6 +350,11 @@ impl DeleteOptions {
             dry_run: dry_run(query)?,
             ..DeleteOptions::default()
         };
+        for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            if key == "propagationPolicy" {
+                check_propagation_policy(&value)?;
+            }
+        }
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(options);
         }
@@ -362,6 +367,9 @@ impl DeleteOptions {
         for value in given.dry_run.iter().flatten() {
             check_dry_run(value)?;
             options.dry_run = true;
+        }
+        if let Some(policy) = &given.propagation_policy {
+            check_propagation_policy(policy)?;
         }
         if let Some(p) = given.preconditions {
             options.uid = p.uid;
@@ -423,6 +431,21 @@ fn check_dry_run(value: &str) -> Result<(), ApiError> {
         Err(invalid_options(
             "dryRun",
             format!("Unsupported value: {value:?}: supported values: \"All\""),
+        ))
+    }
+}
+
+/// kube-apiserver's `ValidateDeleteOptions`: a propagation policy is one of three (this
+/// server deletes at once whichever it is: it has no garbage collector).
+fn check_propagation_policy(value: &str) -> Result<(), ApiError> {
+    if matches!(value, "Foreground" | "Background" | "Orphan") {
+        Ok(())
+    } else {
+        Err(invalid_options(
+            "propagationPolicy",
+            format!(
+                "Unsupported value: {value:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+            ),
         ))
     }
 }
