@@ -73,7 +73,9 @@ enum Subcommands {
     /// Serve a scenario's objects over HTTP, for kubectl or any informer.
     ///
     /// Prints `listening on http://ADDR` as the first line of stdout and writes a
-    /// kubeconfig for the server. Stops on Ctrl-C or SIGTERM.
+    /// kubeconfig for the server. The first Ctrl-C or SIGTERM stops accepting, ends the
+    /// watches and waits up to --shutdown-grace for requests in flight; a second one
+    /// exits at once.
     Serve {
         /// The scenario file (TOML); only its objects are used.
         scenario: PathBuf,
@@ -84,6 +86,17 @@ enum Subcommands {
         /// in the temporary directory].
         #[arg(long, value_name = "PATH")]
         kubeconfig: Option<PathBuf>,
+        /// How long a stop waits for requests in flight before closing every connection.
+        #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
+        shutdown_grace: std::time::Duration,
+        /// How long a client may take to send a request's headers (kube-apiserver's
+        /// ReadHeaderTimeout); slower connections are closed.
+        #[arg(long, value_name = "DURATION", default_value = "32s", value_parser = humantime::parse_duration)]
+        read_header_timeout: std::time::Duration,
+        /// How long a client may take to send a request's body (kube-apiserver's
+        /// --request-timeout); slower requests get 504 Timeout.
+        #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
+        request_timeout: std::time::Duration,
     },
     /// Compare two reports of one scenario, metric by metric.
     Diff {
@@ -223,10 +236,16 @@ impl Cli {
                 scenario,
                 listen,
                 kubeconfig,
+                shutdown_grace,
+                read_header_timeout,
+                request_timeout,
             } => Command::Serve(ServeConfig {
                 scenario,
                 listen,
                 kubeconfig,
+                shutdown_grace,
+                read_header_timeout,
+                request_timeout,
             }),
             Subcommands::Diff { base, head, format } => Command::Diff(DiffConfig {
                 base,

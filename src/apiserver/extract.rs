@@ -1,6 +1,8 @@
 //! Request extractors that refuse as kube-apiserver does: with a `Status` body, never
 //! axum's plain-text rejections.
 
+use std::time::Duration;
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::StatusCode;
@@ -14,8 +16,9 @@ use super::http::status;
 /// ones get 413 RequestEntityTooLarge.
 pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 
-/// The URL's path parameters; a segment that does not decode (`%FF` in a name) is a 400
-/// BadRequest `Status`.
+/// The URL's path parameters; a segment that does not decode (`%FF` in a name) or that
+/// apimachinery's `IsValidPathSegmentName` refuses (`.`, `..`, or one holding `/` or `%`
+/// once decoded) is a 400 BadRequest `Status`.
 #[derive(Debug)]
 pub struct ApiPath<T>(pub T);
 
@@ -27,6 +30,19 @@ where
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        if let Ok(Path(segments)) =
+            Path::<Vec<(String, String)>>::from_request_parts(parts, state).await
+        {
+            for (param, value) in segments {
+                if let Some(why) = invalid_path_segment(&value) {
+                    return Err(status(
+                        StatusCode::BAD_REQUEST,
+                        "BadRequest",
+                        format!("{param} parameter invalid: {value:?}: {why}"),
+                    ));
+                }
+            }
+        }
         match Path::<T>::from_request_parts(parts, state).await {
             Ok(Path(value)) => Ok(ApiPath(value)),
             Err(rejection) => Err(status(
@@ -42,9 +58,27 @@ where
     }
 }
 
+/// Why apimachinery's `IsValidPathSegmentName` refuses `segment`, if it does.
+fn invalid_path_segment(segment: &str) -> Option<&'static str> {
+    match segment {
+        "." => Some("may not be '.'"),
+        ".." => Some("may not be '..'"),
+        _ if segment.contains('/') => Some("may not contain '/'"),
+        _ if segment.contains('%') => Some("may not contain '%'"),
+        _ => None,
+    }
+}
+
+/// How long a client may take to send a request body (kube-apiserver's
+/// `--request-timeout`), as a request extension that `serve` adds. Without one (the
+/// in-process transport of `run`, whose bodies are whole) there is no timer.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestTimeout(pub Duration);
+
 /// The whole request body, at most [`MAX_REQUEST_BODY_BYTES`]. Too large: 413
 /// RequestEntityTooLarge; unreadable (a broken chunked encoding, a client that hung up):
-/// 400 BadRequest.
+/// 400 BadRequest; not all sent within the [`RequestTimeout`]: 504 Timeout, as
+/// kube-apiserver's timeout filter answers.
 #[derive(Debug)]
 pub struct ApiBody(pub Bytes);
 
@@ -52,7 +86,22 @@ impl<S: Send + Sync> FromRequest<S> for ApiBody {
     type Rejection = Response;
 
     async fn from_request(request: Request, _state: &S) -> Result<Self, Response> {
-        match axum::body::to_bytes(request.into_body(), MAX_REQUEST_BODY_BYTES).await {
+        let timeout = request.extensions().get::<RequestTimeout>().copied();
+        let read = axum::body::to_bytes(request.into_body(), MAX_REQUEST_BODY_BYTES);
+        let read = match timeout {
+            None => read.await,
+            Some(RequestTimeout(limit)) => match tokio::time::timeout(limit, read).await {
+                Ok(read) => read,
+                Err(_) => {
+                    return Err(status(
+                        StatusCode::GATEWAY_TIMEOUT,
+                        "Timeout",
+                        "Timeout: request did not complete within requested timeout - the request body was not sent in time",
+                    ));
+                }
+            },
+        };
+        match read {
             Ok(bytes) => Ok(ApiBody(bytes)),
             Err(e) if is_too_large(&e) => Err(status(
                 StatusCode::PAYLOAD_TOO_LARGE,

@@ -69,7 +69,7 @@ pub fn apply(kind: PatchType, object: &Value, patch: &[u8]) -> Result<Value, Pat
             if kind == PatchType::Merge {
                 json_patch::merge(&mut out, &patch);
             } else {
-                merge_map(&mut out, &patch);
+                merge_map(&mut out, &patch)?;
             }
         }
         PatchType::Apply => unreachable!("the caller refuses server-side apply"),
@@ -114,13 +114,42 @@ const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
 const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
 
 /// Merges the map `patch` into `target` strategically.
-fn merge_map(target: &mut Value, patch: &Value) {
+///
+/// Malformed directives are refused as apimachinery's `strategicpatch` refuses them:
+/// a `$retainKeys`, `$setElementOrder/` or `$deleteFromPrimitiveList/` that is not a list
+/// is a bad request (its `ErrBadPatchFormatFor*` errors, which kube-apiserver's
+/// `interpretStrategicMergePatchError` turns into 400), and a patch with keys its
+/// `$retainKeys` does not name is 422 (`ErrPatchContentNotMatchRetainKeys`). An unknown
+/// `$patch` and a list element without its merge key are plain errors in apimachinery,
+/// which kube-apiserver answers with 500 and reason Unknown; the fault is the request's,
+/// so this server answers them with 400 and the same words.
+fn merge_map(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let Some(patch) = patch.as_object() else {
-        return;
+        return Ok(());
     };
-    if patch.get("$patch").and_then(Value::as_str) == Some("replace") {
-        *target = strip_directives(&Value::Object(patch.clone()));
-        return;
+    match patch.get("$patch") {
+        None => {}
+        Some(Value::String(d)) if d == "replace" => {
+            *target = strip_directives(&Value::Object(patch.clone()));
+            return Ok(());
+        }
+        Some(other) => return Err(unknown_patch_type(other)),
+    }
+    let retain = match patch.get("$retainKeys") {
+        None => None,
+        Some(Value::Array(keys)) if keys.iter().all(Value::is_string) => Some(keys),
+        Some(_) => return Err(malformed("invalid patch format of retainKeys")),
+    };
+    if let Some(keep) = retain {
+        let named = |k: &str| keep.iter().any(|v| v.as_str() == Some(k));
+        if patch
+            .iter()
+            .any(|(k, v)| !k.starts_with('$') && !v.is_null() && !named(k))
+        {
+            return Err(PatchError::DoesNotApply(
+                "patch content doesn't match retainKeys list".to_owned(),
+            ));
+        }
     }
     if !target.is_object() {
         *target = Value::Object(Map::new());
@@ -129,23 +158,28 @@ fn merge_map(target: &mut Value, patch: &Value) {
     let mut orders = Vec::new();
     for (key, value) in patch {
         if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
-            orders.push((field, value));
+            let order = value
+                .as_array()
+                .ok_or_else(|| malformed("invalid patch format of setElementOrder list"))?;
+            orders.push((field, order));
         } else if let Some(field) = key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
-            if let (Some(list), Some(gone)) = (
-                map.get_mut(field).and_then(Value::as_array_mut),
-                value.as_array(),
-            ) {
+            let gone = value
+                .as_array()
+                .ok_or_else(|| malformed("invalid patch format of primitive list"))?;
+            if let Some(list) = map.get_mut(field).and_then(Value::as_array_mut) {
                 list.retain(|v| !gone.contains(v));
             }
         } else if key.starts_with('$') {
-            // `$patch` and `$retainKeys` act on the map as a whole; see below.
+            // `$patch` and `$retainKeys` act on the map as a whole; see above and below.
         } else if value.is_null() || is_delete(value) {
             map.remove(key);
         } else {
             match (map.get_mut(key), value) {
-                (Some(current @ Value::Object(_)), Value::Object(_)) => merge_map(current, value),
+                (Some(current @ Value::Object(_)), Value::Object(_)) => {
+                    merge_map(current, value)?;
+                }
                 (Some(Value::Array(current)), Value::Array(items)) => {
-                    merge_list(current, items, list_strategy(key));
+                    merge_list(current, items, list_strategy(key))?;
                 }
                 _ => {
                     map.insert(key.clone(), strip_directives(value));
@@ -153,16 +187,32 @@ fn merge_map(target: &mut Value, patch: &Value) {
             }
         }
     }
-    if let Some(keep) = patch.get("$retainKeys").and_then(Value::as_array) {
+    if let Some(keep) = retain {
         map.retain(|k, _| keep.iter().any(|v| v.as_str() == Some(k)));
     }
     for (field, order) in orders {
-        if let (Some(list), Some(order)) = (
-            map.get_mut(field).and_then(Value::as_array_mut),
-            order.as_array(),
-        ) {
+        if let Some(list) = map.get_mut(field).and_then(Value::as_array_mut) {
             reorder(list, order, list_strategy(field));
         }
+    }
+    Ok(())
+}
+
+fn malformed(message: &str) -> PatchError {
+    PatchError::Malformed(message.to_owned())
+}
+
+fn unknown_patch_type(directive: &Value) -> PatchError {
+    PatchError::Malformed(format!("unknown patch type: {directive}"))
+}
+
+fn require_key(element: &Value, key: &str) -> Result<(), PatchError> {
+    if element.get(key).is_some() {
+        Ok(())
+    } else {
+        Err(PatchError::Malformed(format!(
+            "map: {element} does not contain declared merge key: {key}"
+        )))
     }
 }
 
@@ -170,7 +220,11 @@ fn is_delete(value: &Value) -> bool {
     value.get("$patch").and_then(Value::as_str) == Some("delete")
 }
 
-fn merge_list(current: &mut Vec<Value>, patch: &[Value], strategy: ListStrategy) {
+fn merge_list(
+    current: &mut Vec<Value>,
+    patch: &[Value],
+    strategy: ListStrategy,
+) -> Result<(), PatchError> {
     match strategy {
         ListStrategy::Replace => *current = patch.iter().map(strip_directives).collect(),
         ListStrategy::Union => {
@@ -181,34 +235,54 @@ fn merge_list(current: &mut Vec<Value>, patch: &[Value], strategy: ListStrategy)
             }
         }
         ListStrategy::ByKey(key) => {
+            // apimachinery's mergeSliceWithSpecialElements, then
+            // mergeSliceWithoutSpecialElements: directives first, then merge keys.
+            let mut replace = false;
+            for p in patch {
+                let Some(element) = p.as_object() else {
+                    return Err(PatchError::Malformed(format!(
+                        "a list merged on {key:?} holds maps, not {p}"
+                    )));
+                };
+                match element.get("$patch") {
+                    None => {}
+                    Some(Value::String(d)) if d == "delete" => require_key(p, key)?,
+                    Some(Value::String(d)) if d == "replace" => replace = true,
+                    Some(Value::String(d)) if d == "merge" => {
+                        return Err(malformed(
+                            "merging lists cannot yet be specified in the patch",
+                        ));
+                    }
+                    Some(other) => return Err(unknown_patch_type(other)),
+                }
+            }
             // `{"$patch": "replace"}` as an element: the other elements are the new list.
-            if patch
-                .iter()
-                .any(|p| p.get("$patch").and_then(Value::as_str) == Some("replace"))
-            {
+            if replace {
                 *current = patch
                     .iter()
                     .filter(|p| p.get("$patch").is_none())
                     .map(strip_directives)
                     .collect();
-                return;
+                return Ok(());
             }
             for p in patch {
-                let Some(id) = p.get(key) else {
-                    continue;
-                };
+                require_key(p, key)?;
+            }
+            for p in patch {
+                let id = &p[key];
                 let found = current.iter().position(|c| c.get(key) == Some(id));
                 match (found, is_delete(p)) {
                     (Some(i), true) => {
                         current.remove(i);
                     }
                     (None, true) => {}
-                    (Some(i), false) => merge_map(&mut current[i], p),
+                    (Some(i), false) => merge_map(&mut current[i], p)?,
                     (None, false) => current.push(strip_directives(p)),
                 }
             }
         }
     }
+    Ok(())
 }
 
 /// Puts the elements `order` names first, in that order; the rest keep theirs after them.
@@ -299,6 +373,63 @@ mod tests {
         assert_eq!(out["metadata"]["finalizers"], json!([]));
         assert_eq!(out["spec"]["containers"][0]["name"], "proxy");
         assert_eq!(out["spec"]["containers"][1]["image"], "app:3");
+    }
+
+    #[test]
+    fn malformed_directives_are_refused_as_strategicpatch_refuses_them() {
+        let refused = |patch: Value| {
+            apply(
+                PatchType::StrategicMerge,
+                &pod(),
+                patch.to_string().as_bytes(),
+            )
+            .unwrap_err()
+        };
+        let bad = |m: &str| PatchError::Malformed(m.to_owned());
+        assert_eq!(
+            refused(json!({"metadata": {"$patch": "explode"}})),
+            bad("unknown patch type: \"explode\"")
+        );
+        assert_eq!(
+            refused(json!({"spec": {"$retainKeys": 5}})),
+            bad("invalid patch format of retainKeys")
+        );
+        assert_eq!(
+            refused(json!({"spec": {"$retainKeys": ["containers"], "restartPolicy": "Never"}})),
+            PatchError::DoesNotApply("patch content doesn't match retainKeys list".to_owned())
+        );
+        assert_eq!(
+            refused(json!({"spec": {"containers": [{"image": "x"}]}})),
+            bad(r#"map: {"image":"x"} does not contain declared merge key: name"#)
+        );
+        assert_eq!(
+            refused(json!({"spec": {"containers": [{"$patch": "delete"}]}})),
+            bad(r#"map: {"$patch":"delete"} does not contain declared merge key: name"#)
+        );
+        assert_eq!(
+            refused(json!({"spec": {"containers": [{"name": "app", "$patch": "merge"}]}})),
+            bad("merging lists cannot yet be specified in the patch")
+        );
+        assert_eq!(
+            refused(json!({"spec": {"containers": ["app"]}})),
+            bad(r#"a list merged on "name" holds maps, not "app""#)
+        );
+        assert_eq!(
+            refused(json!({"spec": {"$setElementOrder/containers": 1}})),
+            bad("invalid patch format of setElementOrder list")
+        );
+        assert_eq!(
+            refused(json!({"metadata": {"$deleteFromPrimitiveList/finalizers": "a"}})),
+            bad("invalid patch format of primitive list")
+        );
+        // What the directives allow still applies: a replace list may hold elements
+        // without the key, and retained keys may be patched.
+        let out = strategic(json!({"spec": {"$retainKeys": ["containers"],
+            "containers": [{"$patch": "replace"}, {"name": "solo", "image": "s:1"}]}}));
+        assert_eq!(
+            out["spec"],
+            json!({"containers": [{"name": "solo", "image": "s:1"}]})
+        );
     }
 
     #[test]

@@ -7,10 +7,18 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
+use axum::Extension;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::ApiServer;
+use super::extract::RequestTimeout;
 use super::http::router;
 use crate::scenario::Scenario;
 
@@ -23,10 +31,19 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     /// Where to write a kubeconfig; `None` for one in the temporary directory.
     pub kubeconfig: Option<PathBuf>,
+    /// How long a stop waits for requests in flight before closing every connection.
+    pub shutdown_grace: Duration,
+    /// How long a client may take to send a request's headers.
+    pub read_header_timeout: Duration,
+    /// How long a client may take to send a request's body.
+    pub request_timeout: Duration,
 }
 
-/// Serves until Ctrl-C or SIGTERM. Prints `listening on http://ADDR` as the first line of
-/// stdout, then where the kubeconfig was written.
+/// Serves until a stop signal (Ctrl-C or SIGTERM), then stops as kube-apiserver does:
+/// no new connections, watches ended, requests in flight given `shutdown_grace` to finish,
+/// then every connection closed; a second signal exits at once, with 128 + its number.
+/// Prints `listening on http://ADDR` as the first line of stdout, then where the
+/// kubeconfig was written.
 pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     let scenario = Scenario::load(&config.scenario)?;
     let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| {
@@ -37,6 +54,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         .build()
         .context("failed to start the runtime")?;
     runtime.block_on(async {
+        let mut signals = StopSignals::new()?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("failed to listen on {}", config.listen))?;
@@ -62,26 +80,104 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         let server = ApiServer::new(scenario.objects.clone());
         server.set_history_limit(scenario.apiserver.history_events);
         server.terminate_slow_watchers();
-        let on_stop = server.clone();
-        axum::serve(listener, router(server))
-            .with_graceful_shutdown(async move {
-                stop_signal().await;
-                // Open watches would hold graceful shutdown for up to their timeout.
-                on_stop.disconnect_watchers();
-            })
-            .await
-            .context("failed to serve")
+        let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
+        let connections = GracefulShutdown::new();
+        let signal = loop {
+            tokio::select! {
+                signal = signals.next() => break signal,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        let connection = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(config.read_header_timeout)
+                            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+                        let connection = connections.watch(connection);
+                        tokio::spawn(async move {
+                            // A client that hangs up or times out is not the server's error.
+                            let _ = connection.await;
+                        });
+                    }
+                    // Out of file descriptors, or a connection reset before it was
+                    // accepted: wait a little rather than spin, and go on serving.
+                    Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+                },
+            }
+        };
+        drop(listener);
+        // Open watches would hold the connections for up to their timeout.
+        server.disconnect_watchers();
+        say(&format!(
+            "{signal}: stopping; waiting up to {} for requests in flight (again to exit at once)",
+            humantime::format_duration(config.shutdown_grace)
+        ));
+        tokio::select! {
+            () = connections.shutdown() => say("stopped"),
+            () = tokio::time::sleep(config.shutdown_grace) => {
+                say("grace period over; closing the connections still open");
+            }
+            signal = signals.next() => {
+                say(&format!("{signal} again: exiting at once"));
+                std::process::exit(128 + signal.number());
+            }
+        }
+        Ok(())
     })
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn stop_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("installing a SIGTERM handler succeeds on Unix");
-    tokio::select! {
-        _ = interrupt => {}
-        _ = terminate.recv() => {}
+/// A line on stderr that cannot fail: a stop must not depend on whoever reads stderr
+/// (`eprintln!` panics when that pipe is gone).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// How long to wait after a failed accept before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// SIGINT (Ctrl-C) and SIGTERM, as many times as they come.
+struct StopSignals {
+    interrupt: Signal,
+    terminate: Signal,
+}
+
+/// Which stop signal came.
+#[derive(Debug, Clone, Copy)]
+enum StopSignal {
+    Interrupt,
+    Terminate,
+}
+
+impl StopSignal {
+    /// The signal's number (the same on every Unix).
+    fn number(self) -> i32 {
+        match self {
+            StopSignal::Interrupt => 2,
+            StopSignal::Terminate => 15,
+        }
+    }
+}
+
+impl std::fmt::Display for StopSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopSignal::Interrupt => "SIGINT",
+            StopSignal::Terminate => "SIGTERM",
+        })
+    }
+}
+
+impl StopSignals {
+    fn new() -> anyhow::Result<StopSignals> {
+        Ok(StopSignals {
+            interrupt: signal(SignalKind::interrupt()).context("failed to handle SIGINT")?,
+            terminate: signal(SignalKind::terminate()).context("failed to handle SIGTERM")?,
+        })
+    }
+
+    async fn next(&mut self) -> StopSignal {
+        tokio::select! {
+            _ = self.interrupt.recv() => StopSignal::Interrupt,
+            _ = self.terminate.recv() => StopSignal::Terminate,
+        }
     }
 }
 

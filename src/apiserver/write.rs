@@ -33,6 +33,10 @@ use super::patch::{self, PatchError, PatchType};
 use super::written::{ObjectKey, Version};
 use crate::scenario::{ObjectKind, ObjectSpec};
 
+/// Most bytes of annotation keys and values one object may carry (apimachinery's
+/// `TotalAnnotationSizeLimitB`, 256 KiB).
+const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
+
 /// Longest `fieldManager` kube-apiserver accepts.
 const MAX_FIELD_MANAGER: usize = 128;
 
@@ -45,6 +49,7 @@ pub async fn create(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
+        check_json_body(&headers)?;
         if !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
@@ -82,6 +87,7 @@ pub async fn replace(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
+        check_json_body(&headers)?;
         let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
         let (key, object) = write.received(decode(write.kind, &body)?, Some(&name))?;
         let response = write.update(&key, |_, _| Ok(object))?;
@@ -466,6 +472,25 @@ fn unsupported_media_type(message: &str) -> ApiError {
     )
 }
 
+/// Refuses a create or replace body that is not JSON, as kube-apiserver's
+/// `NegotiateInputSerializer` refuses a media type it has no decoder for (415). No
+/// Content-Type means JSON there, the first type it serves, and here. kube-apiserver
+/// also reads YAML, protobuf and CBOR; this server reads JSON only and says so.
+fn check_json_body(headers: &HeaderMap) -> Result<(), ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("(not text)"))
+        .unwrap_or_default();
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    if media.is_empty() || media.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(unsupported_media_type(&format!(
+            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json"
+        )))
+    }
+}
+
 /// The kind `resource` names, when this server holds it: the other kinds stay empty.
 fn writable(server: &ApiServer, resource: &str) -> Result<ObjectKind, ApiError> {
     let Some(kind) = ObjectKind::from_plural(resource) else {
@@ -605,7 +630,7 @@ fn object_key(
     let meta = object
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
-        .ok_or_else(|| required(kind, "", "metadata"))?;
+        .ok_or_else(|| invalid_object(kind, "", "metadata"))?;
     match meta.get("namespace").and_then(Value::as_str) {
         None | Some("") => {
             meta.insert("namespace".to_owned(), json!(namespace));
@@ -638,7 +663,7 @@ fn object_key(
         )));
     }
     if name.is_empty() {
-        return Err(required(
+        return Err(invalid_object(
             kind,
             "",
             "metadata.name: Required value: name or generateName is required",
@@ -651,7 +676,7 @@ fn object_key(
 }
 
 /// A 422 Invalid naming the object and what is wrong with it.
-fn required(kind: ObjectKind, name: &str, what: &str) -> ApiError {
+fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
     ApiError::new(
         StatusCode::UNPROCESSABLE_ENTITY,
         "Invalid",
@@ -663,12 +688,28 @@ fn required(kind: ObjectKind, name: &str, what: &str) -> ApiError {
 /// the name is a DNS subdomain and a Pod has containers, each with an image.
 fn validate(kind: ObjectKind, key: &ObjectKey, object: &Value) -> Result<(), ApiError> {
     if !is_dns_subdomain(&key.name) {
-        return Err(required(
+        return Err(invalid_object(
             kind,
             &key.name,
             &format!(
                 "metadata.name: Invalid value: {:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
                 key.name
+            ),
+        ));
+    }
+    // apimachinery's ValidateAnnotationsSize: keys and values together.
+    let annotations = object["metadata"]["annotations"].as_object();
+    let size: usize = annotations
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if size > MAX_ANNOTATIONS_BYTES {
+        return Err(invalid_object(
+            kind,
+            &key.name,
+            &format!(
+                "metadata.annotations: Too long: may not be more than {MAX_ANNOTATIONS_BYTES} bytes"
             ),
         ));
     }
@@ -678,12 +719,16 @@ fn validate(kind: ObjectKind, key: &ObjectKey, object: &Value) -> Result<(), Api
             .map(Vec::as_slice)
             .unwrap_or_default();
         if containers.is_empty() {
-            return Err(required(kind, &key.name, "spec.containers: Required value"));
+            return Err(invalid_object(
+                kind,
+                &key.name,
+                "spec.containers: Required value",
+            ));
         }
         for (i, c) in containers.iter().enumerate() {
             for field in ["name", "image"] {
                 if c[field].as_str().unwrap_or_default().is_empty() {
-                    return Err(required(
+                    return Err(invalid_object(
                         kind,
                         &key.name,
                         &format!("spec.containers[{i}].{field}: Required value"),
@@ -1184,6 +1229,90 @@ mod tests {
                 "Conflict",
             ),
             ("DELETE", &item, JSON, "[]".to_owned(), 400, "BadRequest"),
+            // NegotiateInputSerializer: a media type with no decoder.
+            (
+                "POST",
+                PODS,
+                "text/plain",
+                web(json!({"metadata": {"name": "plain"}})),
+                415,
+                "UnsupportedMediaType",
+            ),
+            ("PUT", &item, "text/plain", web(json!({})), 415, "UnsupportedMediaType"),
+            // ValidateAnnotationsSize: 256 KiB of keys and values in all.
+            (
+                "POST",
+                PODS,
+                JSON,
+                web(json!({"metadata": {"name": "big", "annotations": {"a": "x".repeat(256 * 1024)}}})),
+                422,
+                "Invalid",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                json!({"metadata": {"annotations": {"a": "x".repeat(150_000), "b": "y".repeat(150_000)}}}).to_string(),
+                422,
+                "Invalid",
+            ),
+            // strategicpatch's directive errors.
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"metadata":{"labels":{"$patch":"explode"}}}"#.to_owned(),
+                400,
+                "BadRequest",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"spec":{"$retainKeys":5,"containers":[]}}"#.to_owned(),
+                400,
+                "BadRequest",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"spec":{"$retainKeys":["containers"],"restartPolicy":"Never"}}"#.to_owned(),
+                422,
+                "Invalid",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"spec":{"containers":[{"image":"nameless:1"}]}}"#.to_owned(),
+                400,
+                "BadRequest",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"spec":{"containers":[{"name":"web","$patch":"merge"}]}}"#.to_owned(),
+                400,
+                "BadRequest",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"spec":{"$setElementOrder/containers":{"name":"web"}}}"#.to_owned(),
+                400,
+                "BadRequest",
+            ),
+            (
+                "PATCH",
+                &item,
+                smp,
+                r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":"a"}}"#.to_owned(),
+                400,
+                "BadRequest",
+            ),
         ];
         for (method, uri, content_type, body, code, reason) in table {
             let (got, status) = send(&server, method, uri, content_type, body).await;

@@ -6,6 +6,7 @@ mod conformance;
 mod measurement;
 mod outputs;
 mod runner;
+mod serve;
 
 use std::path::{Path, PathBuf};
 
