@@ -3,7 +3,10 @@
 //! - memory per object at 1,000,000 objects, exact (counting allocator); the target is at
 //!   most 100 bytes, and the run fails above it;
 //! - LIST encoding throughput: one unpaged LIST of 20,000 pods, streamed and drained;
-//! - watch event throughput: 20,000 updates delivered to one watch.
+//! - watch event throughput: 20,000 updates delivered to one watch;
+//! - written bodies: 10,000 merge patches of one pod with a history of 1,000 events; the
+//!   server's bytes per written version must stay at most 1.5x the pod's JSON and its RSS
+//!   growth under 20 MB, or the run fails.
 //!
 //! Throughputs are wall-clock figures of this machine: advisory, not gated.
 
@@ -22,6 +25,14 @@ static GLOBAL: CountingJemalloc = CountingJemalloc;
 
 const TARGET_BYTES_PER_OBJECT: f64 = 100.0;
 
+/// Patches in the written-bodies benchmark, and the history window they pass through.
+const PATCHES: usize = 10_000;
+const PATCH_HISTORY: usize = 1_000;
+/// Most server bytes per written version, as a multiple of the object's JSON size.
+const TARGET_VERSION_OVER_JSON: f64 = 1.5;
+/// Most RSS growth over the patches.
+const TARGET_PATCH_RSS_GROWTH: f64 = 20e6;
+
 async fn get(server: &ApiServer, uri: &str) -> usize {
     let request = axum::http::Request::builder()
         .uri(uri)
@@ -37,10 +48,100 @@ async fn get(server: &ApiServer, uri: &str) -> usize {
         .len()
 }
 
+/// Sends `body` to `uri` with `method` and returns the response body.
+async fn send(
+    server: &ApiServer,
+    method: &str,
+    uri: &str,
+    content_type: &str,
+    body: String,
+) -> Vec<u8> {
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", content_type)
+        .body(Body::from(body))
+        .expect("a valid request");
+    let response = router(server.clone())
+        .oneshot(request)
+        .await
+        .expect("infallible");
+    assert!(
+        response.status().is_success(),
+        "{method} {uri}: {}",
+        response.status()
+    );
+    axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("the body streams")
+        .to_vec()
+}
+
+/// What 10,000 merge patches of one pod cost the server with a history of 1,000 events:
+/// exact bytes per version kept, and RSS growth (advisory, but gated generously).
+struct Patched {
+    json_bytes: usize,
+    bytes_per_version: f64,
+    rss_growth: f64,
+    seconds: f64,
+}
+
+async fn patch_one_pod() -> Patched {
+    let server = ApiServer::new(ObjectSpec::pods(1_000));
+    server.set_history_limit(Some(PATCH_HISTORY as u64));
+    let page: serde_json::Value = serde_json::from_slice(
+        &send(&server, "GET", "/api/v1/pods?limit=1", "", String::new()).await,
+    )
+    .expect("a list");
+    let meta = &page["items"][0]["metadata"];
+    let uri = format!(
+        "/api/v1/namespaces/{}/pods/{}",
+        meta["namespace"].as_str().expect("a namespace"),
+        meta["name"].as_str().expect("a name")
+    );
+    let merge = "application/merge-patch+json";
+    let patch = |i: usize| format!(r#"{{"metadata":{{"labels":{{"revision":"{i}"}}}}}}"#);
+    let rss = || informer_mem::measure::rss::read().map_or(0.0, |r| r.current.0 as f64);
+    let rss_before = rss();
+    let started = Instant::now();
+    // The first patches fill the history window; after them the live bytes must stay put.
+    for i in 0..PATCH_HISTORY {
+        send(&server, "PATCH", &uri, merge, patch(i)).await;
+    }
+    let live_before = alloc::counters().live_bytes;
+    for i in PATCH_HISTORY..PATCHES {
+        send(&server, "PATCH", &uri, merge, patch(i)).await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let rss_growth = rss() - rss_before;
+    let steady = alloc::counters().live_bytes as i64 - live_before as i64;
+    let json_bytes = send(&server, "GET", &uri, "", String::new()).await.len();
+    // The window holds PATCH_HISTORY versions, each with its own body; measure what they
+    // hold by dropping them: a compaction forgets the history and its bodies.
+    let with_window = alloc::counters().live_bytes;
+    server.compact();
+    let window = with_window as f64 - alloc::counters().live_bytes as f64;
+    drop(server);
+    assert!(
+        steady.unsigned_abs() < 1 << 20,
+        "live bytes moved by {steady} in the steady state"
+    );
+    Patched {
+        json_bytes,
+        bytes_per_version: window / PATCH_HISTORY as f64,
+        rss_growth,
+        seconds,
+    }
+}
+
 /// Prints a throughput figure, labelled advisory.
 fn print_rate(title: &str, unit: &str, count: f64, bytes: usize, seconds: f64) {
     let mib = bytes as f64 / 1048576.0;
     println!("{title} (advisory):");
+    if bytes == 0 {
+        println!("  {:>10.0} {unit}/s  ({seconds:.2} s)", count / seconds);
+        return;
+    }
     println!(
         "  {:>10.0} {unit}/s  {:>7.1} MiB/s  ({seconds:.2} s, {mib:.1} MiB)",
         count / seconds,
@@ -55,6 +156,9 @@ fn main() -> ExitCode {
         .start_paused(true)
         .build()
         .expect("a runtime");
+
+    // First, while the process's RSS is not yet inflated by the larger sections below.
+    let patched = runtime.block_on(patch_one_pod());
 
     let before = alloc::counters().live_bytes;
     let server = ApiServer::new(ObjectSpec::pods(1_000_000));
@@ -102,6 +206,44 @@ fn main() -> ExitCode {
         watch_seconds,
     );
 
+    let over_json = patched.bytes_per_version / patched.json_bytes as f64;
+    println!(
+        "written bodies, {PATCHES} merge patches of one pod, history of {PATCH_HISTORY} events:"
+    );
+    println!(
+        "  server bytes per written version (exact): {:>8.0} B  ({over_json:.2}x the pod's {} B of JSON)",
+        patched.bytes_per_version, patched.json_bytes
+    );
+    println!(
+        "  RSS growth over the {PATCHES} patches (advisory):   {:>8.1} MB",
+        patched.rss_growth / 1e6
+    );
+    print_rate(
+        "merge patches of one pod",
+        "patches",
+        PATCHES as f64,
+        0,
+        patched.seconds,
+    );
+
+    let mut failed = false;
+    if over_json > TARGET_VERSION_OVER_JSON {
+        eprintln!(
+            "FAIL: a written version costs {over_json:.2}x its JSON (target {TARGET_VERSION_OVER_JSON}x)"
+        );
+        failed = true;
+    }
+    if patched.rss_growth >= TARGET_PATCH_RSS_GROWTH {
+        eprintln!(
+            "FAIL: RSS grew {:.1} MB over the patches (target < {:.0} MB)",
+            patched.rss_growth / 1e6,
+            TARGET_PATCH_RSS_GROWTH / 1e6
+        );
+        failed = true;
+    }
+    if failed {
+        return ExitCode::FAILURE;
+    }
     if at_rest > TARGET_BYTES_PER_OBJECT {
         eprintln!(
             "FAIL: {at_rest:.1} bytes per object exceeds the {TARGET_BYTES_PER_OBJECT} byte target"

@@ -86,6 +86,11 @@ enum Subcommands {
         /// in the temporary directory].
         #[arg(long, value_name = "PATH")]
         kubeconfig: Option<PathBuf>,
+        /// Events of history kept for watches and exact reads, overriding the scenario's
+        /// `[apiserver] history_events` [default: the scenario's, else 102400, the upper
+        /// bound of kube-apiserver's watch cache].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        history_events: Option<u64>,
         /// How long a stop waits for requests in flight before closing every connection.
         #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = humantime::parse_duration)]
         shutdown_grace: std::time::Duration,
@@ -236,6 +241,7 @@ impl Cli {
                 scenario,
                 listen,
                 kubeconfig,
+                history_events,
                 shutdown_grace,
                 read_header_timeout,
                 request_timeout,
@@ -243,6 +249,7 @@ impl Cli {
                 scenario,
                 listen,
                 kubeconfig,
+                history_events,
                 shutdown_grace,
                 read_header_timeout,
                 request_timeout,
@@ -288,6 +295,22 @@ mod tests {
         };
         assert!(config.listen.ip().is_loopback());
         assert_eq!(config.listen.port(), 0);
+        assert_eq!(config.shutdown_grace.as_secs(), 5);
+        assert_eq!(config.read_header_timeout.as_secs(), 32);
+        assert_eq!(config.request_timeout.as_secs(), 60);
+        assert_eq!(config.history_events, None);
+    }
+
+    #[test]
+    fn serve_takes_a_history_window_of_at_least_one_event() {
+        let parse = |n: &str| {
+            Cli::try_parse_from(["informer-mem", "serve", "s.toml", "--history-events", n])
+        };
+        let Command::Serve(config) = parse("1000").unwrap().into_command() else {
+            panic!("expected serve");
+        };
+        assert_eq!(config.history_events, Some(1000));
+        assert!(parse("0").is_err());
     }
 
     #[test]

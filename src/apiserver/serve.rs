@@ -31,6 +31,8 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     /// Where to write a kubeconfig; `None` for one in the temporary directory.
     pub kubeconfig: Option<PathBuf>,
+    /// Events of history to keep; `None` for the scenario's, else [`WATCH_CACHE_EVENTS`].
+    pub history_events: Option<u64>,
     /// How long a stop waits for requests in flight before closing every connection.
     pub shutdown_grace: Duration,
     /// How long a client may take to send a request's headers.
@@ -78,7 +80,11 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             scenario.objects.kind.plural(),
         );
         let server = ApiServer::new(scenario.objects.clone());
-        server.set_history_limit(scenario.apiserver.history_events);
+        let history = config
+            .history_events
+            .or(scenario.apiserver.history_events)
+            .unwrap_or(WATCH_CACHE_EVENTS);
+        server.set_history_limit(Some(history));
         server.terminate_slow_watchers();
         let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
         let connections = GracefulShutdown::new();
@@ -129,6 +135,11 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
 fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
+
+/// The history `serve` keeps unless told otherwise: the most events kube-apiserver's
+/// watch cache holds per resource (`defaultUpperBoundCapacity`, 100 × 1024). Without a
+/// bound, a server that clients write to would keep every version they ever wrote.
+pub const WATCH_CACHE_EVENTS: u64 = 100 * 1024;
 
 /// How long to wait after a failed accept before the next.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);

@@ -6,6 +6,7 @@
 //! identity, generated on demand unless a written body stands in for it.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -22,28 +23,31 @@ pub struct ObjectKey {
     pub name: String,
 }
 
-/// One version of an object written over HTTP.
+/// One version of an object written over HTTP, kept compactly: its JSON as sent, with a
+/// gap where `metadata.resourceVersion` goes, since the same body serves a DELETED event
+/// at a later version than the one that wrote it.
 #[derive(Debug)]
 pub struct Written {
     key: ObjectKey,
+    uid: Box<str>,
     labels: BTreeMap<String, String>,
-    /// The object as JSON; `metadata.resourceVersion` is set when it is sent, since the
-    /// same body serves a DELETED event at a later version.
-    body: Value,
+    /// The object's compact JSON, keys in order, without its resourceVersion's value.
+    json: Box<[u8]>,
+    /// Where in `json` the resourceVersion's digits go, between the quotes of
+    /// `"resourceVersion":""`; `None` for a body without a metadata object.
+    rv_at: Option<usize>,
 }
 
 impl Written {
     /// Keeps `body`, which the write path has validated: it has a name and a namespace.
     pub fn new(mut body: Value) -> Written {
-        let meta = &mut body["metadata"];
-        if let Some(meta) = meta.as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        let text = |field: &str| meta[field].as_str().unwrap_or_default().to_owned();
+        let meta = &body["metadata"];
+        let text = |field: &str| meta[field].as_str().unwrap_or_default();
         let key = ObjectKey {
-            namespace: text("namespace"),
-            name: text("name"),
+            namespace: text("namespace").to_owned(),
+            name: text("name").to_owned(),
         };
+        let uid = text("uid").into();
         let labels = meta["labels"]
             .as_object()
             .map(|labels| {
@@ -53,7 +57,14 @@ impl Written {
                     .collect()
             })
             .unwrap_or_default();
-        Written { key, labels, body }
+        let (json, rv_at) = with_gap(&mut body);
+        Written {
+            key,
+            uid,
+            labels,
+            json: json.into_boxed_slice(),
+            rv_at,
+        }
     }
 
     /// Namespace and name.
@@ -63,7 +74,7 @@ impl Written {
 
     /// `metadata.uid`, which the server set when the object was created.
     pub fn uid(&self) -> &str {
-        self.body["metadata"]["uid"].as_str().unwrap_or_default()
+        &self.uid
     }
 
     /// `metadata.labels`.
@@ -71,12 +82,64 @@ impl Written {
         &self.labels
     }
 
+    /// Appends the object's JSON, with `metadata.resourceVersion` set to `rv`, to `buf`.
+    pub fn write(&self, buf: &mut Vec<u8>, rv: u64) {
+        match self.rv_at {
+            Some(at) => {
+                buf.extend_from_slice(&self.json[..at]);
+                write!(buf, "{rv}").expect("writing to a Vec cannot fail");
+                buf.extend_from_slice(&self.json[at..]);
+            }
+            None => buf.extend_from_slice(&self.json),
+        }
+    }
+
     /// The object as JSON, with `metadata.resourceVersion` set to `rv`.
     pub fn to_value(&self, rv: u64) -> Value {
-        let mut body = self.body.clone();
-        body["metadata"]["resourceVersion"] = Value::String(rv.to_string());
-        body
+        let mut buf = Vec::with_capacity(self.json.len() + 20);
+        self.write(&mut buf, rv);
+        serde_json::from_slice(&buf).expect("a kept body is valid JSON")
     }
+
+    /// Bytes this body keeps on the heap: its JSON, key, UID and labels (each label's
+    /// strings; the map's nodes are not counted).
+    pub fn heap_bytes(&self) -> usize {
+        self.json.len()
+            + self.key.namespace.len()
+            + self.key.name.len()
+            + self.uid.len()
+            + self
+                .labels
+                .iter()
+                .map(|(k, v)| k.len() + v.len())
+                .sum::<usize>()
+    }
+}
+
+/// `body` serialized with a gap for `metadata.resourceVersion`'s value, and where the gap
+/// is. The field is written with a marker value that occurs nowhere else in the output,
+/// so that serde_json places it among the other keys exactly where it places the real
+/// value; the marker is then cut out, leaving `"resourceVersion":""`.
+fn with_gap(body: &mut Value) -> (Vec<u8>, Option<usize>) {
+    let serialize = |body: &Value| serde_json::to_vec(body).expect("JSON values serialize");
+    if !body["metadata"].is_object() {
+        return (serialize(body), None);
+    }
+    for attempt in 0u64.. {
+        // Control characters, which serde_json escapes: a client's body holds this text
+        // only if it tries to; then the next attempt's marker differs.
+        let marker = format!("\u{1}rv{attempt}\u{1}");
+        let token = serialize(&Value::String(marker.clone()));
+        body["metadata"]["resourceVersion"] = Value::String(marker);
+        let mut json = serialize(body);
+        let mut hits = (0..json.len()).filter(|&i| json[i..].starts_with(&token));
+        if let (Some(at), None) = (hits.next(), hits.next()) {
+            // Keep the quotes, drop what is between them.
+            json.drain(at + 1..at + token.len() - 1);
+            return (json, Some(at + 1));
+        }
+    }
+    unreachable!("some marker is not in a finite body")
 }
 
 /// How a `PartialObjectMetadata` object starts; its `metadata` and a `}` follow.
@@ -96,8 +159,7 @@ impl Version {
     /// Appends the object's JSON to `buf`.
     pub fn write(&self, buf: &mut Vec<u8>, spec: &ObjectSpec) {
         match &self.written {
-            Some(w) => serde_json::to_writer(buf, &w.to_value(self.id.resource_version))
-                .expect("writing JSON to a Vec cannot fail"),
+            Some(w) => w.write(buf, self.id.resource_version),
             None => generate::write_object(buf, spec, self.id),
         }
     }
@@ -138,10 +200,39 @@ mod tests {
     fn written_body_takes_its_resource_version_when_sent() {
         let w = Written::new(json!({
             "metadata": {"name": "web", "namespace": "default", "resourceVersion": "9",
-                         "labels": {"app": "web"}},
+                         "labels": {"app": "web"}, "uid": "u-1"},
         }));
         assert_eq!(w.key().name, "web");
         assert_eq!(w.labels()["app"], "web");
+        assert_eq!(w.uid(), "u-1");
         assert_eq!(w.to_value(42)["metadata"]["resourceVersion"], "42");
+    }
+
+    /// The bytes sent are those of the body with its resourceVersion set, serialized:
+    /// also when the body holds the marker's text, or `resourceVersion` keys elsewhere.
+    #[test]
+    fn kept_bytes_are_the_body_as_serde_json_writes_it() {
+        let bodies = [
+            json!({"metadata": {"name": "a", "namespace": "n"}, "spec": {"x": [1, 2]}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "a", "namespace": "n",
+                                "annotations": {"resourceVersion": ""},
+                                "labels": {"resourceVersion": "\u{1}rv0\u{1}"}},
+                   "data": {"k": "\u{1}rv0\u{1} and \u{1}rv1\u{1}", "resourceVersion": ""}}),
+            json!({"metadata": "not an object"}),
+        ];
+        for body in bodies {
+            let w = Written::new(body.clone());
+            let mut expected = body.clone();
+            if let Some(meta) = expected["metadata"].as_object_mut() {
+                meta.insert("resourceVersion".into(), json!("1234"));
+            }
+            let mut sent = Vec::new();
+            w.write(&mut sent, 1234);
+            assert_eq!(
+                String::from_utf8(sent).unwrap(),
+                serde_json::to_string(&expected).unwrap()
+            );
+        }
     }
 }
