@@ -494,7 +494,7 @@ impl Scenario {
 fn parse_raw(text: &str) -> Result<RawScenario, Problem> {
     let deserializer = toml::Deserializer::parse(text).map_err(|e| Problem {
         key: None,
-        span: e.span(),
+        span: e.span().or_else(|| too_deep_at(text, e.message())),
         message: in_toml_words(e.message()),
         hint: hint_for(e.message()),
         first: None,
@@ -521,6 +521,36 @@ fn in_toml_words(message: &str) -> String {
         .replace("expected f64", "expected a number")
         .replace("expected a boolean", "expected true or false")
         .replace("wanted string or table", "expected a string")
+}
+
+/// Where a file the parser found nested too deeply goes too deep: the parser says no
+/// place, so this finds the first line at which a prefix of the file fails the same way
+/// (a binary search: a few parses, linear each).
+fn too_deep_at(text: &str, message: &str) -> Option<std::ops::Range<usize>> {
+    if !message.contains("recursion limit") {
+        return None;
+    }
+    let ends: Vec<usize> = text
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let too_deep = |lines: usize| {
+        toml::Deserializer::parse(&text[..ends[lines - 1]])
+            .is_err_and(|e| e.message().contains("recursion limit"))
+    };
+    // The smallest number of lines that is already too deep.
+    let (mut low, mut high) = (1, ends.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if too_deep(mid) {
+            high = mid
+        } else {
+            low = mid + 1
+        }
+    }
+    let start = if low >= 2 { ends[low - 2] } else { 0 };
+    Some(start..ends[low - 1])
 }
 
 fn hint_for(message: &str) -> Option<String> {
