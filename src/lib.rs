@@ -89,6 +89,8 @@ pub struct RunConfig {
     pub quiet: bool,
     /// How long a variant's process may run (real time) before it is killed.
     pub variant_timeout: std::time::Duration,
+    /// How many variants' processes may run at once.
+    pub jobs: usize,
 }
 
 /// Where `run` draws its chart.
@@ -193,6 +195,7 @@ fn run_scenario(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let limits = runner::Limits {
         variant_timeout: config.variant_timeout,
         dhat_files: dhat_files.as_deref(),
+        jobs: config.jobs,
     };
     let report = runner::run_scenario(&scenario, &exe, &limits, |p| progress.show(p));
     progress.finish();

@@ -3,13 +3,16 @@
 //! Each variant runs in a re-exec of this binary ([`CHILD_COMMAND`]), so one variant's heap
 //! history (fragmentation, retained pages, thread caches) never colours another's numbers,
 //! and a variant that dies (out of memory, panic) is recorded without losing the others.
-//! Variants run one after another: on two cores, a neighbour would disturb RSS and timing.
+//! Variants run one after another by default: on two cores, a neighbour would disturb RSS
+//! and timing. `--jobs N` runs up to N at once; exact figures do not depend on it, since
+//! each child counts only its own allocations.
 
 pub mod variant;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -50,9 +53,22 @@ pub struct Limits<'a> {
     pub variant_timeout: Duration,
     /// In the heap-profiling build: variant `i` writes its dhat profile to the `i`th file.
     pub dhat_files: Option<&'a [PathBuf]>,
+    /// How many variants' processes may run at once (at least 1).
+    pub jobs: usize,
+}
+
+/// What a worker thread tells the runner about variant `index`.
+enum Event {
+    Started(usize),
+    Message(usize, Message),
+    Finished(usize, VariantReport),
 }
 
 /// Runs every variant of `scenario` in a child process of `exe` and gathers the report.
+///
+/// With more than one job, variants run in parallel, and `progress` still sees them one
+/// at a time, in order: the lowest unfinished variant live, the others' messages held
+/// until it is their turn.
 pub fn run_scenario(
     scenario: &Scenario,
     exe: &Path,
@@ -60,18 +76,74 @@ pub fn run_scenario(
     mut progress: impl FnMut(Progress<'_>),
 ) -> Report {
     let total = scenario.variants.len();
-    let variants = (0..total)
-        .map(|index| {
-            let name = &scenario.variants[index].name;
-            progress(Progress::VariantStarted { index, total, name });
-            run_child(exe, scenario, index, limits, &mut progress)
-        })
-        .collect();
+    let jobs = limits.jobs.clamp(1, total.max(1));
+    let (events, received) = mpsc::channel();
+    let next = AtomicUsize::new(0);
+    let mut variants: Vec<Option<VariantReport>> = (0..total).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let events = events.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= total {
+                        break;
+                    }
+                    let _ = events.send(Event::Started(index));
+                    let report = run_child(exe, scenario, index, limits, &mut |m: &Message| {
+                        let _ = events.send(Event::Message(index, m.clone()));
+                    });
+                    let _ = events.send(Event::Finished(index, report));
+                }
+            });
+        }
+        drop(events);
+        // Events of variants after the one shown, until their turn.
+        let mut held: Vec<Vec<Event>> = (0..total).map(|_| Vec::new()).collect();
+        let mut shown = 0;
+        let mut show =
+            |event: Event, shown: &mut usize, variants: &mut [Option<VariantReport>]| match event {
+                Event::Started(index) => {
+                    let name = &scenario.variants[index].name;
+                    progress(Progress::VariantStarted { index, total, name });
+                }
+                Event::Message(_, message) => progress(Progress::Message(&message)),
+                Event::Finished(index, report) => {
+                    variants[index] = Some(report);
+                    *shown += 1;
+                }
+            };
+        for event in received {
+            let index = match &event {
+                Event::Started(i) | Event::Message(i, _) | Event::Finished(i, _) => *i,
+            };
+            if index != shown {
+                held[index].push(event);
+                continue;
+            }
+            show(event, &mut shown, &mut variants);
+            // When the variant shown finished, the next one's held events come out, and
+            // so on while those finished too.
+            while shown < total && !held[shown].is_empty() {
+                let head = shown;
+                for event in std::mem::take(&mut held[head]) {
+                    show(event, &mut shown, &mut variants);
+                }
+                if shown == head {
+                    break;
+                }
+            }
+        }
+    });
     Report {
         format_version: FORMAT_VERSION,
         tool: Tool::current(),
         scenario: ScenarioInfo::of(scenario),
-        variants,
+        variants: variants
+            .into_iter()
+            .map(|v| v.expect("every variant's worker reports it"))
+            .collect(),
     }
 }
 
@@ -98,7 +170,7 @@ fn run_child(
     scenario: &Scenario,
     index: usize,
     limits: &Limits<'_>,
-    progress: &mut impl FnMut(Progress<'_>),
+    progress: &mut impl FnMut(&Message),
 ) -> VariantReport {
     let variant = &scenario.variants[index];
     let mut report = VariantReport {
@@ -121,7 +193,7 @@ fn drive_child(
     index: usize,
     limits: &Limits<'_>,
     report: &mut VariantReport,
-    progress: &mut impl FnMut(Progress<'_>),
+    progress: &mut impl FnMut(&Message),
 ) -> Result<(), String> {
     let deadline = Instant::now() + limits.variant_timeout;
     let mut command = Command::new(exe);
@@ -187,7 +259,7 @@ fn drive_child(
                     break;
                 }
             };
-        progress(Progress::Message(&message));
+        progress(&message);
         match message {
             Message::Setup(setup) => report.setup = Some(setup),
             Message::Phase(phase) => report.phases.push(*phase),

@@ -42,7 +42,7 @@ pub struct Job {
 }
 
 /// One line of a child's stdout.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Message {
     /// Setup is done; the first phase starts.

@@ -30,6 +30,11 @@ fn repo_file(name: &str) -> PathBuf {
 
 /// Runs `scenario` with `--out` in a fresh folder and returns the parsed report.
 fn run_report(scenario: &Path) -> Value {
+    run_report_with(scenario, &[])
+}
+
+/// [`run_report`] with more arguments for `run`.
+fn run_report_with(scenario: &Path, args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report.json");
     bin()
@@ -37,6 +42,7 @@ fn run_report(scenario: &Path) -> Value {
         .arg(scenario)
         .arg("--out")
         .arg(&out)
+        .args(args)
         .assert()
         .success();
     serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
@@ -171,11 +177,73 @@ fn every_shipped_scenario_repeats_exactly_at_a_small_scale() {
     }
 }
 
+#[test]
+fn exact_figures_do_not_depend_on_how_many_variants_run_at_once() {
+    // small.toml's variants twice over: four variants, so that three jobs leave one waiting.
+    let mut scenario: toml::Table = std::fs::read_to_string(fixture("small.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let variants = scenario["variant"].as_array_mut().unwrap();
+    let copies: Vec<toml::Value> = variants
+        .iter()
+        .map(|v| {
+            let mut v = v.clone();
+            let name = format!("{} again", v["name"].as_str().unwrap());
+            v["name"] = toml::Value::from(name);
+            v
+        })
+        .collect();
+    variants.extend(copies);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("four.toml");
+    std::fs::write(&path, toml::to_string(&scenario).unwrap()).unwrap();
+    let one = run_report_with(&path, &["--jobs", "1"]);
+    for jobs in ["2", "3"] {
+        let parallel = run_report_with(&path, &["--jobs", jobs]);
+        let names = |r: &Value| -> Vec<Value> {
+            r["variants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["name"].clone())
+                .collect()
+        };
+        assert_eq!(
+            names(&one),
+            names(&parallel),
+            "--jobs {jobs}: variant order"
+        );
+        assert_reports_match_exactly(&one, &parallel, &format!("--jobs {jobs}"));
+    }
+    // Progress still shows one variant after another, each with its phases.
+    let output = bin()
+        .arg("run")
+        .arg(&path)
+        .args(["--jobs", "3", "--out"])
+        .arg(dir.path().join("r.json"))
+        .output()
+        .unwrap();
+    let progress = String::from_utf8(output.stderr).unwrap();
+    let headers: Vec<&str> = progress
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(|l| &l[..5])
+        .collect();
+    assert_eq!(headers, ["[1/4]", "[2/4]", "[3/4]", "[4/4]"], "{progress}");
+}
+
 /// Runs `scenario` twice and checks that every exact figure of every phase repeats and
 /// that every phase ends consistent.
 fn assert_runs_repeat_exactly(scenario: &Path) {
     let a = run_report(scenario);
     let b = run_report(scenario);
+    assert_reports_match_exactly(&a, &b, &scenario.display().to_string());
+}
+
+/// Checks that every exact figure of every phase, components included, is the same in
+/// `a` and `b`, and that every phase ends consistent.
+fn assert_reports_match_exactly(a: &Value, b: &Value, label: &str) {
     let exact = [
         "alloc_count",
         "dealloc_count",
@@ -184,14 +252,21 @@ fn assert_runs_repeat_exactly(scenario: &Path) {
         "live_bytes",
         "peak_live_bytes",
     ];
-    for (va, vb) in a["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(b["variants"].as_array().unwrap())
-    {
+    let (variants_a, variants_b) = (
+        a["variants"].as_array().unwrap(),
+        b["variants"].as_array().unwrap(),
+    );
+    assert_eq!(variants_a.len(), variants_b.len(), "{label}");
+    for (va, vb) in variants_a.iter().zip(variants_b) {
+        assert!(va["error"].is_null(), "{label}: {}", va["error"]);
+        assert_eq!(
+            phases(va).len(),
+            phases(vb).len(),
+            "{label} / {}",
+            va["name"]
+        );
         for (pa, pb) in phases(va).iter().zip(phases(vb)) {
-            let at = format!("{} / {} / {}", scenario.display(), va["name"], pa["name"]);
+            let at = format!("{label} / {} / {}", va["name"], pa["name"]);
             for key in exact {
                 assert_eq!(pa[key], pb[key], "{at} / {key}");
                 for component in ["informer", "apiserver", "harness"] {
