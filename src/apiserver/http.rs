@@ -122,7 +122,7 @@ async fn namespaced_collection(
 }
 
 /// What of each object a response carries, from the request's `Accept` header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Form {
     /// The whole object.
     Full,
@@ -941,7 +941,10 @@ impl WatchCursor {
                 Ok(Some((kind, now, before))) => {
                     self.rv = now.id.resource_version;
                     if let Some(kind) = self.visible(kind, &now, before.as_ref()) {
-                        return Some(event_line(kind, &self.spec, self.form, &now));
+                        let (spec, form) = (&self.spec, self.form);
+                        return Some(self.server.shared_line((self.rv, kind, form), || {
+                            event_line(kind, spec, form, &now)
+                        }));
                     }
                 }
                 Ok(None) => {

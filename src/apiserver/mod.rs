@@ -11,6 +11,7 @@
 
 pub mod discovery;
 pub mod dispatch;
+mod encodings;
 pub mod extract;
 pub mod generate;
 pub mod http;
@@ -98,6 +99,9 @@ struct Shared {
     dispatcher: dispatch::Dispatcher,
     /// Names drawn for `generateName` so far.
     generated_names: AtomicU64,
+    /// Encoded watch events shared by watchers; `None` (each encodes its own) unless
+    /// [`ApiServer::share_encodings`] was called.
+    encodings: Mutex<Option<encodings::SharedEncodings>>,
 }
 
 impl ApiServer {
@@ -121,6 +125,7 @@ impl ApiServer {
                 requests: Mutex::new(RequestCounts::default()),
                 dispatcher: dispatch::Dispatcher::default(),
                 generated_names: AtomicU64::new(0),
+                encodings: Mutex::new(None),
             }),
         }
     }
@@ -374,6 +379,38 @@ impl ApiServer {
     /// Ends every open watch cleanly; clients reconnect from their last resourceVersion.
     pub fn disconnect_watchers(&self) {
         self.shared.disconnects.send_modify(|n| *n += 1);
+    }
+
+    /// Encodes each watch event once for every watcher that sends it (KEP-1152), keeping
+    /// the lines of the newest events up to `max_bytes`. Off unless turned on; `serve`
+    /// turns it on.
+    pub fn share_encodings(&self, max_bytes: usize) {
+        *self.encodings() = Some(encodings::SharedEncodings::new(max_bytes));
+    }
+
+    /// The line `key` names: shared if another watcher encoded it already, else from
+    /// `encode` (and then shared, when sharing is on).
+    pub(in crate::apiserver) fn shared_line(
+        &self,
+        key: (u64, state::EventKind, http::Form),
+        encode: impl FnOnce() -> bytes::Bytes,
+    ) -> bytes::Bytes {
+        if let Some(line) = self.encodings().as_ref().and_then(|e| e.get(&key)) {
+            return line;
+        }
+        // Encoded without the lock: other watchers go on meanwhile.
+        let line = encode();
+        if let Some(shared) = self.encodings().as_mut() {
+            shared.insert(key, line.clone());
+        }
+        line
+    }
+
+    fn encodings(&self) -> std::sync::MutexGuard<'_, Option<encodings::SharedEncodings>> {
+        self.shared
+            .encodings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts terminating watchers that read too slowly, as kube-apiserver's dispatcher does

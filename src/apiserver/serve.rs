@@ -86,6 +86,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             .unwrap_or(WATCH_CACHE_EVENTS);
         server.set_history_limit(Some(history));
         server.terminate_slow_watchers();
+        server.share_encodings(SHARED_ENCODING_BYTES);
         let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
         let connections = GracefulShutdown::new();
         let signal = loop {
@@ -140,6 +141,9 @@ fn say(line: &str) {
 /// watch cache holds per resource (`defaultUpperBoundCapacity`, 100 × 1024). Without a
 /// bound, a server that clients write to would keep every version they ever wrote.
 pub const WATCH_CACHE_EVENTS: u64 = 100 * 1024;
+
+/// Encoded watch events kept for other watchers to send (the newest events' lines).
+pub const SHARED_ENCODING_BYTES: usize = 16 << 20;
 
 /// How long to wait after a failed accept before the next.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);

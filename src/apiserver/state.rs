@@ -30,7 +30,7 @@ struct Record {
 }
 
 /// What a watch event says happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
     /// The object was created.
     Added,
