@@ -76,9 +76,16 @@ enum PhaseError {
 /// Entry point of the child process: reads a [`Job`] from stdin, runs it, writes
 /// [`Message`] lines to stdout.
 pub fn main() -> anyhow::Result<()> {
-    let mut input = String::new();
-    io::stdin().read_to_string(&mut input)?;
-    let job: Job = serde_json::from_str(&input)?;
+    // The text is dropped before anything is measured: live bytes count every block alive
+    // in the process, and this buffer's capacity depends on how the pipe happened to chunk
+    // the parent's writes (the size of the first read sets the growth sequence), which
+    // made a phase's live bytes differ by a few hundred bytes between identical runs on a
+    // busy machine.
+    let job: Job = {
+        let mut input = String::new();
+        io::stdin().read_to_string(&mut input)?;
+        serde_json::from_str(&input)?
+    };
     // From here on dhat sees every allocation; its file is written when `_profile` drops,
     // after the last phase.
     #[cfg(feature = "dhat-heap")]
