@@ -51,11 +51,14 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("informer-mem-{}.kubeconfig", scenario.name))
     });
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // One worker per core: a LIST or a selector scan of millions of objects occupies one
+    // worker while the others answer everyone else. (`run` stays on one thread, where
+    // counts must repeat exactly; here nothing is measured.)
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("failed to start the runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let mut signals = StopSignals::new()?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
@@ -128,7 +131,10 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             }
         }
         Ok(())
-    })
+    });
+    // A worker may still be inside a long scan; it is not waited for.
+    runtime.shutdown_background();
+    served
 }
 
 /// A line on stderr that cannot fail: a stop must not depend on whoever reads stderr
