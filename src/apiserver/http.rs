@@ -941,10 +941,7 @@ impl WatchCursor {
                 Ok(Some((kind, now, before))) => {
                     self.rv = now.id.resource_version;
                     if let Some(kind) = self.visible(kind, &now, before.as_ref()) {
-                        let (spec, form) = (&self.spec, self.form);
-                        return Some(self.server.shared_line((self.rv, kind, form), || {
-                            event_line(kind, spec, form, &now)
-                        }));
+                        return Some(self.event_line(kind, &now));
                     }
                 }
                 Ok(None) => {
@@ -990,6 +987,15 @@ impl WatchCursor {
                 }
             }
         }
+    }
+
+    /// The line for `now` seen as `kind`: shared with other watchers when the server
+    /// shares encodings (`serve`), else encoded here.
+    fn event_line(&self, kind: EventKind, now: &Version) -> Bytes {
+        let (spec, form) = (&self.spec, self.form);
+        self.server.shared_line((now.id.resource_version, kind, form), || {
+            event_line(kind, spec, form, now)
+        })
     }
 
     /// How this watcher sees `event`, if at all. An update that moves an object into or out

@@ -51,10 +51,10 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("informer-mem-{}.kubeconfig", scenario.name))
     });
-    // One worker per core: a LIST or a selector scan of millions of objects occupies one
-    // worker while the others answer everyone else. (`run` stays on one thread, where
-    // counts must repeat exactly; here nothing is measured.)
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread, as in `run`: tokio's multi-threaded runtime would change the size of
+    // its timer entries for `run` too (a cargo feature is crate-wide), and with it the
+    // exact figures of every committed report.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("failed to start the runtime")?;
@@ -132,7 +132,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         }
         Ok(())
     });
-    // A worker may still be inside a long scan; it is not waited for.
+    // Tasks still open (connections past the grace period) are not waited for.
     runtime.shutdown_background();
     served
 }
