@@ -993,9 +993,10 @@ impl WatchCursor {
     /// shares encodings (`serve`), else encoded here.
     fn event_line(&self, kind: EventKind, now: &Version) -> Bytes {
         let (spec, form) = (&self.spec, self.form);
-        self.server.shared_line((now.id.resource_version, kind, form), || {
-            event_line(kind, spec, form, now)
-        })
+        self.server
+            .shared_line((now.id.resource_version, kind, form), || {
+                event_line(kind, spec, form, now)
+            })
     }
 
     /// How this watcher sees `event`, if at all. An update that moves an object into or out
