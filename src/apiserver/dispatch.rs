@@ -109,6 +109,17 @@ impl Dispatcher {
             .max()
     }
 
+    /// How many open watches that follow the history have handed their client everything
+    /// up to `rv`.
+    pub fn following_at(&self, rv: u64) -> usize {
+        lock(&self.watchers)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|w| !w.is_terminated() && w.following.load(Ordering::Relaxed))
+            .filter(|w| w.delivered.load(Ordering::Relaxed) >= rv)
+            .count()
+    }
+
     /// Tells the dispatcher a watcher made progress.
     pub fn progressed(&self) {
         self.progress.notify_waiters();

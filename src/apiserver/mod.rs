@@ -199,6 +199,12 @@ impl ApiServer {
         self.shared.dispatcher.position()
     }
 
+    /// How many open watches past their initial events have handed their client
+    /// everything up to `rv`: the caught-up check of several informers.
+    pub fn watches_at(&self, rv: u64) -> usize {
+        self.shared.dispatcher.following_at(rv)
+    }
+
     /// Every live object as the server knows it: key, resourceVersion and UID. What the
     /// consistency oracle holds an informer's store against.
     pub fn truth(&self) -> Vec<TruthEntry> {

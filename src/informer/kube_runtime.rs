@@ -77,9 +77,5 @@ pub fn spawn<K: Object>(client: kube::Client, config: &VariantConfig) -> Informe
         }
         Ok(())
     });
-    Informer {
-        status,
-        store: Arc::new(Reader(reader)),
-        task,
-    }
+    Informer::single(status, Arc::new(Reader(reader)), task)
 }

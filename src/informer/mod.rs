@@ -13,6 +13,8 @@
 
 pub mod kube_runtime;
 pub mod object;
+pub mod processor;
+pub mod queue;
 pub mod reflector;
 pub mod store;
 pub mod transform;
@@ -25,8 +27,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::measure::Component;
+use crate::report::EventsReport;
 use crate::scenario::{Fault, Implementation, ObjectKind, Projection, VariantConfig};
 use object::{Identity, Object};
+use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
 
@@ -98,24 +102,46 @@ pub enum Error {
     Gone,
 }
 
-/// A running informer, whichever implementation.
+/// The informers a variant runs, whichever implementation: one, or several independent
+/// ones (`informers = N` not shared), each with its own reflector, watch and store.
 pub struct Informer {
+    /// Held inline: a variant with one informer allocates nothing for the list.
+    first: Part,
+    rest: Vec<Part>,
+}
+
+/// One running informer.
+struct Part {
     status: watch::Receiver<Status>,
     store: Arc<dyn StoreView>,
     task: JoinHandle<Result<(), reflector::Error>>,
+    /// Its queue and handlers, when it has them.
+    events: Option<Arc<dyn EventsView>>,
+    /// The process loop and handler tasks.
+    helpers: Vec<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Informer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Informer")
-            .field("status", &*self.status.borrow())
-            .field("objects", &self.store.len())
+            .field("status", &self.status())
+            .field("informers", &self.count())
+            .field("objects", &self.len())
             .finish_non_exhaustive()
     }
 }
 
-/// Starts the informer `config` describes for objects of `kind`, on the current runtime.
+/// Starts the informers `config` describes for objects of `kind`, on the current runtime.
 pub fn spawn(client: kube::Client, kind: ObjectKind, config: &VariantConfig) -> Informer {
+    let rest: Vec<Part> = (1..config.informer_processes())
+        .map(|_| spawn_one(client.clone(), kind, config).first)
+        .collect();
+    let mut informer = spawn_one(client, kind, config);
+    informer.rest = rest;
+    informer
+}
+
+fn spawn_one(client: kube::Client, kind: ObjectKind, config: &VariantConfig) -> Informer {
     match (kind, config.projection) {
         (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config),
         (ObjectKind::ConfigMap, Projection::Full) => spawn_typed::<ConfigMap>(client, config),
@@ -140,37 +166,114 @@ fn spawn_typed<K: Object>(client: kube::Client, config: &VariantConfig) -> Infor
 }
 
 impl Informer {
-    /// The informer's status now.
+    /// One informer without queue or handlers.
+    fn single(
+        status: watch::Receiver<Status>,
+        store: Arc<dyn StoreView>,
+        task: JoinHandle<Result<(), reflector::Error>>,
+    ) -> Informer {
+        Informer {
+            first: Part {
+                status,
+                store,
+                task,
+                events: None,
+                helpers: Vec::new(),
+            },
+            rest: Vec::new(),
+        }
+    }
+
+    fn parts(&self) -> impl Iterator<Item = &Part> {
+        std::iter::once(&self.first).chain(&self.rest)
+    }
+
+    /// How many informers run (each with its own watch).
+    pub fn count(&self) -> usize {
+        1 + self.rest.len()
+    }
+
+    /// The informers' status now: synced when all are, failed when any is.
     pub fn status(&self) -> Status {
-        *self.status.borrow()
+        // Read on every caught-up tick, inside the measured window: allocates nothing.
+        let all = || self.parts().map(|p| *p.status.borrow());
+        Status {
+            synced: all().all(|s| s.synced),
+            lists: all().map(|s| s.lists).min().unwrap_or(0),
+            failed: all().any(|s| s.failed),
+        }
     }
 
-    /// Objects in the store now.
+    /// Objects in the (first) store now.
     pub fn len(&self) -> usize {
-        self.store.len()
+        self.first.store.len()
     }
 
-    /// Whether the store is empty now.
+    /// Whether the (first) store is empty now.
     pub fn is_empty(&self) -> bool {
-        self.store.is_empty()
+        self.len() == 0
     }
 
-    /// Key, resourceVersion and UID of every object in the store now.
+    /// Key, resourceVersion and UID of every object in the (first) store now.
     pub fn identities(&self) -> Vec<Identity> {
-        self.store.identities()
+        self.first.store.identities()
     }
 
-    /// Why the informer stopped; call once [`Status::failed`] is set.
+    /// The identities of every informer's store.
+    pub fn identities_each(&self) -> Vec<Vec<Identity>> {
+        self.parts().map(|p| p.store.identities()).collect()
+    }
+
+    /// Nothing waits in any queue or handler buffer, and no handler is busy.
+    pub fn quiet(&self) -> bool {
+        self.events().all(|e| e.quiet())
+    }
+
+    /// Notifications handled so far by every handler.
+    pub fn handled(&self) -> u64 {
+        self.events().map(|e| e.handled()).sum()
+    }
+
+    /// Fires every informer's resync timer.
+    pub fn resync(&self) {
+        self.events().for_each(|e| e.resync());
+    }
+
+    /// Starts a phase's event figures.
+    pub fn begin_phase(&self) {
+        self.events().for_each(|e| e.begin_phase());
+    }
+
+    /// The phase's event figures; `None` when no informer has a queue.
+    pub fn events_report(&self) -> Option<EventsReport> {
+        let informers: Vec<_> = self.events().map(|e| e.report()).collect();
+        (!informers.is_empty()).then(|| EventsReport::of(informers))
+    }
+
+    fn events(&self) -> impl Iterator<Item = &Arc<dyn EventsView>> {
+        self.parts().filter_map(|p| p.events.as_ref())
+    }
+
+    /// Why an informer stopped; call once [`Status::failed`] is set.
     pub async fn failure(&mut self) -> Error {
-        match (&mut self.task).await {
+        let part = std::iter::once(&mut self.first)
+            .chain(&mut self.rest)
+            .find(|p| p.status.borrow().failed);
+        let Some(part) = part else {
+            return Error::Gone;
+        };
+        match (&mut part.task).await {
             Ok(Err(e)) => Error::Stopped(e),
             _ => Error::Gone,
         }
     }
 
-    /// Stops the informer.
+    /// Stops the informers.
     pub fn abort(&self) {
-        self.task.abort();
+        for part in self.parts() {
+            part.task.abort();
+            part.helpers.iter().for_each(JoinHandle::abort);
+        }
     }
 }
 
@@ -186,15 +289,56 @@ fn spawn_builtin<K: Object>(client: kube::Client, config: &VariantConfig) -> Inf
             page_size: config.page_size,
         },
     );
-    let task = Component::Informer.spawn(run(reflector, Arc::clone(&store), config.clone(), tx));
+    let Some(kind) = config.queue else {
+        let task =
+            Component::Informer.spawn(run(reflector, Arc::clone(&store), config.clone(), tx));
+        return Informer::single(status, store, task);
+    };
+    let machinery = Machinery::new(
+        config,
+        kind,
+        config.handlers_per_informer(),
+        Arc::clone(&store),
+        tx.clone(),
+    );
+    let helpers = machinery.start();
+    let task = Component::Informer.spawn(run_queued(reflector, Arc::clone(&machinery), tx));
     Informer {
-        status,
-        store,
-        task,
+        first: Part {
+            status,
+            store,
+            task,
+            events: Some(machinery),
+            helpers,
+        },
+        rest: Vec::new(),
     }
 }
 
-/// Sync, then watch; sync again on 410 Expired; watch again when a watch ends.
+/// The reflector's loop: sync, then watch; sync again on 410 Expired; watch again when a
+/// watch ends. Written once for both sinks, as a macro rather than a function so that the
+/// direct path's task future keeps its size: its allocation is part of every variant's
+/// exact figures.
+macro_rules! list_and_watch {
+    ($reflector:expr, $sink:expr) => {
+        async {
+            loop {
+                let mut resumed = $reflector.sync($sink).await?;
+                loop {
+                    let end = match resumed.take() {
+                        Some(stream) => $reflector.resume(stream, $sink).await?,
+                        None => $reflector.watch($sink).await?,
+                    };
+                    if end == WatchEnd::Expired {
+                        break;
+                    }
+                }
+            }
+        }
+    };
+}
+
+/// The informer without a queue: the reflector writes the store.
 async fn run<K: Object>(
     mut reflector: Reflector<K>,
     store: Arc<Mutex<Store<K>>>,
@@ -202,21 +346,19 @@ async fn run<K: Object>(
     status: watch::Sender<Status>,
 ) -> Result<(), reflector::Error> {
     let mut sink = |event: Event<K>| handle(&store, &config, &status, event);
-    let result = async {
-        loop {
-            let mut resumed = reflector.sync(&mut sink).await?;
-            loop {
-                let end = match resumed.take() {
-                    Some(stream) => reflector.resume(stream, &mut sink).await?,
-                    None => reflector.watch(&mut sink).await?,
-                };
-                if end == WatchEnd::Expired {
-                    break;
-                }
-            }
-        }
-    }
-    .await;
+    let result = list_and_watch!(reflector, &mut sink).await;
+    status.send_modify(|s| s.failed = true);
+    result
+}
+
+/// The informer with a queue: the reflector feeds the machinery.
+async fn run_queued<K: Object>(
+    mut reflector: Reflector<K>,
+    machinery: Arc<Machinery<K>>,
+    status: watch::Sender<Status>,
+) -> Result<(), reflector::Error> {
+    let mut sink = |event: Event<K>| machinery.handle(event);
+    let result = list_and_watch!(reflector, &mut sink).await;
     status.send_modify(|s| s.failed = true);
     result
 }

@@ -41,13 +41,21 @@ impl ObjectKey {
     }
 }
 
+impl ObjectKey {
+    /// The length of the key's text (what a copy of it holds on the heap).
+    pub fn heap_bytes(&self) -> usize {
+        self.0.len()
+    }
+}
+
 impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-/// How the store holds one object.
+/// How the store holds one object. A clone shares the object (queues and handlers hold
+/// clones, as client-go's deltas and notifications hold pointers).
 #[derive(Debug)]
 pub enum Stored<K> {
     /// An allocation of its own.
@@ -59,6 +67,43 @@ pub enum Stored<K> {
         /// This entry's position in `list`.
         index: usize,
     },
+}
+
+impl<K> Clone for Stored<K> {
+    fn clone(&self) -> Stored<K> {
+        match self {
+            Stored::Owned(obj) => Stored::Owned(Arc::clone(obj)),
+            Stored::InList { list, index } => Stored::InList {
+                list: Arc::clone(list),
+                index: *index,
+            },
+        }
+    }
+}
+
+impl<K> Stored<K> {
+    /// The items of a LIST held the way `mode` says, each with its key.
+    pub fn listed(mode: StoreMode, items: Vec<K>) -> Vec<(ObjectKey, Stored<K>)>
+    where
+        K: Resource,
+    {
+        match mode {
+            StoreMode::SharedArray => {
+                let list: Arc<[K]> = items.into();
+                (0..list.len())
+                    .map(|index| {
+                        let key = ObjectKey::of(&list[index]);
+                        let list = Arc::clone(&list);
+                        (key, Stored::InList { list, index })
+                    })
+                    .collect()
+            }
+            StoreMode::PerItemCopy => items
+                .into_iter()
+                .map(|item| (ObjectKey::of(&item), Stored::Owned(Arc::new(item))))
+                .collect(),
+        }
+    }
 }
 
 impl<K> Deref for Stored<K> {
@@ -255,6 +300,29 @@ impl<K: Resource> Store<K> {
     /// Removes the object with `obj`'s key (DELETED).
     pub fn delete(&mut self, obj: &K) {
         self.objects.remove(&ObjectKey::of(obj));
+    }
+
+    /// The entry under `key`, shared (the indexer's `GetByKey`).
+    pub fn get_stored(&self, key: &ObjectKey) -> Option<&Stored<K>> {
+        self.objects.get(key).map(|e| &e.stored)
+    }
+
+    /// Every entry with its key, in no particular order (the indexer's `List`).
+    pub fn entries(&self) -> impl Iterator<Item = (&ObjectKey, &Stored<K>)> {
+        self.objects.iter().map(|(k, e)| (k, &e.stored))
+    }
+
+    /// Puts `stored` under `key`; returns what was there (the indexer's `Update`/`Add`).
+    pub fn insert(&mut self, key: ObjectKey, stored: Stored<K>) -> Option<Stored<K>> {
+        let epoch = self.epoch;
+        self.objects
+            .insert(key, Entry { stored, epoch })
+            .map(|e| e.stored)
+    }
+
+    /// Removes the entry under `key`; returns it (the indexer's `Delete`).
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<Stored<K>> {
+        self.objects.remove(key).map(|e| e.stored)
     }
 }
 

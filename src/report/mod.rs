@@ -190,6 +190,104 @@ pub struct PhaseReport {
     /// The phase's timeline, oldest first, when the scenario has a `[timeline]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Sample>,
+    /// What the queues and handlers did, for a variant that has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventsReport>,
+}
+
+/// Notifications by type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventCounts {
+    /// `OnAdd`.
+    pub add: u64,
+    /// `OnUpdate` with a new resourceVersion.
+    pub update: u64,
+    /// `OnDelete`.
+    pub delete: u64,
+    /// `OnUpdate` with the same resourceVersion: a resync.
+    pub sync: u64,
+}
+
+impl EventCounts {
+    /// Every notification.
+    pub fn total(&self) -> u64 {
+        self.add + self.update + self.delete + self.sync
+    }
+
+    fn plus(self, other: EventCounts) -> EventCounts {
+        EventCounts {
+            add: self.add + other.add,
+            update: self.update + other.update,
+            delete: self.delete + other.delete,
+            sync: self.sync + other.sync,
+        }
+    }
+}
+
+/// A phase's events, over every informer of the variant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventsReport {
+    /// Notifications handled in the phase, by every handler together.
+    pub delivered: EventCounts,
+    /// Updates handed to handlers whose old and new objects have different UIDs: a
+    /// delete and recreate the informer took for a change.
+    pub uid_changed_updates: u64,
+    /// Each running informer (one when shared).
+    pub informers: Vec<InformerEventsReport>,
+}
+
+impl EventsReport {
+    /// The totals of `informers`.
+    pub fn of(informers: Vec<InformerEventsReport>) -> EventsReport {
+        let handlers = informers.iter().flat_map(|i| &i.handlers);
+        EventsReport {
+            delivered: handlers.fold(EventCounts::default(), |sum, h| sum.plus(h.delivered)),
+            uid_changed_updates: informers.iter().map(|i| i.uid_changed_updates).sum(),
+            informers,
+        }
+    }
+}
+
+/// One informer's queue and handlers in a phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InformerEventsReport {
+    /// The queue between its reflector and its store.
+    pub queue: QueueReport,
+    /// When the informer reported synced, in virtual ms after it started; `None` while not.
+    pub synced_at_ms: Option<u64>,
+    /// Updates with different UIDs handed on in the phase.
+    pub uid_changed_updates: u64,
+    /// Each handler, in registration order.
+    pub handlers: Vec<HandlerReport>,
+}
+
+/// A queue's high-water marks in a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueReport {
+    /// DeltaFIFO or RealFIFO.
+    pub kind: crate::scenario::QueueKind,
+    /// Most entries waiting at once: keys (DeltaFIFO) or deltas (RealFIFO).
+    pub peak_len: u64,
+    /// Most heap its containers held at once (keys, delta lists, tables; computed from
+    /// their capacities). The objects are shared with the store and counted there.
+    pub peak_bytes: u64,
+}
+
+/// One handler in a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandlerReport {
+    /// Notifications it handled in the phase.
+    pub delivered: EventCounts,
+    /// Most notifications waiting in its buffer at once.
+    pub peak_buffered: u64,
+    /// Most bytes its buffer held at once (capacity times the notification's size; the
+    /// objects are shared with the store).
+    pub peak_buffer_bytes: u64,
+    /// When its `HasSynced` turned true, in virtual ms after the informer started; `None`
+    /// while not.
+    pub synced_at_ms: Option<u64>,
+    /// What it pays per notification, in virtual ms.
+    pub cost_ms: u64,
 }
 
 /// What a `settle` phase gave back to the OS.
@@ -247,6 +345,16 @@ pub struct Consistency {
 }
 
 impl Consistency {
+    /// Two stores together: consistent when both are; their differences added up.
+    pub fn and(self, other: Consistency) -> Consistency {
+        Consistency {
+            consistent: self.consistent && other.consistent,
+            missing: self.missing + other.missing,
+            extra: self.extra + other.extra,
+            stale: self.stale + other.stale,
+        }
+    }
+
     /// Compares a store's identities with the server's truth.
     pub fn check(truth: &[TruthEntry], store: &[Identity]) -> Consistency {
         let server: HashMap<&str, &TruthEntry> =
@@ -300,6 +408,7 @@ impl PhaseReport {
             peak_over_live: (peak_over_live * 1000.0).round() / 1000.0,
             settle: None,
             samples: Vec::new(),
+            events: None,
         }
     }
 }

@@ -53,6 +53,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     peak_over_live: 1.25,
                     settle: None,
                     samples: Vec::new(),
+                    events: None,
                 }
             })
             .collect(),

@@ -99,6 +99,27 @@ pub fn render_table(report: &Report) -> String {
         out.push_str(note);
         out.push('\n');
     }
+    let events = event_rows(report);
+    if !events.is_empty() {
+        let mut table = Table::new();
+        table
+            .load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(EVENT_COLUMNS.map(|(name, _)| name));
+        for row in events {
+            table.add_row(row);
+        }
+        for (i, (_, right)) in EVENT_COLUMNS.iter().enumerate() {
+            if let (true, Some(c)) = (right, table.column_mut(i)) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out.push_str(&format!("{table}\n"));
+        for note in EVENT_NOTES {
+            out.push_str(note);
+            out.push('\n');
+        }
+    }
     for (name, error) in failures(report) {
         out.push_str(&format!("variant {name:?} failed: {error}\n"));
     }
@@ -131,6 +152,25 @@ pub fn render_markdown(report: &Report) -> String {
     for note in notes(report) {
         // A leading `*` would start emphasis.
         out.push_str(&format!("- {}\n", note.replace('*', "\\*")));
+    }
+    let events = event_rows(report);
+    if !events.is_empty() {
+        out.push('\n');
+        out.push_str(&line(
+            &mut EVENT_COLUMNS.iter().map(|(name, _)| (*name).to_owned()),
+        ));
+        out.push_str(&line(
+            &mut EVENT_COLUMNS
+                .iter()
+                .map(|(_, right)| if *right { "---:" } else { "---" }.to_owned()),
+        ));
+        for row in events {
+            out.push_str(&line(&mut row.iter().map(|c| markdown_cell(c))));
+        }
+        out.push('\n');
+        for note in EVENT_NOTES {
+            out.push_str(&format!("- {note}\n"));
+        }
     }
     for (name, error) in failures(report) {
         out.push_str(&format!(
@@ -211,6 +251,101 @@ fn add_rows(rows: &mut Vec<[String; WIDTH]>, variant: &VariantReport) {
         row[1] = "(failed)".to_owned();
         rows.push(row);
     }
+}
+
+/// The columns of the events table (variants with queues and handlers).
+const EVENT_COLUMNS: [(&str, bool); 9] = [
+    ("variant", false),
+    ("phase", false),
+    ("LIST/WATCH", true),
+    ("add", true),
+    ("update", true),
+    ("delete", true),
+    ("sync", true),
+    ("queue peak", true),
+    ("synced at (informer; handlers)", false),
+];
+
+const EVENT_NOTES: [&str; 3] = [
+    "add, update, delete, sync: notifications handled in the phase, every handler together; \
+     (uid N): updates whose old and new UIDs differ",
+    "queue peak: most entries waiting, and the heap of the queue's own containers (objects \
+     are the store's)",
+    "synced at: virtual time after the informer started at which it, and each handler, \
+     reported HasSynced; - while not",
+];
+
+/// Rows of the events table: one per phase of every variant that has a queue.
+fn event_rows(report: &Report) -> Vec<[String; 9]> {
+    let mut rows = Vec::new();
+    for variant in &report.variants {
+        let mut first = true;
+        for phase in &variant.phases {
+            let Some(events) = &phase.events else {
+                continue;
+            };
+            let d = &events.delivered;
+            let queue_len: u64 = events.informers.iter().map(|i| i.queue.peak_len).sum();
+            let queue_bytes: u64 = events.informers.iter().map(|i| i.queue.peak_bytes).sum();
+            let synced = synced_at(&events.informers);
+            let update = if events.uid_changed_updates > 0 {
+                format!(
+                    "{} (uid {})",
+                    thousands(d.update),
+                    thousands(events.uid_changed_updates)
+                )
+            } else {
+                thousands(d.update)
+            };
+            rows.push([
+                if std::mem::take(&mut first) {
+                    variant.name.clone()
+                } else {
+                    String::new()
+                },
+                phase.name.clone(),
+                format!("{}/{}", phase.api_requests.list, phase.api_requests.watch),
+                thousands(d.add),
+                update,
+                thousands(d.delete),
+                thousands(d.sync),
+                format!("{} ({})", thousands(queue_len), Bytes(queue_bytes)),
+                synced,
+            ]);
+        }
+    }
+    rows
+}
+
+/// `0 ms; 0 ms, 20,000 ms`: the informer, then each handler. Several informers are shown
+/// as ranges: `0 ms; 0-20,000 ms`.
+fn synced_at(informers: &[super::InformerEventsReport]) -> String {
+    let at =
+        |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", thousands(ms)));
+    if let [one] = informers {
+        let handlers: Vec<String> = one.handlers.iter().map(|h| at(h.synced_at_ms)).collect();
+        return format!("{}; {}", at(one.synced_at_ms), handlers.join(", "));
+    }
+    let range = |times: Vec<Option<u64>>| {
+        if times.iter().any(Option::is_none) {
+            return "-".to_owned();
+        }
+        let (low, high) = (times.iter().min(), times.iter().max());
+        match (low, high) {
+            (Some(&low), Some(&high)) if low == high => at(low),
+            (Some(&Some(low)), Some(&Some(high))) => {
+                format!("{}-{} ms", thousands(low), thousands(high))
+            }
+            _ => "-".to_owned(),
+        }
+    };
+    let informer_times = informers.iter().map(|i| i.synced_at_ms).collect();
+    let handler_times = informers
+        .iter()
+        .flat_map(|i| &i.handlers)
+        .map(|h| h.synced_at_ms)
+        .collect();
+    format!("{}; {}", range(informer_times), range(handler_times))
 }
 
 /// `ok`, or what differs: `3 missing, 1 stale` (`(expected)` when the scenario says so).

@@ -163,6 +163,9 @@ async fn run_phase(
     seed: u64,
 ) -> Result<PhaseReport, PhaseError> {
     let requests = server.requests();
+    if let Some(informer) = informer.as_ref() {
+        informer.begin_phase();
+    }
     // What the process holds before a settle phase, read before its window opens.
     let before = matches!(phase.action, PhaseAction::Settle { .. }).then(holding_now);
     let meter = PhaseMeter::start();
@@ -195,6 +198,11 @@ async fn run_phase(
         PhaseAction::Recreate { amount } => {
             server.recreate(amount, &phase.selector, seed);
         }
+        PhaseAction::Disconnect { amount } => {
+            // The informer is away while the objects are deleted and created again.
+            server.disconnect_watchers();
+            server.recreate(amount, &phase.selector, seed);
+        }
         PhaseAction::Relist => {
             // While the watch is down, writes to other resources move the resourceVersion
             // on and etcd compacts: the informer's version is gone, and only a relist can
@@ -206,6 +214,13 @@ async fn run_phase(
         // Below, outside the apiserver's scope: settling is the process's, not the server's,
         // and the calibration's blocks are the informer's.
         PhaseAction::Settle { .. } | PhaseAction::Calibrate { .. } => {}
+        // The resync timer is the informer's: no request, no change on the server.
+        PhaseAction::Resync => {
+            let _informer = alloc::enter(Component::Informer);
+            if let Some(informer) = informer.as_ref() {
+                informer.resync();
+            }
+        }
     }
     if phase.compact {
         server.compact();
@@ -240,18 +255,24 @@ async fn run_phase(
     let requests = server.requests().since(requests);
     // The oracle reads outside the measured window: what it allocates is freed before the
     // next phase starts.
-    let identities = informer.identities();
-    let consistency = Consistency::check(&server.truth(), &identities);
+    let truth = server.truth();
+    let stores = informer.identities_each();
+    let consistency = stores
+        .iter()
+        .map(|identities| Consistency::check(&truth, identities))
+        .reduce(Consistency::and)
+        .expect("at least one informer runs");
     let mut report = PhaseReport::new(
         phase,
         measurement,
-        identities.len() as u64,
+        stores[0].len() as u64,
         server.alive(),
         requests,
         consistency,
     );
     report.settle = settle;
     report.samples = samples;
+    report.events = informer.events_report();
     Ok(report)
 }
 
@@ -285,16 +306,19 @@ fn calibrate(bytes: u64, blocks: u64) {
 }
 
 /// Waits until the informer has seen every change the server has made: it has synced, a
-/// watch past its initial events has been sent everything up to the server's newest
-/// resourceVersion, and the process is quiet (so the informer has read and applied it).
-/// This reads the server, not the informer, so it holds for any implementation.
+/// watch past its initial events per informer has been sent everything up to the server's
+/// newest resourceVersion, the process is quiet (so the informer has read and applied it),
+/// and its queues and handlers have nothing left. This reads the server, not the
+/// informer's reflector, so it holds for any implementation. Handlers that pay a cost in
+/// virtual time move the deadline on as long as they make progress.
 async fn wait_caught_up(
     server: &ApiServer,
     informer: &mut Informer,
     phase: &Phase,
 ) -> Result<(), PhaseError> {
     let target = server.resource_version();
-    let deadline = Instant::now() + PHASE_TIMEOUT;
+    let mut deadline = Instant::now() + PHASE_TIMEOUT;
+    let mut handled = informer.handled();
     loop {
         tokio::time::sleep(SETTLE_TICK).await;
         let status = informer.status();
@@ -304,8 +328,13 @@ async fn wait_caught_up(
                 source: informer.failure().await,
             });
         }
-        if status.synced && server.watch_position().is_some_and(|p| p >= target) {
+        if status.synced && server.watches_at(target) >= informer.count() && informer.quiet() {
             return Ok(());
+        }
+        let now_handled = informer.handled();
+        if now_handled != handled {
+            handled = now_handled;
+            deadline = Instant::now() + PHASE_TIMEOUT;
         }
         if Instant::now() >= deadline {
             return Err(PhaseError::Stuck {

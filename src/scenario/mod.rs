@@ -22,7 +22,7 @@ use crate::report::compare::Metric;
 use raw::{RawObjects, RawPhase, RawScenario, RawTimeline, RawVariant};
 pub use variant::{
     AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
-    Projection, Relist, StoreMode, Transform, Variant, VariantConfig,
+    Projection, QueueKind, Relist, StoreMode, Transform, Variant, VariantConfig,
 };
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with
@@ -216,6 +216,12 @@ pub enum PhaseKind {
     /// Check the measurement: allocate exactly `bytes` in `blocks` blocks as the informer,
     /// then free them. No object changes.
     Calibrate,
+    /// The handlers' resync period elapses: every object in the store is queued again as a
+    /// Sync delta and re-delivered to the handlers. No API call, no object changes.
+    Resync,
+    /// Drop the watch, then delete and recreate objects under the same names (new UIDs)
+    /// while the informer is away; with `compact`, the re-watch gets 410 and relists.
+    Disconnect,
 }
 
 impl PhaseKind {
@@ -224,7 +230,11 @@ impl PhaseKind {
     pub fn changes_nothing(self) -> bool {
         matches!(
             self,
-            PhaseKind::List | PhaseKind::Relist | PhaseKind::Settle | PhaseKind::Calibrate
+            PhaseKind::List
+                | PhaseKind::Relist
+                | PhaseKind::Settle
+                | PhaseKind::Calibrate
+                | PhaseKind::Resync
         )
     }
 
@@ -250,6 +260,8 @@ impl PhaseKind {
             PhaseKind::Relist => "relist",
             PhaseKind::Settle => "settle",
             PhaseKind::Calibrate => "calibrate",
+            PhaseKind::Resync => "resync",
+            PhaseKind::Disconnect => "disconnect",
         }
     }
 }
@@ -289,6 +301,13 @@ pub enum PhaseAction {
         /// How freed pages are given back.
         decay: Decay,
     },
+    /// Fire the handlers' resync timer.
+    Resync,
+    /// End every watch, then delete and recreate `amount` of the live objects.
+    Disconnect {
+        /// How many objects.
+        amount: Amount,
+    },
     /// Allocate `bytes` in `blocks` blocks as the informer, then free them all.
     Calibrate {
         /// Bytes in all, spread evenly over the blocks (the first ones take the remainder).
@@ -324,6 +343,8 @@ impl PhaseAction {
             PhaseAction::Relist => PhaseKind::Relist,
             PhaseAction::Settle { .. } => PhaseKind::Settle,
             PhaseAction::Calibrate { .. } => PhaseKind::Calibrate,
+            PhaseAction::Resync => PhaseKind::Resync,
+            PhaseAction::Disconnect { .. } => PhaseKind::Disconnect,
         }
     }
 }
@@ -671,6 +692,7 @@ fn variant_from_raw(i: usize, raw: RawVariant, objects: &ObjectSpec) -> Result<V
         .transform_initial_events
         .unwrap_or(config.transform_initial_events);
     config.fault = raw.fault;
+    event_machinery_from_raw(&raw, &mut config, &key)?;
     if let Some(a) = &raw.allocator {
         let decay = |v: &Option<Spanned<i64>>, field: &str| -> Result<Option<i64>, Problem> {
             match v {
@@ -747,6 +769,71 @@ fn variant_from_raw(i: usize, raw: RawVariant, objects: &ObjectSpec) -> Result<V
     })
 }
 
+/// Most informers or handlers a variant may run.
+const MAX_CONSUMERS: u64 = 1000;
+
+/// The queue, handlers, informers and resync settings of a variant.
+fn event_machinery_from_raw(
+    raw: &RawVariant,
+    config: &mut VariantConfig,
+    key: &impl Fn(&str) -> String,
+) -> Result<(), Problem> {
+    if let Some(v) = &raw.informers {
+        config.informers = int_in(v, &key("informers"), 1, MAX_CONSUMERS)? as u32;
+    }
+    config.shared = raw.shared.unwrap_or(false);
+    if let Some(v) = &raw.handlers {
+        config.handlers = int_in(v, &key("handlers"), 0, MAX_CONSUMERS)? as u32;
+    }
+    if let Some(v) = &raw.handler_cost {
+        let costs: Vec<&str> = match v.as_ref() {
+            raw::RawCost::Each(one) => vec![one.as_str()],
+            raw::RawCost::PerHandler(each) => each.iter().map(String::as_str).collect(),
+        };
+        if config.handlers == 0 {
+            return Err(Problem::at(
+                key("handler_cost"),
+                v.span(),
+                "`handler_cost` is what each handler pays per notification; set `handlers` too",
+            ));
+        }
+        if costs.len() != 1 && costs.len() != config.handlers as usize {
+            return Err(Problem::at(
+                key("handler_cost"),
+                v.span(),
+                format!(
+                    "{} costs for {} handlers: give one cost for all, or one per handler",
+                    costs.len(),
+                    config.handlers
+                ),
+            ));
+        }
+        config.handler_cost_ms = costs
+            .into_iter()
+            .map(|c| duration_ms(&Spanned::new(v.span(), c.to_owned()), &key("handler_cost")))
+            .collect::<Result<_, _>>()?;
+    }
+    if let Some(v) = &raw.resync_period {
+        config.resync_period_ms = duration_ms(v, &key("resync_period"))?;
+        if config.handlers == 0 && config.resync_period_ms > 0 {
+            return Err(Problem::at(
+                key("resync_period"),
+                v.span(),
+                "a resync re-delivers objects to handlers; with `handlers = 0` there is none to \
+                 resync for (client-go's informer skips it)",
+            ));
+        }
+    }
+    config.uid_aware = raw.uid_aware.unwrap_or(false);
+    // Handlers are fed through a queue; client-go's default one since v0.33 is RealFIFO.
+    config.queue = match raw.queue {
+        Some(q) => Some(q),
+        None if config.handlers > 0 => Some(QueueKind::RealFifo),
+        None => None,
+    };
+    Ok(())
+}
+
 /// Combinations of settings that do not exist in the informer they name: (the key at
 /// fault, why, a hint).
 fn check_variant(
@@ -780,6 +867,26 @@ fn check_variant(
                 raw.fault.is_some(),
                 "faults are injected into the built-in informer only",
             ),
+            (
+                "queue",
+                raw.queue.is_some(),
+                "kube-runtime's reflector writes its store directly; queues are client-go's",
+            ),
+            (
+                "handlers",
+                raw.handlers.is_some(),
+                "kube-runtime has no handler registry; its stream has one consumer",
+            ),
+            (
+                "shared",
+                raw.shared.is_some(),
+                "kube-runtime has no shared informer (its informers are independent)",
+            ),
+            (
+                "uid_aware",
+                raw.uid_aware.is_some(),
+                "uid_aware changes how client-go's process loop hands updates to handlers",
+            ),
         ];
         if let Some((field, _, why)) = fixed.into_iter().find(|(_, set, _)| *set) {
             return Err((
@@ -788,6 +895,22 @@ fn check_variant(
                 Some("use implementation = \"builtin\" to vary it"),
             ));
         }
+    }
+    if config.queue.is_some() && raw.relist == Some(Relist::Incremental) {
+        return Err((
+            "relist",
+            "`relist = \"incremental\"` cannot be set with a queue: a relist reaches the store \
+             through the queue, one key at a time, as Replaced deltas and tombstones"
+                .to_owned(),
+            Some("leave `relist` out when `queue` or `handlers` is set"),
+        ));
+    }
+    if config.uid_aware && config.queue.is_none() {
+        return Err((
+            "uid_aware",
+            "`uid_aware` decides what handlers receive; set `handlers` (or `queue`)".to_owned(),
+            None,
+        ));
     }
     if !config.transform_initial_events
         && (config.initial_sync != InitialSync::WatchList || config.relist != Relist::Buffered)
@@ -863,6 +986,10 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
         let action = match kind {
             PhaseKind::List => PhaseAction::List,
             PhaseKind::Relist => PhaseAction::Relist,
+            PhaseKind::Resync => PhaseAction::Resync,
+            PhaseKind::Disconnect => PhaseAction::Disconnect {
+                amount: amount_from_raw(&p, i)?,
+            },
             PhaseKind::Settle => PhaseAction::Settle {
                 idle_ms: match &p.idle {
                     None => 0,
@@ -914,7 +1041,10 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             Some(s)
                 if !matches!(
                     kind,
-                    PhaseKind::Update | PhaseKind::Delete | PhaseKind::Recreate
+                    PhaseKind::Update
+                        | PhaseKind::Delete
+                        | PhaseKind::Recreate
+                        | PhaseKind::Disconnect
                 ) =>
             {
                 return Err(Problem::at(
@@ -1412,6 +1542,82 @@ kind = "list"
         let data = cm.replace("name = \"a\"", "name = \"a\"\ntransform = [\"data\"]");
         let s = Scenario::parse(Path::new("x.toml"), &data).unwrap();
         assert_eq!(s.variants[0].config.transform[0].to_string(), "data");
+    }
+
+    #[test]
+    fn queues_handlers_informers_and_resyncs_are_read_and_checked() {
+        let with = |settings: &str| {
+            Scenario::parse(
+                Path::new("x.toml"),
+                &MINIMAL.replace("name = \"a\"", &format!("name = \"a\"\n{settings}")),
+            )
+        };
+        let s = with(
+            "handlers = 2\nhandler_cost = [\"0ms\", \"5ms\"]\ninformers = 3\nshared = true\n\
+             resync_period = \"10h\"\nuid_aware = true",
+        )
+        .unwrap();
+        let c = &s.variants[0].config;
+        // Handlers need a queue: client-go's default one.
+        assert_eq!(c.queue, Some(QueueKind::RealFifo));
+        assert_eq!(c.handler_cost_ms, vec![0, 5]);
+        assert_eq!(c.resync_period_ms, 36_000_000);
+        assert_eq!((c.informer_processes(), c.handlers_per_informer()), (1, 6));
+        assert_eq!(c.handler_cost(3), 5);
+        let c = &with("queue = \"delta-fifo\"\ninformers = 4")
+            .unwrap()
+            .variants[0]
+            .config;
+        assert_eq!((c.informer_processes(), c.handlers_per_informer()), (4, 0));
+        let error = |settings: &str| with(settings).unwrap_err().to_string();
+        let e = error("handlers = 3\nhandler_cost = [\"1ms\", \"2ms\"]");
+        assert!(
+            e.contains("at `variant[0].handler_cost`") && e.contains("2 costs for 3 handlers"),
+            "{e}"
+        );
+        let e = error("handler_cost = \"1ms\"");
+        assert!(e.contains("set `handlers` too"), "{e}");
+        let e = error("handlers = 1\nhandler_cost = \"soon\"");
+        assert!(e.contains("is not a duration"), "{e}");
+        let e = error("resync_period = \"1h\"");
+        assert!(e.contains("at `variant[0].resync_period`"), "{e}");
+        let e = error("implementation = \"kube-runtime\"\nhandlers = 1");
+        assert!(e.contains("at `variant[0].handlers`"), "{e}");
+        let e = error("handlers = 1\nrelist = \"incremental\"");
+        assert!(e.contains("at `variant[0].relist`"), "{e}");
+        let e = error("uid_aware = true");
+        assert!(e.contains("at `variant[0].uid_aware`"), "{e}");
+        let e = error("informers = 0");
+        assert!(e.contains("at `variant[0].informers`"), "{e}");
+        let e = error("queue = \"lifo\"");
+        assert!(e.contains("delta-fifo"), "{e}");
+    }
+
+    #[test]
+    fn resync_takes_no_amount_and_disconnect_needs_one() {
+        let with = |phase: &str| {
+            Scenario::parse(
+                Path::new("x.toml"),
+                &format!("{MINIMAL}\n[[phase]]\n{phase}\n"),
+            )
+        };
+        let s = with("kind = \"disconnect\"\ncount = 3\ncompact = true").unwrap();
+        assert_eq!(
+            s.phases[1].action,
+            PhaseAction::Disconnect {
+                amount: Amount::Count(3)
+            }
+        );
+        assert!(s.phases[1].compact);
+        assert!(with("kind = \"disconnect\"").is_err());
+        let e = with("kind = \"resync\"\ncount = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a `resync` phase takes no `count`"), "{e}");
+        assert_eq!(
+            with("kind = \"resync\"").unwrap().phases[1].action,
+            PhaseAction::Resync
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    Fault, Implementation, InitialSync, ListRules, ObjectKind, PhaseKind, Projection, Relist,
-    StoreMode,
+    Fault, Implementation, InitialSync, ListRules, ObjectKind, PhaseKind, Projection, QueueKind,
+    Relist, StoreMode,
 };
 
 #[derive(Debug, Deserialize)]
@@ -79,6 +79,21 @@ pub(super) struct RawVariant {
     pub transform_initial_events: Option<bool>,
     pub fault: Option<Fault>,
     pub allocator: Option<RawAllocator>,
+    pub queue: Option<QueueKind>,
+    pub handlers: Option<Spanned<i64>>,
+    pub handler_cost: Option<Spanned<RawCost>>,
+    pub informers: Option<Spanned<i64>>,
+    pub shared: Option<bool>,
+    pub resync_period: Option<Spanned<String>>,
+    pub uid_aware: Option<bool>,
+}
+
+/// `handler_cost`: one duration for every handler, or one per handler.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawCost {
+    Each(String),
+    PerHandler(Vec<String>),
 }
 
 #[derive(Debug, Deserialize)]

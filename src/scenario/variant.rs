@@ -46,6 +46,50 @@ pub struct VariantConfig {
     /// jemalloc settings of the variant's process (`[variant.allocator]`); unset ones are
     /// jemalloc's defaults.
     pub allocator: AllocatorConfig,
+    /// What stands between the reflector and the store: nothing (the reflector writes the
+    /// store, as kube-runtime's does), or client-go's DeltaFIFO or RealFIFO, popped by the
+    /// informer's process loop that updates the store and notifies the handlers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueKind>,
+    /// Event handlers registered on each informer, each with its own unbounded buffer
+    /// (client-go's processorListener).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handlers: u32,
+    /// What handling one notification costs each handler, in virtual ms (one entry per
+    /// handler; empty: free).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub handler_cost_ms: Vec<u64>,
+    /// How many informers the controller creates for the resource.
+    #[serde(skip_serializing_if = "is_one")]
+    pub informers: u32,
+    /// Whether those informers are one shared informer (one reflector, store and watch
+    /// feeding every handler) or independent ones, each with its own.
+    #[serde(skip_serializing_if = "is_false")]
+    pub shared: bool,
+    /// The handlers' resync period in ms (0: never). A `resync` phase is the moment it
+    /// elapses.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub resync_period_ms: u64,
+    /// An update whose old and new objects have different UIDs reaches the handlers as a
+    /// delete, then an add (client-go hands it on as an update: keys are namespace/name).
+    #[serde(skip_serializing_if = "is_false")]
+    pub uid_aware: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// jemalloc settings a variant's process starts with, as a deployed service would set them
@@ -108,6 +152,36 @@ impl VariantConfig {
             transform_initial_events: true,
             fault: None,
             allocator: AllocatorConfig::default(),
+            queue: None,
+            handlers: 0,
+            handler_cost_ms: Vec::new(),
+            informers: 1,
+            shared: false,
+            resync_period_ms: 0,
+            uid_aware: false,
+        }
+    }
+
+    /// Informers the process runs: one when they are shared, else one per informer.
+    pub fn informer_processes(&self) -> u32 {
+        if self.shared { 1 } else { self.informers }
+    }
+
+    /// Handlers registered on each running informer: a shared informer carries the
+    /// handlers of every informer that shares it.
+    pub fn handlers_per_informer(&self) -> u32 {
+        if self.shared {
+            self.handlers * self.informers
+        } else {
+            self.handlers
+        }
+    }
+
+    /// What handler `i` of an informer pays per notification, in virtual ms.
+    pub fn handler_cost(&self, i: usize) -> u64 {
+        match self.handler_cost_ms.len() {
+            0 => 0,
+            n => self.handler_cost_ms[i % n],
         }
     }
 }
@@ -202,6 +276,18 @@ words! {
         /// Metadata only (`as=PartialObjectMetadataList`): controller-runtime's metadata
         /// informers, kube-runtime's `metadata_watcher`.
         Metadata = "metadata",
+    }
+}
+
+words! {
+    /// client-go's queues between the reflector and the store (DESIGN.md section 4).
+    QueueKind {
+        /// Per-key delta lists: a key is queued once, with every delta since it was last
+        /// popped (only two consecutive deletes are merged).
+        DeltaFifo = "delta-fifo",
+        /// Every notification in order, no per-key merging (client-go's default since
+        /// v0.33, `InOrderInformers`).
+        RealFifo = "real-fifo",
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod bad_scenarios;
 mod conformance;
+mod events;
 mod measurement;
 mod outputs;
 mod runner;

@@ -1,0 +1,472 @@
+//! client-go's event machinery behind the reflector: the queue, the informer's process
+//! loop that pops it into the store, and the shared processor that hands every change to
+//! each registered handler through an unbounded buffer of its own (`processorListener`).
+//!
+//! Three kinds of task run per informer, on the variant's one thread:
+//! - the reflector (in [`super`]) adds deltas through [`Machinery::handle`];
+//! - the process loop pops them, updates the store and notifies every handler
+//!   (`sharedIndexInformer.HandleDeltas`);
+//! - one task per handler takes notifications from its buffer and pays the handler's cost
+//!   in virtual time for each.
+//!
+//! Synced, as client-go means it (DESIGN.md section 4): the informer has synced when the
+//! items of its first `Replace` have all been popped; a handler when, besides, it has
+//! handled every notification of those items.
+
+use std::collections::{HashMap, VecDeque};
+use std::mem::size_of;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+use super::object::Object;
+use super::queue::{DeltaType, Queue};
+use super::store::{ObjectKey, Store, Stored};
+use super::{Event, Status, transform};
+use crate::measure::Component;
+use crate::report::{EventCounts, HandlerReport, InformerEventsReport, QueueReport};
+use crate::scenario::{Fault, QueueKind, VariantConfig};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a handler is told (`OnAdd`, `OnUpdate`, `OnDelete`; a resync's is an update whose
+/// old and new resourceVersions are equal).
+#[derive(Debug)]
+struct Notification<K> {
+    kind: Kind,
+    /// The object before the change (updates only).
+    _old: Option<Stored<K>>,
+    /// The object after the change, or its last state for a delete.
+    _new: Stored<K>,
+    /// Part of the items of the first `Replace` (client-go's `isInInitialList`).
+    initial: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Add,
+    Update,
+    Delete,
+    Sync,
+}
+
+/// One handler: its buffer and what it has received.
+#[derive(Debug)]
+struct Listener<K> {
+    buffer: Mutex<VecDeque<Notification<K>>>,
+    wake: Notify,
+    cost: Duration,
+    /// Notifications buffered or being handled.
+    in_flight: AtomicU64,
+    /// Notifications of the first `Replace` not yet handled (client-go's `syncTracker`).
+    initial_pending: AtomicU64,
+    synced_at: Mutex<Option<Duration>>,
+    /// Handled since the phase began.
+    delivered: Mutex<EventCounts>,
+    peak_buffered: AtomicU64,
+    peak_buffer_bytes: AtomicU64,
+}
+
+impl<K> Listener<K> {
+    fn new(cost: Duration) -> Listener<K> {
+        Listener {
+            buffer: Mutex::new(VecDeque::new()),
+            wake: Notify::new(),
+            cost,
+            in_flight: AtomicU64::new(0),
+            initial_pending: AtomicU64::new(0),
+            synced_at: Mutex::new(None),
+            delivered: Mutex::new(EventCounts::default()),
+            peak_buffered: AtomicU64::new(0),
+            peak_buffer_bytes: AtomicU64::new(0),
+        }
+    }
+
+    fn add(&self, notification: Notification<K>) {
+        if notification.initial {
+            self.initial_pending.fetch_add(1, Ordering::Relaxed);
+        }
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let mut buffer = lock(&self.buffer);
+        buffer.push_back(notification);
+        self.peak_buffered
+            .fetch_max(buffer.len() as u64, Ordering::Relaxed);
+        let bytes = (buffer.capacity() * size_of::<Notification<K>>()) as u64;
+        self.peak_buffer_bytes.fetch_max(bytes, Ordering::Relaxed);
+        drop(buffer);
+        self.wake.notify_one();
+    }
+}
+
+/// The reflector's (re)list in progress, until it is complete and `Replace`d into the queue.
+#[derive(Debug)]
+enum Pending<K> {
+    /// Items of LIST pages (the pager's joined list).
+    Listed(Vec<K>),
+    /// A watch-list's temporary store.
+    Streamed(HashMap<ObjectKey, K>),
+}
+
+/// One informer's queue, process loop and handlers.
+#[derive(Debug)]
+pub struct Machinery<K> {
+    config: VariantConfig,
+    queue: Mutex<Queue<K>>,
+    /// What the reflector has gathered of a (re)list.
+    pending: Mutex<Option<Pending<K>>>,
+    store: Arc<Mutex<Store<K>>>,
+    /// Wakes the process loop.
+    queued: Notify,
+    listeners: Vec<Arc<Listener<K>>>,
+    status: watch::Sender<Status>,
+    started: Instant,
+    synced: AtomicBool,
+    synced_at: Mutex<Option<Duration>>,
+    /// A resync has happened: from then on client-go's processor hands updates that left
+    /// the resourceVersion alone (a relisted object that did not change) to the handlers
+    /// whose resync was due at the last check, which with one period is all of them.
+    syncing: AtomicBool,
+    uid_changed_updates: AtomicU64,
+    peak_queue_len: AtomicU64,
+    peak_queue_bytes: AtomicU64,
+}
+
+impl<K: Object> Machinery<K> {
+    /// The machinery of one informer with `handlers` handlers, writing `store`.
+    pub fn new(
+        config: &VariantConfig,
+        kind: QueueKind,
+        handlers: u32,
+        store: Arc<Mutex<Store<K>>>,
+        status: watch::Sender<Status>,
+    ) -> Arc<Machinery<K>> {
+        let listeners = (0..handlers as usize)
+            .map(|i| Arc::new(Listener::new(Duration::from_millis(config.handler_cost(i)))))
+            .collect();
+        Arc::new(Machinery {
+            config: config.clone(),
+            queue: Mutex::new(Queue::new(kind)),
+            pending: Mutex::new(None),
+            store,
+            queued: Notify::new(),
+            listeners,
+            status,
+            started: Instant::now(),
+            synced: AtomicBool::new(false),
+            synced_at: Mutex::new(None),
+            syncing: AtomicBool::new(false),
+            uid_changed_updates: AtomicU64::new(0),
+            peak_queue_len: AtomicU64::new(0),
+            peak_queue_bytes: AtomicU64::new(0),
+        })
+    }
+
+    /// Starts the process loop and one task per handler, as the informer's.
+    pub fn start(self: &Arc<Self>) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut tasks = vec![Component::Informer.spawn(Arc::clone(self).process_loop())];
+        for listener in &self.listeners {
+            let (machinery, listener) = (Arc::clone(self), Arc::clone(listener));
+            tasks.push(Component::Informer.spawn(machinery.run_listener(listener)));
+        }
+        tasks
+    }
+
+    /// Takes one reflector event into the queue (the reflector's store is the queue).
+    pub fn handle(&self, event: Event<K>) {
+        let transforms = &self.config.transform[..];
+        let trim = |mut obj: K| {
+            transform::apply(transforms, &mut obj);
+            obj
+        };
+        let mut queue = lock(&self.queue);
+        match event {
+            Event::Init => *lock(&self.pending) = None,
+            Event::InitPage(mut items) => {
+                for item in &mut items {
+                    transform::apply(transforms, item);
+                }
+                let mut pending = lock(&self.pending);
+                match &mut *pending {
+                    Some(Pending::Listed(listed)) => listed.extend(items),
+                    _ => *pending = Some(Pending::Listed(items)),
+                }
+            }
+            Event::InitApply(obj) => {
+                let obj = if self.config.transform_initial_events {
+                    trim(obj)
+                } else {
+                    obj
+                };
+                let mut pending = lock(&self.pending);
+                let key = ObjectKey::of(&obj);
+                match &mut *pending {
+                    Some(Pending::Streamed(temporary)) => {
+                        temporary.insert(key, obj);
+                    }
+                    _ => *pending = Some(Pending::Streamed(HashMap::from([(key, obj)]))),
+                }
+            }
+            Event::InitDelete(obj) => {
+                if let Some(Pending::Streamed(temporary)) = &mut *lock(&self.pending) {
+                    temporary.remove(&ObjectKey::of(&obj));
+                }
+            }
+            Event::InitDone => {
+                let items = match lock(&self.pending).take() {
+                    Some(Pending::Listed(items)) => Stored::listed(self.config.store, items),
+                    Some(Pending::Streamed(temporary)) => temporary
+                        .into_iter()
+                        .map(|(key, mut obj)| {
+                            if !self.config.transform_initial_events {
+                                transform::apply(transforms, &mut obj);
+                            }
+                            (key, Stored::Owned(Arc::new(obj)))
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                queue.replace(items, &lock(&self.store));
+                self.status.send_modify(|s| s.lists += 1);
+            }
+            Event::Apply(obj) => {
+                let obj = trim(obj);
+                queue.add(
+                    DeltaType::Updated,
+                    ObjectKey::of(&obj),
+                    Stored::Owned(Arc::new(obj)),
+                );
+            }
+            Event::Delete(_) if self.config.fault == Some(Fault::IgnoreDeletes) => {}
+            Event::Delete(obj) => {
+                queue.add(
+                    DeltaType::Deleted,
+                    ObjectKey::of(&obj),
+                    Stored::Owned(Arc::new(obj)),
+                );
+            }
+        }
+        self.note_queue(&queue);
+        drop(queue);
+        self.queued.notify_one();
+    }
+
+    fn note_queue(&self, queue: &Queue<K>) {
+        self.peak_queue_len
+            .fetch_max(queue.len() as u64, Ordering::Relaxed);
+        self.peak_queue_bytes
+            .fetch_max(queue.heap_bytes(), Ordering::Relaxed);
+    }
+
+    /// The resync timer fired: every object in the store is queued as a Sync delta, for
+    /// handlers that asked for resyncs. No API call.
+    pub fn resync(&self) {
+        if self.config.resync_period_ms == 0 || self.listeners.is_empty() {
+            return;
+        }
+        let mut queue = lock(&self.queue);
+        queue.resync(&lock(&self.store));
+        self.syncing.store(true, Ordering::Relaxed);
+        self.note_queue(&queue);
+        drop(queue);
+        self.queued.notify_one();
+    }
+
+    /// Pops the queue into the store and the handlers, for ever.
+    async fn process_loop(self: Arc<Self>) {
+        loop {
+            let popped = lock(&self.queue).pop();
+            let Some((popped, initial)) = popped else {
+                self.queued.notified().await;
+                continue;
+            };
+            let (key, deltas) = popped.into_parts();
+            for delta in deltas {
+                self.process(&key, delta.kind, delta.object, initial);
+            }
+            if !self.synced.load(Ordering::Relaxed) && lock(&self.queue).has_synced() {
+                self.synced.store(true, Ordering::Relaxed);
+                *lock(&self.synced_at) = Some(self.started.elapsed());
+                self.status.send_modify(|s| s.synced = true);
+                for listener in &self.listeners {
+                    self.check_synced(listener);
+                }
+            }
+        }
+    }
+
+    /// One delta: the store first, then the handlers (`processDeltas`).
+    fn process(&self, key: &ObjectKey, kind: DeltaType, object: Stored<K>, initial: bool) {
+        let mut store = lock(&self.store);
+        match kind {
+            DeltaType::Deleted | DeltaType::DeletedFinalStateUnknown => {
+                store.remove(key);
+                drop(store);
+                self.distribute(Kind::Delete, None, object, initial);
+            }
+            DeltaType::Updated | DeltaType::Replaced | DeltaType::Sync => {
+                let old = store.insert(key.clone(), object.clone());
+                drop(store);
+                match old {
+                    None => self.distribute(Kind::Add, None, object, initial),
+                    Some(old) if old.meta().uid != object.meta().uid => {
+                        if self.config.uid_aware {
+                            self.distribute(Kind::Delete, None, old, initial);
+                            self.distribute(Kind::Add, None, object, initial);
+                        } else {
+                            self.uid_changed_updates.fetch_add(1, Ordering::Relaxed);
+                            self.distribute(Kind::Update, Some(old), object, initial);
+                        }
+                    }
+                    Some(old) if old.meta().resource_version == object.meta().resource_version => {
+                        // client-go treats it as a resync: only handlers due for one see it.
+                        if self.syncing.load(Ordering::Relaxed) {
+                            self.distribute(Kind::Sync, Some(old), object, initial);
+                        }
+                    }
+                    Some(old) => self.distribute(Kind::Update, Some(old), object, initial),
+                }
+            }
+        }
+    }
+
+    fn distribute(&self, kind: Kind, old: Option<Stored<K>>, new: Stored<K>, initial: bool) {
+        for listener in &self.listeners {
+            listener.add(Notification {
+                kind,
+                _old: old.clone(),
+                _new: new.clone(),
+                initial,
+            });
+        }
+    }
+
+    /// A handler: takes its notifications in order, paying its cost for each.
+    async fn run_listener(self: Arc<Self>, listener: Arc<Listener<K>>) {
+        loop {
+            let next = lock(&listener.buffer).pop_front();
+            let Some(notification) = next else {
+                listener.wake.notified().await;
+                continue;
+            };
+            if !listener.cost.is_zero() {
+                tokio::time::sleep(listener.cost).await;
+            }
+            {
+                let mut delivered = lock(&listener.delivered);
+                let count = match notification.kind {
+                    Kind::Add => &mut delivered.add,
+                    Kind::Update => &mut delivered.update,
+                    Kind::Delete => &mut delivered.delete,
+                    Kind::Sync => &mut delivered.sync,
+                };
+                *count += 1;
+            }
+            let initial = notification.initial;
+            drop(notification);
+            listener.in_flight.fetch_sub(1, Ordering::Relaxed);
+            if initial {
+                listener.initial_pending.fetch_sub(1, Ordering::Relaxed);
+                self.check_synced(&listener);
+            }
+        }
+    }
+
+    /// A handler has synced once the informer has and it has handled every initial item.
+    fn check_synced(&self, listener: &Listener<K>) {
+        if self.synced.load(Ordering::Relaxed)
+            && listener.initial_pending.load(Ordering::Relaxed) == 0
+        {
+            let mut at = lock(&listener.synced_at);
+            if at.is_none() {
+                *at = Some(self.started.elapsed());
+            }
+        }
+    }
+}
+
+/// What the runner reads of an informer's machinery.
+pub trait EventsView: Send + Sync {
+    /// Nothing is queued, buffered or being handled.
+    fn quiet(&self) -> bool;
+    /// Notifications handled so far, by every handler: a stalled phase stops moving it.
+    fn handled(&self) -> u64;
+    /// Fires the resync timer.
+    fn resync(&self);
+    /// Starts a phase's figures: counts and peaks from zero.
+    fn begin_phase(&self);
+    /// The phase's figures.
+    fn report(&self) -> InformerEventsReport;
+}
+
+fn ms(d: Option<Duration>) -> Option<u64> {
+    d.map(|d| d.as_millis() as u64)
+}
+
+impl<K: Object> EventsView for Machinery<K> {
+    fn quiet(&self) -> bool {
+        lock(&self.queue).is_empty()
+            && self
+                .listeners
+                .iter()
+                .all(|l| l.in_flight.load(Ordering::Relaxed) == 0)
+    }
+
+    fn handled(&self) -> u64 {
+        self.listeners
+            .iter()
+            .map(|l| lock(&l.delivered).total())
+            .sum()
+    }
+
+    fn resync(&self) {
+        Machinery::resync(self);
+    }
+
+    fn begin_phase(&self) {
+        let queue = lock(&self.queue);
+        self.peak_queue_len
+            .store(queue.len() as u64, Ordering::Relaxed);
+        self.peak_queue_bytes
+            .store(queue.heap_bytes(), Ordering::Relaxed);
+        for l in &self.listeners {
+            *lock(&l.delivered) = EventCounts::default();
+            let buffer = lock(&l.buffer);
+            l.peak_buffered
+                .store(buffer.len() as u64, Ordering::Relaxed);
+            l.peak_buffer_bytes.store(
+                (buffer.capacity() * size_of::<Notification<K>>()) as u64,
+                Ordering::Relaxed,
+            );
+        }
+        self.uid_changed_updates.store(0, Ordering::Relaxed);
+    }
+
+    fn report(&self) -> InformerEventsReport {
+        let queue = lock(&self.queue);
+        InformerEventsReport {
+            queue: QueueReport {
+                kind: queue.kind(),
+                peak_len: self.peak_queue_len.load(Ordering::Relaxed),
+                peak_bytes: self.peak_queue_bytes.load(Ordering::Relaxed),
+            },
+            synced_at_ms: ms(*lock(&self.synced_at)),
+            uid_changed_updates: self.uid_changed_updates.load(Ordering::Relaxed),
+            handlers: self
+                .listeners
+                .iter()
+                .map(|l| HandlerReport {
+                    delivered: *lock(&l.delivered),
+                    peak_buffered: l.peak_buffered.load(Ordering::Relaxed),
+                    peak_buffer_bytes: l.peak_buffer_bytes.load(Ordering::Relaxed),
+                    synced_at_ms: ms(*lock(&l.synced_at)),
+                    cost_ms: l.cost.as_millis() as u64,
+                })
+                .collect(),
+        }
+    }
+}
