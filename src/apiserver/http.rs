@@ -828,6 +828,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Resp
         initial: initial.into_iter(),
         initial_events_end: (q.send_initial_events == Some(true) && q.allow_watch_bookmarks)
             .then_some(rv),
+        initial_state: snapshot,
         slot,
         rv,
         head,
@@ -862,6 +863,8 @@ struct WatchCursor {
     initial: std::vec::IntoIter<Version>,
     /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
     initial_events_end: Option<u64>,
+    /// The watch began with the state as ADDED events and has not sent them all yet.
+    initial_state: bool,
     /// This watcher as the slow-watcher dispatcher sees it.
     slot: Arc<WatcherSlot>,
     rv: u64,
@@ -887,8 +890,15 @@ fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
 
 impl WatchCursor {
     async fn next_line(&mut self) -> Option<Bytes> {
+        // A terminated watch-list that still owes its initial-events-end bookmark closes
+        // gracefully: kube-apiserver schedules that bookmark at once, so it is already in
+        // the watcher's input when the dispatcher gives up on it, and the cacher then
+        // drains the input (`graceful = true` in cacheWatcher.add) instead of cutting the
+        // stream. The client gets its whole initial state and re-watches from the
+        // bookmark; a legacy `resourceVersion=0` watch has no such bookmark and is cut.
+        let graceful = self.initial_events_end.is_some();
         if self.finished
-            || self.slot.is_terminated()
+            || (self.slot.is_terminated() && !graceful)
             || self.disconnect.has_changed().unwrap_or(true)
         {
             return None;
@@ -900,6 +910,12 @@ impl WatchCursor {
                 self.form,
                 &version,
             ));
+        }
+        // The client has read every initial event: a legacy watch asks for the next line,
+        // a watch-list gets its end bookmark.
+        if std::mem::take(&mut self.initial_state) {
+            self.server
+                .count_request(|r| r.initial_events_completed += 1);
         }
         if let Some(rv) = self.initial_events_end.take() {
             return Some(bookmark_line(self.selection.kind, self.form, rv, true));

@@ -37,6 +37,10 @@ use selector::LabelSelector;
 use state::State;
 use written::{ObjectKey, Version, Written};
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Requests served, by verb; the report's `api_requests`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestCounts {
@@ -50,6 +54,10 @@ pub struct RequestCounts {
     pub expired: u64,
     /// Watches ended because their client read too slowly (see [`dispatch`]).
     pub watchers_terminated: u64,
+    /// Watches that began with the state as ADDED events (`resourceVersion=0` or unset,
+    /// or a watch-list) and whose client has read all of them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub initial_events_completed: u64,
     /// Response body bytes of LISTs and WATCHes.
     pub bytes: u64,
 }
@@ -63,6 +71,8 @@ impl RequestCounts {
             watch_events: self.watch_events - earlier.watch_events,
             expired: self.expired - earlier.expired,
             watchers_terminated: self.watchers_terminated - earlier.watchers_terminated,
+            initial_events_completed: self.initial_events_completed
+                - earlier.initial_events_completed,
             bytes: self.bytes - earlier.bytes,
         }
     }

@@ -287,6 +287,7 @@ fn spawn_builtin<K: Object>(client: kube::Client, config: &VariantConfig) -> Inf
             list_rules: config.list_rules,
             initial_sync: config.initial_sync,
             page_size: config.page_size,
+            read_cost_ms: config.watch_read_cost_ms,
         },
     );
     let Some(kind) = config.queue else {

@@ -193,6 +193,15 @@ pub struct PhaseReport {
     /// What the queues and handlers did, for a variant that has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<EventsReport>,
+    /// Whether the informer had its whole initial state when the phase ended: false only
+    /// when it could not get it while a `churn` went on (the phase then ends with the
+    /// churn instead of waiting).
+    #[serde(default = "expected", skip_serializing_if = "is_true")]
+    pub informer_synced: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// Notifications by type.
@@ -409,6 +418,7 @@ impl PhaseReport {
             settle: None,
             samples: Vec::new(),
             events: None,
+            informer_synced: true,
         }
     }
 }

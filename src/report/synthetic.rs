@@ -54,6 +54,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     settle: None,
                     samples: Vec::new(),
                     events: None,
+                    informer_synced: true,
                 }
             })
             .collect(),

@@ -254,10 +254,12 @@ fn add_rows(rows: &mut Vec<[String; WIDTH]>, variant: &VariantReport) {
 }
 
 /// The columns of the events table (variants with queues and handlers).
-const EVENT_COLUMNS: [(&str, bool); 9] = [
+const EVENT_COLUMNS: [(&str, bool); 11] = [
     ("variant", false),
     ("phase", false),
     ("LIST/WATCH", true),
+    ("terminated", true),
+    ("states read", true),
     ("add", true),
     ("update", true),
     ("delete", true),
@@ -266,7 +268,10 @@ const EVENT_COLUMNS: [(&str, bool); 9] = [
     ("synced at (informer; handlers)", false),
 ];
 
-const EVENT_NOTES: [&str; 3] = [
+const EVENT_NOTES: [&str; 4] = [
+    "terminated: watches the apiserver ended for reading too slowly; states read: watches \
+     whose client read every initial ADDED event (a watch at resourceVersion 0 or a \
+     watch-list); (not synced): the informer had no complete state when the churn ended",
     "add, update, delete, sync: notifications handled in the phase, every handler together; \
      (uid N): updates whose old and new UIDs differ",
     "queue peak: most entries waiting, and the heap of the queue's own containers (objects \
@@ -275,43 +280,66 @@ const EVENT_NOTES: [&str; 3] = [
      reported HasSynced; - while not",
 ];
 
-/// Rows of the events table: one per phase of every variant that has a queue.
-fn event_rows(report: &Report) -> Vec<[String; 9]> {
+/// Rows of the events table: one per phase of every variant that has a queue, or of every
+/// variant when the apiserver terminated a watch or an informer was left without its state.
+fn event_rows(report: &Report) -> Vec<[String; 11]> {
+    let watches = report
+        .variants
+        .iter()
+        .flat_map(|v| &v.phases)
+        .any(|p| p.api_requests.watchers_terminated > 0 || !p.informer_synced);
     let mut rows = Vec::new();
     for variant in &report.variants {
         let mut first = true;
         for phase in &variant.phases {
-            let Some(events) = &phase.events else {
+            if phase.events.is_none() && !watches {
                 continue;
-            };
-            let d = &events.delivered;
-            let queue_len: u64 = events.informers.iter().map(|i| i.queue.peak_len).sum();
-            let queue_bytes: u64 = events.informers.iter().map(|i| i.queue.peak_bytes).sum();
-            let synced = synced_at(&events.informers);
-            let update = if events.uid_changed_updates > 0 {
-                format!(
-                    "{} (uid {})",
-                    thousands(d.update),
-                    thousands(events.uid_changed_updates)
-                )
-            } else {
-                thousands(d.update)
-            };
-            rows.push([
+            }
+            let requests = &phase.api_requests;
+            let mut row: [String; 11] = Default::default();
+            row[..5].clone_from_slice(&[
                 if std::mem::take(&mut first) {
                     variant.name.clone()
                 } else {
                     String::new()
                 },
-                phase.name.clone(),
-                format!("{}/{}", phase.api_requests.list, phase.api_requests.watch),
-                thousands(d.add),
-                update,
-                thousands(d.delete),
-                thousands(d.sync),
-                format!("{} ({})", thousands(queue_len), Bytes(queue_bytes)),
-                synced,
+                if phase.informer_synced {
+                    phase.name.clone()
+                } else {
+                    format!("{} (not synced)", phase.name)
+                },
+                format!("{}/{}", thousands(requests.list), thousands(requests.watch)),
+                thousands(requests.watchers_terminated),
+                thousands(requests.initial_events_completed),
             ]);
+            match &phase.events {
+                Some(events) => {
+                    let d = &events.delivered;
+                    let queue_len: u64 = events.informers.iter().map(|i| i.queue.peak_len).sum();
+                    let queue_bytes: u64 =
+                        events.informers.iter().map(|i| i.queue.peak_bytes).sum();
+                    let update = if events.uid_changed_updates > 0 {
+                        format!(
+                            "{} (uid {})",
+                            thousands(d.update),
+                            thousands(events.uid_changed_updates)
+                        )
+                    } else {
+                        thousands(d.update)
+                    };
+                    row[5..].clone_from_slice(&[
+                        thousands(d.add),
+                        update,
+                        thousands(d.delete),
+                        thousands(d.sync),
+                        format!("{} ({})", thousands(queue_len), Bytes(queue_bytes)),
+                        synced_at(&events.informers),
+                    ]);
+                }
+                // No queue: nothing to count notifications by.
+                None => row[5..].fill_with(|| "-".to_owned()),
+            }
+            rows.push(row);
         }
     }
     rows

@@ -19,7 +19,7 @@ use crate::measure::jemalloc::{self, Release};
 use crate::measure::timeline::{Timeline, TimelineSpec};
 use crate::measure::{Component, PhaseMeter, alloc};
 use crate::report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
-use crate::scenario::{Decay, Phase, PhaseAction, Scenario, VariantConfig};
+use crate::scenario::{Amount, Churn, Decay, Phase, PhaseAction, Scenario, VariantConfig};
 
 /// How long a phase may take before the variant is declared stuck, in virtual time: it
 /// only passes while every task waits on a timer, so it measures a stall, not slowness.
@@ -121,6 +121,13 @@ pub fn run(
             let _apiserver = alloc::enter(Component::ApiServer);
             let server = ApiServer::new(scenario.objects.clone());
             server.set_history_limit(scenario.apiserver.history_events);
+            // A steady churn spreads changes over virtual time, so the dispatch budget
+            // accrues as in a cluster: slow watchers are terminated as kube-apiserver
+            // terminates them. Off otherwise, where a phase's changes arrive at one
+            // instant (and the committed figures were made without it).
+            if scenario.phases.iter().any(|p| p.churn.is_some()) {
+                server.terminate_slow_watchers();
+            }
             server
         };
         let client = transport::client(&server);
@@ -245,7 +252,18 @@ async fn run_phase(
     let informer = informer
         .as_mut()
         .expect("scenario validation makes `list` the first phase");
-    wait_caught_up(server, informer, phase).await?;
+    let synced = match phase.churn {
+        Some(churn) => {
+            run_churn(server, churn, phase, seed).await;
+            has_initial_state(server, informer)
+        }
+        None => true,
+    };
+    // An informer that has not got its initial state by the churn's end is left as it is:
+    // the phase records how far it got.
+    if synced {
+        wait_caught_up(server, informer, phase).await?;
+    }
     let measurement = meter.finish();
     let samples = timeline.map(Timeline::finish).unwrap_or_default();
     let settle = before.map(|before| SettleReport {
@@ -273,7 +291,31 @@ async fn run_phase(
     report.settle = settle;
     report.samples = samples;
     report.events = informer.events_report();
+    report.informer_synced = synced;
     Ok(report)
+}
+
+/// Updates objects at the churn's rate, in virtual time, one millisecond at a time.
+async fn run_churn(server: &ApiServer, churn: Churn, phase: &Phase, seed: u64) {
+    let start = Instant::now();
+    let mut done = 0;
+    let mut ms = 0;
+    while done < churn.due_at(churn.for_ms) {
+        ms += 1;
+        tokio::time::sleep_until(start + Duration::from_millis(ms)).await;
+        let due = churn.due_at(ms);
+        if due > done {
+            let _apiserver = alloc::enter(Component::ApiServer);
+            let picked = seed.wrapping_add(ms.wrapping_mul(0x9e37_79b9));
+            server.update(Amount::Count(due - done), &phase.selector, picked);
+            done = due;
+        }
+    }
+}
+
+/// Whether every informer has synced and has a watch past its initial events.
+fn has_initial_state(server: &ApiServer, informer: &Informer) -> bool {
+    informer.status().synced && server.watches_at(0) >= informer.count()
 }
 
 /// Allocates `bytes` in `blocks` blocks as the informer, then frees them: the phase's

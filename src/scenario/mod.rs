@@ -190,6 +190,63 @@ pub struct Phase {
     /// Whether the store must match the server when the phase ends; `false` for a
     /// scenario that shows an inconsistency on purpose.
     pub expect_consistent: bool,
+    /// Updates the server makes at a steady rate while the phase runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<Churn>,
+}
+
+/// A steady stream of updates in virtual time: a busy cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Churn {
+    /// Updates per second.
+    pub per_second: u32,
+    /// For how long, in ms.
+    pub for_ms: u64,
+}
+
+impl Churn {
+    /// Updates due by `ms` into the churn.
+    pub fn due_at(&self, ms: u64) -> u64 {
+        u64::from(self.per_second) * ms.min(self.for_ms) / 1000
+    }
+}
+
+/// Most updates per second a `churn` may ask for.
+const MAX_CHURN_PER_SECOND: u64 = 100_000;
+
+fn churn_from_raw(p: &RawPhase, i: usize) -> Result<Option<Churn>, Problem> {
+    let key = |field: &str| format!("phase[{i}].{field}");
+    let Some(rate) = &p.churn else {
+        if let Some(v) = &p.churn_for {
+            return Err(Problem::at(
+                key("churn_for"),
+                v.span(),
+                "`churn_for` is how long the `churn` goes on; set `churn` too",
+            ));
+        }
+        return Ok(None);
+    };
+    let text = rate.as_ref();
+    let per_second = text
+        .strip_suffix("/s")
+        .and_then(|n| n.trim().replace('_', "").parse::<u64>().ok())
+        .filter(|n| (1..=MAX_CHURN_PER_SECOND).contains(n))
+        .ok_or_else(|| {
+            Problem::at(
+                key("churn"),
+                rate.span(),
+                format!("{text:?} is not a rate of 1/s to {MAX_CHURN_PER_SECOND}/s"),
+            )
+            .hint("write updates per second: `churn = \"500/s\"`")
+        })?;
+    let for_ms = match &p.churn_for {
+        None => 60_000,
+        Some(v) => duration_ms(v, &key("churn_for"))?,
+    };
+    Ok(Some(Churn {
+        per_second: per_second as u32,
+        for_ms,
+    }))
 }
 
 /// The closed set of phase kinds, as written in scenario files.
@@ -814,7 +871,8 @@ fn event_machinery_from_raw(
             .collect::<Result<_, _>>()?;
     }
     if let Some(v) = &raw.resync_period {
-        config.resync_period_ms = duration_ms(v, &key("resync_period"))?;
+        // At most a day, so it fits.
+        config.resync_period_ms = duration_ms(v, &key("resync_period"))? as u32;
         if config.handlers == 0 && config.resync_period_ms > 0 {
             return Err(Problem::at(
                 key("resync_period"),
@@ -825,6 +883,19 @@ fn event_machinery_from_raw(
         }
     }
     config.uid_aware = raw.uid_aware.unwrap_or(false);
+    if let Some(v) = &raw.watch_read_cost {
+        let ms = duration_ms(v, &key("watch_read_cost"))?;
+        config.watch_read_cost_ms = u16::try_from(ms)
+            .ok()
+            .filter(|ms| *ms <= 60_000)
+            .ok_or_else(|| {
+                Problem::at(
+                    key("watch_read_cost"),
+                    v.span(),
+                    format!("{ms} ms per event is out of range: at most 60s"),
+                )
+            })?;
+    }
     // Handlers are fed through a queue; client-go's default one since v0.33 is RealFIFO.
     config.queue = match raw.queue {
         Some(q) => Some(q),
@@ -886,6 +957,17 @@ fn check_variant(
                 "uid_aware",
                 raw.uid_aware.is_some(),
                 "uid_aware changes how client-go's process loop hands updates to handlers",
+            ),
+            (
+                "watch_read_cost",
+                raw.watch_read_cost.is_some(),
+                "the reading cost is paid in the built-in reflector",
+            ),
+            (
+                "initial_sync",
+                raw.initial_sync == Some(InitialSync::WatchRv0),
+                "kube-runtime's watcher syncs by LIST or watch-list, never by a bare watch at \
+                 resourceVersion 0",
             ),
         ];
         if let Some((field, _, why)) = fixed.into_iter().find(|(_, set, _)| *set) {
@@ -1063,6 +1145,16 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
                 .hint("write it as for kubectl -l: `app=web`, `tier in (a,b)`, `!canary`")
             })?,
         };
+        let churn = churn_from_raw(&p, i)?;
+        if let (Some(_), Some(v)) = (churn, &p.churn)
+            && matches!(kind, PhaseKind::Settle | PhaseKind::Calibrate)
+        {
+            return Err(Problem::at(
+                key("churn"),
+                v.span(),
+                format!("{} phase takes no `churn`", kind.a()),
+            ));
+        }
         let disconnect = flag(&p.disconnect, "disconnect")?;
         let compact = flag(&p.compact, "compact")?;
         // A phase without a name is named by its kind, written where the kind is.
@@ -1091,6 +1183,7 @@ fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem> {
             disconnect,
             compact,
             expect_consistent: p.expect_consistent.unwrap_or(true),
+            churn,
         });
     }
     Ok(phases)

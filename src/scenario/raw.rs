@@ -86,6 +86,7 @@ pub(super) struct RawVariant {
     pub shared: Option<bool>,
     pub resync_period: Option<Spanned<String>>,
     pub uid_aware: Option<bool>,
+    pub watch_read_cost: Option<Spanned<String>>,
 }
 
 /// `handler_cost`: one duration for every handler, or one per handler.
@@ -120,4 +121,6 @@ pub(super) struct RawPhase {
     pub decay: Option<Spanned<String>>,
     pub bytes: Option<Spanned<i64>>,
     pub blocks: Option<Spanned<i64>>,
+    pub churn: Option<Spanned<String>>,
+    pub churn_for: Option<Spanned<String>>,
 }

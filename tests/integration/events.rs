@@ -34,6 +34,14 @@ fn requests(phase: &Value, kind: &str) -> u64 {
     phase["api_requests"][kind].as_u64().unwrap()
 }
 
+/// Watches whose client read its whole initial state (the key is left out when 0).
+fn states_read(phase: &Value) -> u64 {
+    match &phase["api_requests"]["initial_events_completed"] {
+        Value::Null => 0,
+        n => n.as_u64().unwrap(),
+    }
+}
+
 #[test]
 fn a_resync_redelivers_every_object_to_every_handler_without_a_request() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,4 +147,33 @@ fn a_slow_handler_reports_synced_only_after_it_has_handled_the_initial_objects()
         assert_eq!(slow, synced + 200 * 10, "{name}");
         assert_eq!(informer["handlers"][1]["peak_buffered"], 200, "{name}");
     }
+}
+
+#[test]
+fn a_slow_rv0_watch_is_cut_off_again_and_again_while_a_watch_list_gets_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scaled(&dir, "watch-rv0-slow-consumer", 500);
+    let mut scenario: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+    scenario["phase"][0]["churn_for"] = toml::Value::from("10s");
+    std::fs::write(&path, toml::to_string(&scenario).unwrap()).unwrap();
+    let report = run_report(&path);
+    let rv0 = phase(variant(&report, "watch at resourceVersion 0"), "list");
+    assert!(requests(rv0, "watchers_terminated") >= 1, "{rv0}");
+    assert_eq!(states_read(rv0), 0, "{rv0}");
+    assert_eq!(rv0["informer_synced"], false);
+    assert_eq!(rv0["consistent"], false);
+    // Every termination cost it a new watch from resourceVersion 0.
+    assert_eq!(
+        requests(rv0, "watch"),
+        requests(rv0, "watchers_terminated") + 1
+    );
+    let list = phase(variant(&report, "watch-list"), "list");
+    assert_eq!(states_read(list), 1, "{list}");
+    assert!(requests(list, "watchers_terminated") >= 1, "{list}");
+    assert!(
+        list.get("informer_synced").is_none(),
+        "synced: the key is left out"
+    );
+    assert_eq!(list["consistent"], true);
+    assert_eq!(list["objects"], 500);
 }
