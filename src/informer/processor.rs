@@ -318,7 +318,9 @@ impl<K: Object> Machinery<K> {
                             self.distribute(Kind::Delete, None, old, initial);
                             self.distribute(Kind::Add, None, object, initial);
                         } else {
-                            self.uid_changed_updates.fetch_add(1, Ordering::Relaxed);
+                            if !self.listeners.is_empty() {
+                                self.uid_changed_updates.fetch_add(1, Ordering::Relaxed);
+                            }
                             self.distribute(Kind::Update, Some(old), object, initial);
                         }
                     }

@@ -350,30 +350,41 @@ fn event_rows(report: &Report) -> Vec<[String; 11]> {
 fn synced_at(informers: &[super::InformerEventsReport]) -> String {
     let at =
         |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", thousands(ms)));
-    if let [one] = informers {
-        let handlers: Vec<String> = one.handlers.iter().map(|h| at(h.synced_at_ms)).collect();
-        return format!("{}; {}", at(one.synced_at_ms), handlers.join(", "));
-    }
-    let range = |times: Vec<Option<u64>>| {
-        if times.iter().any(Option::is_none) {
-            return "-".to_owned();
-        }
-        let (low, high) = (times.iter().min(), times.iter().max());
-        match (low, high) {
-            (Some(&low), Some(&high)) if low == high => at(low),
-            (Some(&Some(low)), Some(&Some(high))) => {
-                format!("{}-{} ms", thousands(low), thousands(high))
+    // One time when all agree, else the earliest and the latest; `-` while any has not.
+    let range = |times: Vec<Option<u64>>| -> String {
+        let known: Option<Vec<u64>> = times.into_iter().collect();
+        match known.as_deref() {
+            None | Some([]) => "-".to_owned(),
+            Some(times) => {
+                let (low, high) = (times.iter().min(), times.iter().max());
+                match (low, high) {
+                    (Some(&low), Some(&high)) if low == high => at(Some(low)),
+                    (Some(&low), Some(&high)) => {
+                        format!("{}-{} ms", thousands(low), thousands(high))
+                    }
+                    _ => "-".to_owned(),
+                }
             }
-            _ => "-".to_owned(),
         }
     };
-    let informer_times = informers.iter().map(|i| i.synced_at_ms).collect();
-    let handler_times = informers
-        .iter()
-        .flat_map(|i| &i.handlers)
-        .map(|h| h.synced_at_ms)
-        .collect();
-    format!("{}; {}", range(informer_times), range(handler_times))
+    let informer_times = range(informers.iter().map(|i| i.synced_at_ms).collect());
+    match informers {
+        _ if informers.iter().all(|i| i.handlers.is_empty()) => {
+            format!("{informer_times}; no handlers")
+        }
+        [one] => {
+            let handlers: Vec<String> = one.handlers.iter().map(|h| at(h.synced_at_ms)).collect();
+            format!("{informer_times}; {}", handlers.join(", "))
+        }
+        _ => {
+            let handler_times = informers
+                .iter()
+                .flat_map(|i| &i.handlers)
+                .map(|h| h.synced_at_ms)
+                .collect();
+            format!("{informer_times}; {}", range(handler_times))
+        }
+    }
 }
 
 /// `ok`, or what differs: `3 missing, 1 stale` (`(expected)` when the scenario says so).
