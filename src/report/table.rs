@@ -81,19 +81,7 @@ impl Shown {
 
 /// Renders the report as a terminal table followed by its notes.
 pub fn render_table(report: &Report) -> String {
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(COLUMNS.map(|(name, _)| name));
-    for row in rows(report) {
-        table.add_row(row);
-    }
-    for (i, (_, right)) in COLUMNS.iter().enumerate() {
-        if let (true, Some(c)) = (right, table.column_mut(i)) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let table = terminal_table(&COLUMNS, rows(report));
     let mut out = format!("{}: {}\n{table}\n", report.scenario.name, about(report));
     for note in notes(report) {
         out.push_str(note);
@@ -101,20 +89,7 @@ pub fn render_table(report: &Report) -> String {
     }
     let events = event_rows(report);
     if !events.is_empty() {
-        let mut table = Table::new();
-        table
-            .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(EVENT_COLUMNS.map(|(name, _)| name));
-        for row in events {
-            table.add_row(row);
-        }
-        for (i, (_, right)) in EVENT_COLUMNS.iter().enumerate() {
-            if let (true, Some(c)) = (right, table.column_mut(i)) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        out.push_str(&format!("{table}\n"));
+        out.push_str(&format!("{}\n", terminal_table(&EVENT_COLUMNS, events)));
         for note in EVENT_NOTES {
             out.push_str(note);
             out.push('\n');
@@ -133,21 +108,7 @@ pub fn render_markdown(report: &Report) -> String {
         markdown_cell(&report.scenario.name),
         markdown_cell(&about(report))
     );
-    let line = |cells: &mut dyn Iterator<Item = String>| {
-        let cells: Vec<String> = cells.collect();
-        format!("| {} |\n", cells.join(" | "))
-    };
-    out.push_str(&line(
-        &mut COLUMNS.iter().map(|(name, _)| (*name).to_owned()),
-    ));
-    out.push_str(&line(
-        &mut COLUMNS
-            .iter()
-            .map(|(_, right)| if *right { "---:" } else { "---" }.to_owned()),
-    ));
-    for row in rows(report) {
-        out.push_str(&line(&mut row.iter().map(|c| markdown_cell(c))));
-    }
+    out.push_str(&markdown_table(&COLUMNS, rows(report)));
     out.push('\n');
     for note in notes(report) {
         // A leading `*` would start emphasis.
@@ -156,17 +117,7 @@ pub fn render_markdown(report: &Report) -> String {
     let events = event_rows(report);
     if !events.is_empty() {
         out.push('\n');
-        out.push_str(&line(
-            &mut EVENT_COLUMNS.iter().map(|(name, _)| (*name).to_owned()),
-        ));
-        out.push_str(&line(
-            &mut EVENT_COLUMNS
-                .iter()
-                .map(|(_, right)| if *right { "---:" } else { "---" }.to_owned()),
-        ));
-        for row in events {
-            out.push_str(&line(&mut row.iter().map(|c| markdown_cell(c))));
-        }
+        out.push_str(&markdown_table(&EVENT_COLUMNS, events));
         out.push('\n');
         for note in EVENT_NOTES {
             out.push_str(&format!("- {note}\n"));
@@ -178,6 +129,42 @@ pub fn render_markdown(report: &Report) -> String {
             markdown_cell(name),
             markdown_cell(error)
         ));
+    }
+    out
+}
+
+/// A terminal table of `rows` under `columns` (name, right-aligned).
+fn terminal_table<const N: usize>(columns: &[(&str, bool); N], rows: Vec<[String; N]>) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(columns.map(|(name, _)| name));
+    for row in rows {
+        table.add_row(row);
+    }
+    for (i, (_, right)) in columns.iter().enumerate() {
+        if let (true, Some(c)) = (right, table.column_mut(i)) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// A GitHub markdown table of `rows` under `columns` (name, right-aligned).
+fn markdown_table<const N: usize>(columns: &[(&str, bool); N], rows: Vec<[String; N]>) -> String {
+    let line = |cells: &mut dyn Iterator<Item = String>| {
+        let cells: Vec<String> = cells.collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut out = line(&mut columns.iter().map(|(name, _)| (*name).to_owned()));
+    out.push_str(&line(
+        &mut columns
+            .iter()
+            .map(|(_, right)| if *right { "---:" } else { "---" }.to_owned()),
+    ));
+    for row in rows {
+        out.push_str(&line(&mut row.iter().map(|c| markdown_cell(c))));
     }
     out
 }

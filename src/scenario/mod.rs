@@ -1415,6 +1415,14 @@ name = "a"
 kind = "list"
 "#;
 
+    /// The minimal scenario with `settings` added to its variant.
+    fn with_variant_settings(settings: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(
+            Path::new("x.toml"),
+            &MINIMAL.replace("name = \"a\"", &format!("name = \"a\"\n{settings}")),
+        )
+    }
+
     fn error_of(text: &str) -> String {
         Scenario::parse(Path::new("x.toml"), text)
             .unwrap_err()
@@ -1590,12 +1598,7 @@ kind = "list"
 
     #[test]
     fn variant_settings_are_read_and_checked_against_each_other() {
-        let with = |settings: &str| {
-            Scenario::parse(
-                Path::new("x.toml"),
-                &MINIMAL.replace("name = \"a\"", &format!("name = \"a\"\n{settings}")),
-            )
-        };
+        let with = with_variant_settings;
         let s = with(
             "implementation = \"kube-runtime\"\ninitial_sync = \"watch-list\"\n\
              projection = \"metadata\"\ntransform = [\"managed-fields\", \"metadata.labels\"]",
@@ -1639,12 +1642,7 @@ kind = "list"
 
     #[test]
     fn queues_handlers_informers_and_resyncs_are_read_and_checked() {
-        let with = |settings: &str| {
-            Scenario::parse(
-                Path::new("x.toml"),
-                &MINIMAL.replace("name = \"a\"", &format!("name = \"a\"\n{settings}")),
-            )
-        };
+        let with = with_variant_settings;
         let s = with(
             "handlers = 2\nhandler_cost = [\"0ms\", \"5ms\"]\ninformers = 3\nshared = true\n\
              resync_period = \"10h\"\nuid_aware = true",
@@ -1663,27 +1661,30 @@ kind = "list"
             .config;
         assert_eq!((c.informer_processes(), c.handlers_per_informer()), (4, 0));
         let error = |settings: &str| with(settings).unwrap_err().to_string();
-        let e = error("handlers = 3\nhandler_cost = [\"1ms\", \"2ms\"]");
-        assert!(
-            e.contains("at `variant[0].handler_cost`") && e.contains("2 costs for 3 handlers"),
-            "{e}"
-        );
-        let e = error("handler_cost = \"1ms\"");
-        assert!(e.contains("set `handlers` too"), "{e}");
-        let e = error("handlers = 1\nhandler_cost = \"soon\"");
-        assert!(e.contains("is not a duration"), "{e}");
-        let e = error("resync_period = \"1h\"");
-        assert!(e.contains("at `variant[0].resync_period`"), "{e}");
-        let e = error("implementation = \"kube-runtime\"\nhandlers = 1");
-        assert!(e.contains("at `variant[0].handlers`"), "{e}");
-        let e = error("handlers = 1\nrelist = \"incremental\"");
-        assert!(e.contains("at `variant[0].relist`"), "{e}");
-        let e = error("uid_aware = true");
-        assert!(e.contains("at `variant[0].uid_aware`"), "{e}");
-        let e = error("informers = 0");
-        assert!(e.contains("at `variant[0].informers`"), "{e}");
-        let e = error("queue = \"lifo\"");
-        assert!(e.contains("delta-fifo"), "{e}");
+        for (settings, expected) in [
+            (
+                "handlers = 3\nhandler_cost = [\"1ms\", \"2ms\"]",
+                "at `variant[0].handler_cost` (line 8): 2 costs for 3 handlers",
+            ),
+            ("handler_cost = \"1ms\"", "set `handlers` too"),
+            ("handlers = 1\nhandler_cost = \"soon\"", "is not a duration"),
+            ("resync_period = \"1h\"", "at `variant[0].resync_period`"),
+            (
+                "implementation = \"kube-runtime\"\nhandlers = 1",
+                "at `variant[0].handlers`",
+            ),
+            (
+                "handlers = 1\nrelist = \"incremental\"",
+                "at `variant[0].relist`",
+            ),
+            ("uid_aware = true", "at `variant[0].uid_aware`"),
+            ("informers = 0", "at `variant[0].informers`"),
+            ("watch_read_cost = \"2m\"", "at most 60s"),
+            ("queue = \"lifo\"", "delta-fifo"),
+        ] {
+            let e = error(settings);
+            assert!(e.contains(expected), "{settings}: {e}");
+        }
     }
 
     #[test]
