@@ -13,12 +13,12 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use axum::body::Body;
+use informer_mem::apiserver::ApiServer;
 use informer_mem::apiserver::selector::LabelSelector;
-use informer_mem::apiserver::{ApiServer, http::router};
 use informer_mem::measure::{CountingJemalloc, alloc};
 use informer_mem::scenario::{Amount, ObjectSpec};
-use tower::ServiceExt;
+
+mod common;
 
 #[global_allocator]
 static GLOBAL: CountingJemalloc = CountingJemalloc;
@@ -34,14 +34,7 @@ const TARGET_VERSION_OVER_JSON: f64 = 1.5;
 const TARGET_PATCH_RSS_GROWTH: f64 = 20e6;
 
 async fn get(server: &ApiServer, uri: &str) -> usize {
-    let request = axum::http::Request::builder()
-        .uri(uri)
-        .body(Body::empty())
-        .expect("a valid request");
-    let response = router(server.clone())
-        .oneshot(request)
-        .await
-        .expect("infallible");
+    let response = common::request(server, "GET", uri, "", String::new()).await;
     axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .expect("the body streams")
@@ -56,16 +49,7 @@ async fn send(
     content_type: &str,
     body: String,
 ) -> Vec<u8> {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", content_type)
-        .body(Body::from(body))
-        .expect("a valid request");
-    let response = router(server.clone())
-        .oneshot(request)
-        .await
-        .expect("infallible");
+    let response = common::request(server, method, uri, content_type, body).await;
     assert!(
         response.status().is_success(),
         "{method} {uri}: {}",
@@ -89,16 +73,7 @@ struct Patched {
 async fn patch_one_pod() -> Patched {
     let server = ApiServer::new(ObjectSpec::pods(1_000));
     server.set_history_limit(Some(PATCH_HISTORY as u64));
-    let page: serde_json::Value = serde_json::from_slice(
-        &send(&server, "GET", "/api/v1/pods?limit=1", "", String::new()).await,
-    )
-    .expect("a list");
-    let meta = &page["items"][0]["metadata"];
-    let uri = format!(
-        "/api/v1/namespaces/{}/pods/{}",
-        meta["namespace"].as_str().expect("a namespace"),
-        meta["name"].as_str().expect("a name")
-    );
+    let uri = common::first_pod_uri(&server).await;
     let merge = "application/merge-patch+json";
     let patch = |i: usize| format!(r#"{{"metadata":{{"labels":{{"revision":"{i}"}}}}}}"#);
     let rss = || informer_mem::measure::rss::read().map_or(0.0, |r| r.current.0 as f64);

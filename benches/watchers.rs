@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
 use futures::StreamExt;
-use informer_mem::apiserver::{ApiServer, http::router};
+use informer_mem::apiserver::ApiServer;
 use informer_mem::measure::CountingJemalloc;
 use informer_mem::scenario::ObjectSpec;
-use tower::ServiceExt;
+
+mod common;
 
 // The allocator `serve` runs on.
 #[global_allocator]
@@ -26,22 +26,14 @@ static GLOBAL: CountingJemalloc = CountingJemalloc;
 const TARGET_WRITES_PER_SECOND: f64 = 400.0;
 const WRITES: usize = 1_000;
 
+/// A merge patch (or any body-less request) to `server`.
 async fn request(
     server: &ApiServer,
     method: &str,
     uri: &str,
     body: String,
 ) -> axum::response::Response {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/merge-patch+json")
-        .body(Body::from(body))
-        .expect("a valid request");
-    router(server.clone())
-        .oneshot(request)
-        .await
-        .expect("infallible")
+    common::request(server, method, uri, "application/merge-patch+json", body).await
 }
 
 /// Writes per second with `watchers` open watches; `shared`: one encoding per event for
@@ -51,19 +43,7 @@ async fn writes_per_second(watchers: usize, shared: bool) -> f64 {
     if shared {
         server.share_encodings(informer_mem::apiserver::serve::SHARED_ENCODING_BYTES);
     }
-    let page = request(&server, "GET", "/api/v1/pods?limit=1", String::new()).await;
-    let page: serde_json::Value = serde_json::from_slice(
-        &axum::body::to_bytes(page.into_body(), usize::MAX)
-            .await
-            .expect("a body"),
-    )
-    .expect("a list");
-    let meta = &page["items"][0]["metadata"];
-    let uri = format!(
-        "/api/v1/namespaces/{}/pods/{}",
-        meta["namespace"].as_str().expect("a namespace"),
-        meta["name"].as_str().expect("a name")
-    );
+    let uri = common::first_pod_uri(&server).await;
     let head = server.resource_version();
     // Every watcher counts the events it has read.
     let received = Arc::new(AtomicU64::new(0));

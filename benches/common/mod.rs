@@ -1,0 +1,42 @@
+//! What the apiserver benchmarks share: a request to the router in process, and the URL
+//! of the first pod to write to.
+
+use axum::body::Body;
+use informer_mem::apiserver::{ApiServer, http::router};
+use tower::ServiceExt;
+
+/// Sends one request to `server`'s router, in process (no `content-type` when empty).
+pub async fn request(
+    server: &ApiServer,
+    method: &str,
+    uri: &str,
+    content_type: &str,
+    body: String,
+) -> axum::response::Response {
+    let mut request = axum::http::Request::builder().method(method).uri(uri);
+    if !content_type.is_empty() {
+        request = request.header("content-type", content_type);
+    }
+    let request = request.body(Body::from(body)).expect("a valid request");
+    router(server.clone())
+        .oneshot(request)
+        .await
+        .expect("infallible")
+}
+
+/// `/api/v1/namespaces/NS/pods/NAME` of the first pod a LIST returns.
+pub async fn first_pod_uri(server: &ApiServer) -> String {
+    let page = request(server, "GET", "/api/v1/pods?limit=1", "", String::new()).await;
+    let page: serde_json::Value = serde_json::from_slice(
+        &axum::body::to_bytes(page.into_body(), usize::MAX)
+            .await
+            .expect("a body"),
+    )
+    .expect("a list");
+    let meta = &page["items"][0]["metadata"];
+    format!(
+        "/api/v1/namespaces/{}/pods/{}",
+        meta["namespace"].as_str().expect("a namespace"),
+        meta["name"].as_str().expect("a name")
+    )
+}
