@@ -28,7 +28,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use super::dispatch::WatcherSlot;
-use super::generate::{self, Identity};
+use super::generate::{self, Generator, Identity};
 use super::selector::{FieldSelector, LabelSelector};
 use super::state::{EventKind, Expired};
 use super::written::{ObjectKey, Version, Written};
@@ -164,10 +164,10 @@ impl Form {
     }
 
     /// Appends `version` in this form to `buf`.
-    fn write(self, buf: &mut Vec<u8>, spec: &ObjectSpec, version: &Version) {
+    fn write(self, buf: &mut Vec<u8>, generator: &Generator, version: &Version) {
         match self {
-            Form::Full => version.write(buf, spec),
-            Form::Metadata => version.write_metadata(buf, spec),
+            Form::Full => version.write(buf, generator),
+            Form::Metadata => version.write_metadata(buf, generator),
         }
     }
 }
@@ -224,15 +224,19 @@ pub(super) fn by_name(
         None
     };
     match found {
-        Some(version) => object_response(StatusCode::OK, server.spec(), &version),
+        Some(version) => object_response(StatusCode::OK, server.generator(), &version),
         None => object_not_found(kind, name),
     }
 }
 
 /// One object as the response body.
-pub(super) fn object_response(code: StatusCode, spec: &ObjectSpec, version: &Version) -> Response {
+pub(super) fn object_response(
+    code: StatusCode,
+    generator: &Generator,
+    version: &Version,
+) -> Response {
     let mut buf = Vec::with_capacity(8 * 1024);
-    version.write(&mut buf, spec);
+    version.write(&mut buf, generator);
     json_response(code, Body::from(buf))
 }
 
@@ -566,12 +570,12 @@ fn list(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Respo
         Ok(plan) => plan,
         Err(e) => return e.into_response(),
     };
-    let spec = server.spec().clone();
+    let generator = server.generator().clone();
     let page = {
         let state = server.state();
         state
             .list_where(from, limit, rv, |id| {
-                selection.matches_parts(&spec, id, state.written(id).map(|w| &**w))
+                selection.matches_parts(generator.spec(), id, state.written(id).map(|w| &**w))
             })
             .map(|page| {
                 let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
@@ -587,7 +591,7 @@ fn list(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Respo
     };
     let continue_token = next.map(|_| {
         let last = items.last().expect("a page with a next index has items");
-        encode_continue(&spec, resource_version, last)
+        encode_continue(generator.spec(), resource_version, last)
     });
     let metadata = ListMeta {
         resource_version: resource_version.to_string(),
@@ -603,7 +607,7 @@ fn list(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Respo
     );
     let chunks = ListChunks {
         server,
-        spec,
+        generator,
         form,
         items: items.into_iter(),
         pending: Some(head.into_bytes()),
@@ -745,7 +749,7 @@ fn list_plan(
 /// Streams a LIST body: the head, then items encoded about [`LIST_CHUNK_BYTES`] at a time.
 struct ListChunks {
     server: ApiServer,
-    spec: ObjectSpec,
+    generator: Arc<Generator>,
     form: Form,
     items: std::vec::IntoIter<Version>,
     pending: Option<Vec<u8>>,
@@ -773,7 +777,7 @@ impl Iterator for ListChunks {
             if !std::mem::take(&mut self.first) {
                 buf.push(b',');
             }
-            self.form.write(&mut buf, &self.spec, &version);
+            self.form.write(&mut buf, &self.generator, &version);
             crate::measure::timeline::object_sent();
         }
         self.server.count_request(|r| r.bytes += buf.len() as u64);
@@ -821,7 +825,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Resp
     let deadline = now + q.timeout.unwrap_or(DEFAULT_WATCH_TIMEOUT);
     let slot = server.dispatcher().register(rv);
     let cursor = WatchCursor {
-        spec: server.spec().clone(),
+        generator: server.generator().clone(),
         form,
         server,
         selection,
@@ -857,7 +861,7 @@ fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Resp
 /// One watcher's position: initial events still to send, then the history after `rv`.
 struct WatchCursor {
     server: ApiServer,
-    spec: ObjectSpec,
+    generator: Arc<Generator>,
     form: Form,
     selection: Selection,
     initial: std::vec::IntoIter<Version>,
@@ -906,7 +910,7 @@ impl WatchCursor {
         if let Some(version) = self.initial.next() {
             return Some(event_line(
                 EventKind::Added,
-                &self.spec,
+                &self.generator,
                 self.form,
                 &version,
             ));
@@ -1008,10 +1012,10 @@ impl WatchCursor {
     /// The line for `now` seen as `kind`: shared with other watchers when the server
     /// shares encodings (`serve`), else encoded here.
     fn event_line(&self, kind: EventKind, now: &Version) -> Bytes {
-        let (spec, form) = (&self.spec, self.form);
+        let (generator, form) = (&self.generator, self.form);
         self.server
             .shared_line((now.id.resource_version, kind, form), || {
-                event_line(kind, spec, form, now)
+                event_line(kind, generator, form, now)
             })
     }
 
@@ -1023,13 +1027,13 @@ impl WatchCursor {
         now: &Version,
         before: Option<&Version>,
     ) -> Option<EventKind> {
-        let is = self.selection.matches(&self.spec, now);
+        let is = self.selection.matches(self.generator.spec(), now);
         match (kind, before) {
             (EventKind::Added | EventKind::Deleted, _) | (EventKind::Modified, None) => {
                 is.then_some(kind)
             }
             (EventKind::Modified, Some(before)) => {
-                match (self.selection.matches(&self.spec, before), is) {
+                match (self.selection.matches(self.generator.spec(), before), is) {
                     (true, true) => Some(EventKind::Modified),
                     (false, true) => Some(EventKind::Added),
                     (true, false) => Some(EventKind::Deleted),
@@ -1040,12 +1044,12 @@ impl WatchCursor {
     }
 }
 
-fn event_line(kind: EventKind, spec: &ObjectSpec, form: Form, version: &Version) -> Bytes {
+fn event_line(kind: EventKind, generator: &Generator, form: Form, version: &Version) -> Bytes {
     let mut buf = Vec::with_capacity(8 * 1024);
     buf.extend_from_slice(br#"{"type":""#);
     buf.extend_from_slice(kind.as_str().as_bytes());
     buf.extend_from_slice(br#"","object":"#);
-    form.write(&mut buf, spec, version);
+    form.write(&mut buf, generator, version);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 
 use crate::measure::Component;
 use crate::scenario::{Amount, ObjectSpec};
-use generate::Identity;
+use generate::{Generator, Identity};
 use selector::LabelSelector;
 use state::State;
 use written::{ObjectKey, Version, Written};
@@ -97,7 +97,7 @@ pub struct ApiServer {
 
 #[derive(Debug)]
 struct Shared {
-    spec: ObjectSpec,
+    generator: Arc<Generator>,
     /// Namespace name -> ordinal (objects are spread round robin over the ordinals).
     namespaces: HashMap<String, u32>,
     state: Mutex<State>,
@@ -127,7 +127,7 @@ impl ApiServer {
         let (disconnects, _) = watch::channel(0);
         ApiServer {
             shared: Arc::new(Shared {
-                spec,
+                generator: Arc::new(Generator::new(spec)),
                 namespaces,
                 state: Mutex::new(state),
                 head,
@@ -142,7 +142,12 @@ impl ApiServer {
 
     /// The object spec the server generates from.
     pub fn spec(&self) -> &ObjectSpec {
-        &self.shared.spec
+        self.shared.generator.spec()
+    }
+
+    /// What writes the server's objects.
+    pub fn generator(&self) -> &Arc<Generator> {
+        &self.shared.generator
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -218,7 +223,7 @@ impl ApiServer {
     /// Every live object as the server knows it: key, resourceVersion and UID. What the
     /// consistency oracle holds an informer's store against.
     pub fn truth(&self) -> Vec<TruthEntry> {
-        let spec = &self.shared.spec;
+        let spec = self.shared.generator.spec();
         let state = self.state();
         state
             .alive_identities()
@@ -314,7 +319,7 @@ impl ApiServer {
     /// alphabet, drawn deterministically from the seed.
     fn random_suffix(&self) -> String {
         let n = self.shared.generated_names.fetch_add(1, Ordering::Relaxed);
-        generate::random_suffix(&self.shared.spec, n)
+        generate::random_suffix(self.shared.generator.spec(), n)
     }
 
     /// The index of the object `key` names, live or deleted, if it ever existed.
@@ -332,7 +337,7 @@ impl ApiServer {
             return Some(index);
         }
         let index = generate::index_of_name(name)?;
-        let spec = &self.shared.spec;
+        let spec = self.shared.generator.spec();
         (index < state.next_index()
             && !state.is_http_named(index)
             && generate::namespace(spec, index) == namespace
@@ -357,7 +362,7 @@ impl ApiServer {
             Some(i) => (i, state.incarnation(i) + 1),
             None => (state.next_index(), 0),
         };
-        let new_uid = generate::uid(&self.shared.spec, new_index, incarnation);
+        let new_uid = generate::uid(self.shared.generator.spec(), new_index, incarnation);
         let written = Written::new(body(current.as_ref(), &new_uid)?);
         if dry_run {
             let id = current.map(|c| c.id).unwrap_or(Identity {
@@ -468,7 +473,7 @@ impl ApiServer {
         seed: u64,
         apply: fn(&mut State, &[u32]),
     ) -> u64 {
-        let spec = &self.shared.spec;
+        let spec = self.shared.generator.spec();
         let mut changed = 0;
         self.change(|state| {
             let candidates = state.alive_where(|id| {

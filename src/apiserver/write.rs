@@ -24,14 +24,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::ApiServer;
-use super::generate;
+use super::generate::{self, Generator};
 use super::http::{
     ApiError, Query, Selection, json_response, namespace_not_found, object_not_found,
     object_response,
 };
 use super::patch::{self, PatchError, PatchType};
 use super::written::{ObjectKey, Version};
-use crate::scenario::{ObjectKind, ObjectSpec};
+use crate::scenario::ObjectKind;
 
 /// Most bytes of annotation keys and values one object may carry (apimachinery's
 /// `TotalAnnotationSizeLimitB`, 256 KiB).
@@ -72,7 +72,7 @@ pub async fn create(
         })?;
         Ok(write.respond(object_response(
             StatusCode::CREATED,
-            server.spec(),
+            server.generator(),
             &version,
         )))
     })
@@ -198,19 +198,19 @@ impl<'a> Write<'a> {
         new_body: impl FnOnce(&mut Self, &Value) -> Result<Value, ApiError>,
     ) -> Result<Response, ApiError> {
         let kind = self.kind;
-        let spec = self.server.spec().clone();
+        let generator = self.server.generator().clone();
         let server = self.server;
         let dry_run = self.options.dry_run;
         let version = server.write(key, dry_run, |current, _| -> Result<Value, ApiError> {
             let current = current
                 .ok_or_else(|| ApiError::not_found(kind, &key.name))?
-                .to_value(&spec);
+                .to_value(&generator);
             let object = new_body(self, &current)?;
             check_preconditions(kind, key, &object, &current)?;
             let manager = &self.options.field_manager;
             Ok(finish(kind, object, Some(&current), "", manager))
         })?;
-        Ok(object_response(StatusCode::OK, &spec, &version))
+        Ok(object_response(StatusCode::OK, &generator, &version))
     }
 
     /// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
@@ -239,16 +239,16 @@ pub async fn delete(
             return Err(ApiError::unknown_resource());
         };
         let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let spec = server.spec().clone();
-        let deleted = if kind == spec.kind {
+        let generator = server.generator().clone();
+        let deleted = if kind == generator.spec().kind {
             server.delete_named(&namespace, &name, options.dry_run, |current| {
-                options.check(kind, &spec, current)
+                options.check(kind, &generator, current)
             })?
         } else {
             None
         };
         Ok(match deleted {
-            Some(version) => object_response(StatusCode::OK, &spec, &version),
+            Some(version) => object_response(StatusCode::OK, &generator, &version),
             None => object_not_found(kind, &name),
         })
     })
@@ -267,8 +267,9 @@ pub async fn delete_collection(
         let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
         let selection = Selection::new(&server, kind, Some(&namespace), &q);
-        let spec = server.spec().clone();
-        let (rv, deleted) = server.delete_where(|v| selection.matches(&spec, v), dry_run);
+        let generator = server.generator().clone();
+        let (rv, deleted) =
+            server.delete_where(|v| selection.matches(generator.spec(), v), dry_run);
         let mut buf = format!(
             r#"{{"kind":"{}List","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
             kind.as_str()
@@ -278,7 +279,7 @@ pub async fn delete_collection(
             if i > 0 {
                 buf.push(b',');
             }
-            version.write(&mut buf, &spec);
+            version.write(&mut buf, &generator);
         }
         buf.extend_from_slice(b"]}");
         Ok(json_response(StatusCode::OK, Body::from(buf)))
@@ -388,10 +389,10 @@ impl DeleteOptions {
     fn check(
         &self,
         kind: ObjectKind,
-        spec: &ObjectSpec,
+        generator: &Generator,
         current: &Version,
     ) -> Result<(), ApiError> {
-        let value = current.to_value(spec);
+        let value = current.to_value(generator);
         let field = |f: &str| value["metadata"][f].as_str().unwrap_or_default().to_owned();
         let name = field("name");
         let conflict = |what: &str, wanted: &str, actual: String| {

@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::generate::{self, Identity};
-use crate::scenario::ObjectSpec;
+use super::generate::{Generator, Identity};
 
 /// An object's namespace and name: its key on the server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -157,34 +156,34 @@ pub struct Version {
 
 impl Version {
     /// Appends the object's JSON to `buf`.
-    pub fn write(&self, buf: &mut Vec<u8>, spec: &ObjectSpec) {
+    pub fn write(&self, buf: &mut Vec<u8>, generator: &Generator) {
         match &self.written {
             Some(w) => w.write(buf, self.id.resource_version),
-            None => generate::write_object(buf, spec, self.id),
+            None => generator.write_object(buf, self.id),
         }
     }
 
     /// Appends the object's metadata-only form (`PartialObjectMetadata`) to `buf`, as
     /// kube-apiserver sends it to a client that asks `as=PartialObjectMetadata`.
-    pub fn write_metadata(&self, buf: &mut Vec<u8>, spec: &ObjectSpec) {
+    pub fn write_metadata(&self, buf: &mut Vec<u8>, generator: &Generator) {
         buf.extend_from_slice(PARTIAL_OBJECT_METADATA_HEAD);
         match &self.written {
             Some(w) => {
                 serde_json::to_writer(&mut *buf, &w.to_value(self.id.resource_version)["metadata"])
                     .expect("writing JSON to a Vec cannot fail")
             }
-            None => generate::write_metadata(buf, spec, self.id),
+            None => generator.write_metadata(buf, self.id),
         }
         buf.push(b'}');
     }
 
     /// The object's JSON as a value, for a write to start from.
-    pub fn to_value(&self, spec: &ObjectSpec) -> Value {
+    pub fn to_value(&self, generator: &Generator) -> Value {
         match &self.written {
             Some(w) => w.to_value(self.id.resource_version),
             None => {
                 let mut buf = Vec::with_capacity(8 * 1024);
-                generate::write_object(&mut buf, spec, self.id);
+                generator.write_object(&mut buf, self.id);
                 serde_json::from_slice(&buf).expect("a generated object is valid JSON")
             }
         }

@@ -1,0 +1,99 @@
+//! FieldsV1: the sets of fields a manager owns, as the apiserver's field manager records
+//! them in `metadata.managedFields`.
+
+use serde_json::{Map, Value, json};
+
+/// What a manager that wrote all of `object` owns, as FieldsV1: every field but those the
+/// server sets (identity, timestamps, managedFields), `apiVersion`, `kind` and `status`.
+pub fn owned_fields(object: &Value) -> Value {
+    let mut set = Map::new();
+    for (key, value) in object.as_object().into_iter().flatten() {
+        match key.as_str() {
+            "apiVersion" | "kind" | "status" => {}
+            "metadata" => {
+                let mut meta = Map::new();
+                for field in [
+                    "labels",
+                    "annotations",
+                    "generateName",
+                    "ownerReferences",
+                    "finalizers",
+                ] {
+                    if let Some(v) = value.get(field) {
+                        meta.insert(format!("f:{field}"), field_set(field, v));
+                    }
+                }
+                if !meta.is_empty() {
+                    set.insert("f:metadata".to_owned(), Value::Object(meta));
+                }
+            }
+            _ => {
+                set.insert(format!("f:{key}"), root_field_set(key, value));
+            }
+        }
+    }
+    Value::Object(set)
+}
+
+/// The set of a top-level field (`spec`, `status`): the apiserver marks no `.` there.
+pub(super) fn root_field_set(field: &str, value: &Value) -> Value {
+    let mut set = field_set(field, value);
+    if let Some(map) = set.as_object_mut() {
+        map.remove(".");
+    }
+    set
+}
+
+/// The FieldsV1 set of `value`: `f:` for each field, `k:{...}` for each element of a list
+/// that merges by key, `{}` at the leaves; `".": {}` marks a map or list element that is
+/// itself owned.
+pub(super) fn field_set(field: &str, value: &Value) -> Value {
+    match value {
+        Value::Object(map) if !map.is_empty() && !is_atomic(field) => {
+            let mut set = Map::with_capacity(map.len() + 1);
+            set.insert(".".to_owned(), json!({}));
+            for (k, v) in map {
+                set.insert(format!("f:{k}"), field_set(k, v));
+            }
+            Value::Object(set)
+        }
+        Value::Array(items) if merge_key(field).is_some() => {
+            let keys = merge_key(field).unwrap_or_default();
+            let mut set = Map::with_capacity(items.len());
+            for item in items {
+                let mut key = Map::new();
+                for k in keys {
+                    if let Some(v) = item.get(*k) {
+                        key.insert((*k).to_owned(), v.clone());
+                    }
+                }
+                let element = field_set("", item);
+                set.insert(format!("k:{}", Value::Object(key)), element);
+            }
+            Value::Object(set)
+        }
+        _ => json!({}),
+    }
+}
+
+/// The merge keys of the list fields a pod has (from the API's `x-kubernetes-list-map-keys`).
+fn merge_key(field: &str) -> Option<&'static [&'static str]> {
+    Some(match field {
+        // `containerStatuses` is atomic: the kubelet replaces it whole.
+        "containers" | "env" | "volumes" => &["name"],
+        "ports" => &["containerPort", "protocol"],
+        "volumeMounts" => &["mountPath"],
+        "conditions" => &["type"],
+        "podIPs" => &["ip"],
+        "ownerReferences" => &["uid"],
+        _ => return None,
+    })
+}
+
+/// Fields owned as a whole (atomic structs or maps of quantities).
+fn is_atomic(field: &str) -> bool {
+    matches!(
+        field,
+        "requests" | "limits" | "securityContext" | "state" | "running"
+    )
+}
