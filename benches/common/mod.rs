@@ -1,6 +1,11 @@
 //! What the apiserver benchmarks share: a request to the router in process, and the URL
 //! of the first pod to write to.
 
+#![allow(
+    dead_code,
+    reason = "each benchmark compiles this module and uses only part of it"
+)]
+
 use axum::body::Body;
 use informer_mem::apiserver::{ApiServer, http::router};
 use tower::ServiceExt;
