@@ -105,7 +105,8 @@ pub struct AllocatorConfig {
     pub dirty_decay_ms: Option<i64>,
     /// The same for muzzy pages (purged lazily with `MADV_FREE`).
     pub muzzy_decay_ms: Option<i64>,
-    /// Automatic arenas (the informer's and the harness's are explicit, beside them).
+    /// Automatic arenas: the informer's (the apiserver's and the harness's are explicit,
+    /// beside them).
     pub narenas: Option<u32>,
     /// Background threads that purge decayed pages without waiting for allocator activity.
     pub background_thread: Option<bool>,
