@@ -108,7 +108,7 @@ async fn cluster_collection(
     headers: HeaderMap,
 ) -> Response {
     let form = Form::accepted(&headers);
-    collection(server, &resource, None, query.as_deref(), form)
+    collection(server, &resource, None, query.as_deref(), form).await
 }
 
 async fn namespaced_collection(
@@ -118,7 +118,7 @@ async fn namespaced_collection(
     headers: HeaderMap,
 ) -> Response {
     let form = Form::accepted(&headers);
-    collection(server, &resource, Some(namespace), query.as_deref(), form)
+    collection(server, &resource, Some(namespace), query.as_deref(), form).await
 }
 
 /// What of each object a response carries, from the request's `Accept` header.
@@ -260,7 +260,7 @@ pub(super) async fn method_not_allowed() -> Response {
     )
 }
 
-fn collection(
+async fn collection(
     server: ApiServer,
     resource: &str,
     namespace: Option<String>,
@@ -277,10 +277,10 @@ fn collection(
     let selection = Selection::new(&server, kind, namespace.as_deref(), &query);
     if query.watch {
         server.count_request(|r| r.watch += 1);
-        watch(server, selection, &query, form)
+        watch(server, selection, &query, form).await
     } else {
         server.count_request(|r| r.list += 1);
-        list(server, selection, &query, form)
+        list(server, selection, &query, form).await
     }
 }
 
@@ -564,24 +564,51 @@ fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
     Ok((token.rv, key))
 }
 
-fn list(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Response {
+/// Up to `limit` objects of `selection` as of `rv` (the newest if `None`), from index
+/// `from`: the objects, their resourceVersion and the index the next page starts at.
+///
+/// With [`ApiServer::yield_during_scans`] on (`serve`), the table is scanned a chunk of
+/// records at a time; between chunks the state is unlocked and the task yields, so a long
+/// scan holds neither the server's one thread nor its state for long. Changes made meanwhile are rolled back
+/// through the history like any change after `rv`; one compacted away meanwhile ends the
+/// scan with `Expired`, as a LIST continued too late does.
+async fn scan(
+    server: &ApiServer,
+    selection: &Selection,
+    mut from: u32,
+    limit: Option<usize>,
+    rv: Option<u64>,
+) -> Result<(Vec<Version>, u64, Option<u32>), Expired> {
+    let spec = server.spec();
+    let mut items = Vec::new();
+    let mut rv = rv;
+    loop {
+        let resume = {
+            let state = server.state();
+            let at = *rv.get_or_insert_with(|| state.resource_version());
+            let left = limit.map(|limit| limit - items.len());
+            let scan = state.scan_where(from, left, at, server.scan_chunk(), |id| {
+                selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
+            })?;
+            items.extend(scan.page.items.iter().map(|id| state.version(*id)));
+            if scan.resume.is_none() {
+                return Ok((items, scan.page.resource_version, scan.page.next));
+            }
+            scan.resume
+        };
+        from = resume.expect("a scan that stopped early says where");
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn list(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Response {
     let head = server.resource_version();
     let (rv, from, limit) = match list_plan(q, head, |key| server.index_of_key(key)) {
         Ok(plan) => plan,
         Err(e) => return e.into_response(),
     };
     let generator = server.generator().clone();
-    let page = {
-        let state = server.state();
-        state
-            .list_where(from, limit, rv, |id| {
-                selection.matches_parts(generator.spec(), id, state.written(id).map(|w| &**w))
-            })
-            .map(|page| {
-                let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
-                (items, page.resource_version, page.next)
-            })
-    };
+    let page = scan(&server, &selection, from, limit, Some(rv)).await;
     let (items, resource_version, next) = match page {
         Ok(page) => page,
         Err(expired) => {
@@ -785,7 +812,7 @@ impl Iterator for ListChunks {
     }
 }
 
-fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Response {
+async fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Response {
     let head = server.head_receiver();
     let disconnect = server.disconnect_receiver();
     let requested = match q.resource_version.as_deref() {
@@ -805,16 +832,15 @@ fn watch(server: ApiServer, selection: Selection, q: &Query, form: Form) -> Resp
         (_, Some(rv)) => (false, Some(rv)),
     };
     let (rv, initial) = if snapshot {
-        // One lock: the snapshot and its resourceVersion come from the same state.
-        let spec = server.spec();
-        let state = server.state();
-        let page = state
-            .list_where(0, None, state.resource_version(), |id| {
-                selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
-            })
-            .expect("the newest version is never expired");
-        let items: Vec<Version> = page.items.iter().map(|id| state.version(*id)).collect();
-        (page.resource_version, items)
+        // The state as of the newest resourceVersion when the scan starts; changes after
+        // it come as events.
+        match scan(&server, &selection, 0, None, None).await {
+            Ok((items, rv, _)) => (rv, items),
+            Err(expired) => {
+                server.count_request(|r| r.expired += 1);
+                return expired_response(expired, false);
+            }
+        }
     } else {
         (
             start.unwrap_or_else(|| server.resource_version()),
@@ -1568,6 +1594,37 @@ mod tests {
             .filter(|line| !line.is_empty())
             .map(|line| serde_json::from_slice(line).unwrap())
             .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn scans_in_chunks_answer_what_one_scan_answers() {
+        use crate::apiserver::selector::LabelSelector;
+        use crate::scenario::{Amount, ObjectSpec};
+        let spec = ObjectSpec {
+            count: 60,
+            ..crate::apiserver::generate::test_spec()
+        };
+        let whole = ApiServer::new(spec.clone());
+        let chunked = ApiServer::new(spec);
+        chunked.yield_during_scans(4);
+        for server in [&whole, &chunked] {
+            server.update(Amount::Count(9), &LabelSelector::default(), 3);
+        }
+        for uri in [
+            "/api/v1/pods?labelSelector=app%3Dweb",
+            "/api/v1/pods?labelSelector=app%3Dweb&limit=2",
+            "/api/v1/namespaces/search/pods?limit=3",
+            "/api/v1/pods?resourceVersion=61&resourceVersionMatch=Exact&labelSelector=app%3Dapi",
+            "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan\
+             &allowWatchBookmarks=true&labelSelector=app%3Dapi",
+        ] {
+            let (a, b) = (
+                get_accepting(&whole, uri, "application/json").await,
+                get_accepting(&chunked, uri, "application/json").await,
+            );
+            assert!(!a.is_empty() && a.len() == b.len(), "{uri}");
+            assert_eq!(a, b, "{uri}");
+        }
     }
 
     #[tokio::test(start_paused = true)]

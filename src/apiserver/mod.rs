@@ -24,7 +24,7 @@ pub mod write;
 pub mod written;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
@@ -112,6 +112,9 @@ struct Shared {
     /// Encoded watch events shared by watchers; `None` (each encodes its own) unless
     /// [`ApiServer::share_encodings`] was called.
     encodings: Mutex<Option<encodings::SharedEncodings>>,
+    /// Records a LIST or a watch's initial scan looks at before it yields; `u32::MAX` (one
+    /// go) unless [`ApiServer::yield_during_scans`] was called.
+    scan_chunk: AtomicU32,
 }
 
 impl ApiServer {
@@ -136,6 +139,7 @@ impl ApiServer {
                 dispatcher: dispatch::Dispatcher::default(),
                 generated_names: AtomicU64::new(0),
                 encodings: Mutex::new(None),
+                scan_chunk: AtomicU32::new(u32::MAX),
             }),
         }
     }
@@ -407,6 +411,21 @@ impl ApiServer {
     /// turns it on.
     pub fn share_encodings(&self, max_bytes: usize) {
         *self.encodings() = Some(encodings::SharedEncodings::new(max_bytes));
+    }
+
+    /// Scans of the table (a LIST, a watch's initial events) look at `chunk` records at a
+    /// time and yield between chunks, so that one request scanning millions of objects
+    /// leaves a one-thread server answering others. Off unless turned on (a scan is one
+    /// step, and `run`'s interleaving of tasks stays what it was); `serve` turns it on.
+    pub fn yield_during_scans(&self, chunk: u32) {
+        self.shared
+            .scan_chunk
+            .store(chunk.max(1), Ordering::Relaxed);
+    }
+
+    /// Records a scan looks at before it yields.
+    pub(in crate::apiserver) fn scan_chunk(&self) -> u32 {
+        self.shared.scan_chunk.load(Ordering::Relaxed)
     }
 
     /// The line `key` names: shared if another watcher encoded it already, else from

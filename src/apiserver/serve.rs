@@ -90,6 +90,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         server.set_history_limit(Some(history));
         server.terminate_slow_watchers();
         server.share_encodings(SHARED_ENCODING_BYTES);
+        server.yield_during_scans(SCAN_CHUNK);
         let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
         let connections = GracefulShutdown::new();
         let signal = loop {
@@ -142,6 +143,11 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
 fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
+
+/// Records a LIST or a watch's initial scan looks at between two yields: a few
+/// milliseconds of label matching, so that a selector matching few of 10,000,000 objects
+/// keeps `/version` and every other client answered (issue 11).
+const SCAN_CHUNK: u32 = 4_096;
 
 /// The history `serve` keeps unless told otherwise: the most events kube-apiserver's
 /// watch cache holds per resource (`defaultUpperBoundCapacity`, 100 × 1024). Without a

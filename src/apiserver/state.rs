@@ -84,6 +84,17 @@ pub struct Page {
     pub next: Option<u32>,
 }
 
+/// What a scan with a budget found: a page, and where to go on if the budget ran out
+/// first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// The objects found, as [`State::list_where`] would have them so far.
+    pub page: Page,
+    /// The index the scan stopped before, when records are left to look at and the page
+    /// is not full.
+    pub resume: Option<u32>,
+}
+
 /// The object table and its history.
 #[derive(Debug)]
 pub struct State {
@@ -418,6 +429,20 @@ impl State {
         rv: u64,
         filter: impl Fn(&Identity) -> bool,
     ) -> Result<Page, Expired> {
+        self.scan_where(from, limit, rv, u32::MAX, filter)
+            .map(|scan| scan.page)
+    }
+
+    /// [`State::list_where`], looking at no more than `budget` records: the scan stops
+    /// early when the budget runs out, and says where to go on from.
+    pub fn scan_where(
+        &self,
+        from: u32,
+        limit: Option<usize>,
+        rv: u64,
+        budget: u32,
+        filter: impl Fn(&Identity) -> bool,
+    ) -> Result<Scan, Expired> {
         self.check_not_expired(rv)?;
         let rv = rv.min(self.resource_version);
         // Objects changed after `rv` are rolled back through the history: the first event
@@ -449,9 +474,11 @@ impl State {
             }
         };
         let limit = limit.unwrap_or(usize::MAX);
+        let end = self.records.len() as u32;
+        let stop = from.saturating_add(budget).min(end);
         let mut items = Vec::new();
         let mut next = None;
-        for i in from..self.records.len() as u32 {
+        for i in from..stop {
             if let Some(id) = at_rv(i).filter(|id| filter(id)) {
                 if items.len() == limit {
                     next = Some(i);
@@ -460,10 +487,14 @@ impl State {
                 items.push(id);
             }
         }
-        Ok(Page {
-            items,
-            resource_version: rv,
-            next,
+        let resume = (next.is_none() && stop < end).then_some(stop);
+        Ok(Scan {
+            page: Page {
+                items,
+                resource_version: rv,
+                next,
+            },
+            resume,
         })
     }
 
@@ -523,6 +554,46 @@ mod tests {
         let last = s.list_where(5, Some(5), rv, |_| true).unwrap();
         assert_eq!(last.items.len(), 5);
         assert_eq!(last.next, None);
+    }
+
+    #[test]
+    fn a_scan_in_chunks_with_writes_between_finds_what_one_scan_at_its_version_finds() {
+        let mut s = State::new(50);
+        s.delete(&[3, 30]);
+        let rv = s.resource_version();
+        let even = |id: &Identity| id.index.is_multiple_of(2);
+        let whole = s.list_where(0, Some(20), rv, even).unwrap();
+        let mut items = Vec::new();
+        let mut from = 0;
+        let page = loop {
+            let scan = s
+                .scan_where(from, Some(20 - items.len()), rv, 7, even)
+                .unwrap();
+            items.extend(scan.page.items.iter().copied());
+            let Some(resume) = scan.resume else {
+                break scan.page;
+            };
+            assert_eq!(resume, from + 7, "a chunk looks at its budget of records");
+            from = resume;
+            // Meanwhile the table moves on: updates, deletes, recreates and creates ahead
+            // of the scan and behind it (of live objects, as the server makes them).
+            let live = |s: &State, i: u32| s.get(i).map(|_| i);
+            let behind = from.saturating_sub(4);
+            let updated: Vec<u32> = [from + 2, behind]
+                .into_iter()
+                .filter_map(|i| live(&s, i))
+                .collect();
+            s.update(&updated);
+            if let Some(i) = live(&s, from + 4) {
+                s.delete(&[i]);
+            }
+            if let Some(i) = live(&s, from + 6) {
+                s.recreate(&[i]);
+            }
+            s.create(1);
+        };
+        assert_eq!(items, whole.items);
+        assert_eq!((page.resource_version, page.next), (rv, whole.next));
     }
 
     #[test]

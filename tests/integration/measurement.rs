@@ -217,7 +217,10 @@ fn dhat_counts_the_same_blocks_as_the_counting_allocator() {
             );
             blocks_in_phases += dhat;
         }
-        // The viewer file: dhat's own total covers every phase (and what came between).
+        // The viewer file: dhat's own total covers setup and every phase, and what comes
+        // between them outside the measured windows: the oracle's check of the store
+        // against the server at each phase's end (names and UIDs of every object) and the
+        // reports sent. That is about an eighth of this small scenario's blocks.
         let name = vc["name"].as_str().unwrap();
         let file = dir
             .path()
@@ -230,9 +233,10 @@ fn dhat_counts_the_same_blocks_as_the_counting_allocator() {
             .iter()
             .map(|pp| n(&pp["tbk"]))
             .sum();
+        let measured = blocks_in_phases + n(&vd["setup"]["alloc_count"]);
         assert!(
-            total >= blocks_in_phases && total <= blocks_in_phases * 1.1,
-            "{name}: file {total}, phases {blocks_in_phases}"
+            total >= measured && total <= measured * 1.25,
+            "{name}: file {total}, setup and phases {measured}"
         );
     }
     // A dhat report counts other things: `check` refuses to compare it.
