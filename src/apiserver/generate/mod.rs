@@ -21,7 +21,7 @@ mod template;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -138,55 +138,94 @@ impl Generator {
     }
 
     fn write(&self, buf: &mut Vec<u8>, id: Identity, form: Form) {
-        let spec = &self.spec;
-        let app_index = app_index(spec, id.index);
-        let app = APPS[app_index];
-        let template = &self.templates[app_index][form as usize];
-        match (spec.kind, form) {
-            (ObjectKind::Pod, Form::Object) => {
-                write_with(buf, template, PodValues::of(spec, app, id), |v| {
-                    pod_from(spec, app, v)
-                });
-            }
-            (ObjectKind::Pod, Form::Metadata) => {
-                write_with(buf, template, PodValues::of(spec, app, id), |v| {
-                    pod_from(spec, app, v).metadata
-                });
-            }
-            (ObjectKind::ConfigMap, Form::Object) => {
-                write_with(buf, template, ConfigMapValues::of(spec, id), |v| {
-                    config_map_from(spec, app, v)
-                });
-            }
-            (ObjectKind::ConfigMap, Form::Metadata) => {
-                write_with(buf, template, ConfigMapValues::of(spec, id), |v| {
-                    config_map_from(spec, app, v).metadata
-                });
-            }
-            (ObjectKind::Secret, Form::Object) => {
-                write_with(buf, template, SecretValues::of(spec, id), |v| {
-                    secret_from(spec, app, v)
-                });
-            }
-            (ObjectKind::Secret, Form::Metadata) => {
-                write_with(buf, template, SecretValues::of(spec, id), |v| {
-                    secret_from(spec, app, v).metadata
-                });
-            }
+        let app = app_index(&self.spec, id.index);
+        write_object(
+            buf,
+            &self.spec,
+            id,
+            form,
+            Some(&self.templates[app][form as usize]),
+        );
+    }
+}
+
+/// Appends the JSON of object `id` of `spec` in `form` to `buf`: through `template`, the
+/// object's class's (made from this object if it is the class's first), or without one by
+/// building the object field by field.
+fn write_object(
+    buf: &mut Vec<u8>,
+    spec: &ObjectSpec,
+    id: Identity,
+    form: Form,
+    template: Option<&OnceLock<Option<Template>>>,
+) {
+    let app = app_of(spec, id.index);
+    match spec.kind {
+        ObjectKind::Pod => {
+            let values = PodValues::of(spec, app, id);
+            write_form(
+                buf,
+                template,
+                form,
+                values,
+                |v| pod_from(spec, app, v),
+                |p| p.metadata,
+            );
+        }
+        ObjectKind::ConfigMap => {
+            let values = ConfigMapValues::of(spec, id);
+            write_form(
+                buf,
+                template,
+                form,
+                values,
+                |v| config_map_from(spec, app, v),
+                |c| c.metadata,
+            );
+        }
+        ObjectKind::Secret => {
+            let values = SecretValues::of(spec, id);
+            write_form(
+                buf,
+                template,
+                form,
+                values,
+                |v| secret_from(spec, app, v),
+                |s| s.metadata,
+            );
         }
     }
 }
 
+/// [`write_with`] the object `build` makes, or its `metadata`.
+fn write_form<V: Hole, T: Serialize>(
+    buf: &mut Vec<u8>,
+    template: Option<&OnceLock<Option<Template>>>,
+    form: Form,
+    values: V,
+    build: impl Fn(&V) -> T,
+    metadata: impl Fn(T) -> ObjectMeta,
+) {
+    match form {
+        Form::Object => write_with(buf, template, values, build),
+        Form::Metadata => write_with(buf, template, values, |v| metadata(build(v))),
+    }
+}
+
 /// Writes the object with `values` through its class's template, made from `build` if
-/// this is the class's first object; or, if the class has no template, through `build`.
+/// this is the class's first object; or, without a template (none given, or the class
+/// has none), through `build`.
 fn write_with<V: Hole, T: Serialize>(
     buf: &mut Vec<u8>,
-    template: &OnceLock<Option<Template>>,
+    template: Option<&OnceLock<Option<Template>>>,
     values: V,
     build: impl Fn(&V) -> T,
 ) {
-    let template =
-        template.get_or_init(|| Template::new(&values, |marked| to_json(&build(marked))));
+    let template = template.and_then(|template| {
+        template
+            .get_or_init(|| Template::new(&values, |marked| to_json(&build(marked))))
+            .as_ref()
+    });
     match template {
         Some(template) => template.write(buf, values),
         None => serde_json::to_writer(buf, &build(&values))
@@ -202,32 +241,7 @@ fn to_json(object: &impl Serialize) -> Vec<u8> {
 /// slow path the templates stand for, for tests to hold them to.
 #[cfg(test)]
 fn write_built(buf: &mut Vec<u8>, spec: &ObjectSpec, id: Identity, form: Form) {
-    let app = app_of(spec, id.index);
-    let written = match (spec.kind, form) {
-        (ObjectKind::Pod, Form::Object) => {
-            serde_json::to_writer(buf, &pod_from(spec, app, &PodValues::of(spec, app, id)))
-        }
-        (ObjectKind::Pod, Form::Metadata) => serde_json::to_writer(
-            buf,
-            &pod_from(spec, app, &PodValues::of(spec, app, id)).metadata,
-        ),
-        (ObjectKind::ConfigMap, Form::Object) => serde_json::to_writer(
-            buf,
-            &config_map_from(spec, app, &ConfigMapValues::of(spec, id)),
-        ),
-        (ObjectKind::ConfigMap, Form::Metadata) => serde_json::to_writer(
-            buf,
-            &config_map_from(spec, app, &ConfigMapValues::of(spec, id)).metadata,
-        ),
-        (ObjectKind::Secret, Form::Object) => {
-            serde_json::to_writer(buf, &secret_from(spec, app, &SecretValues::of(spec, id)))
-        }
-        (ObjectKind::Secret, Form::Metadata) => serde_json::to_writer(
-            buf,
-            &secret_from(spec, app, &SecretValues::of(spec, id)).metadata,
-        ),
-    };
-    written.expect("writing a generated object to a Vec cannot fail");
+    write_object(buf, spec, id, form, None);
 }
 
 /// The index a name generated by [`name`] encodes; `None` for any other name.
