@@ -569,9 +569,9 @@ fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
 ///
 /// With [`ApiServer::yield_during_scans`] on (`serve`), the table is scanned a chunk of
 /// records at a time; between chunks the state is unlocked and the task yields, so a long
-/// scan holds neither the server's one thread nor its state for long. Changes made meanwhile are rolled back
-/// through the history like any change after `rv`; one compacted away meanwhile ends the
-/// scan with `Expired`, as a LIST continued too late does.
+/// scan holds neither the server's one thread nor its state for long. Changes made
+/// meanwhile are rolled back through the history like any change after `rv`; one compacted
+/// away meanwhile ends the scan with `Expired`, as a LIST continued too late does.
 async fn scan(
     server: &ApiServer,
     selection: &Selection,

@@ -102,8 +102,8 @@ pub fn main() -> anyhow::Result<()> {
         }
         // After the last phase nothing is measured, and freeing the informer's store block
         // by block takes seconds for a large one (8 s for 100,000 pods): leave, and let
-        // the kernel take the heap back whole. A dhat build writes its profile first, as
-        // `_profile` drops.
+        // the kernel take the heap back whole. A dhat build stays: its profile is written
+        // when `_profile` drops.
         #[cfg(not(feature = "dhat-heap"))]
         if phases_left == 0 {
             std::process::exit(0);
