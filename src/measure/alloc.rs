@@ -9,13 +9,12 @@
 //! **Attribution.** A thread-local "current component" says who is working: the informer,
 //! the apiserver or the harness (the default). [`Attributed`] sets it around each poll of a
 //! future and [`enter`] around a block of code. Each component allocates from jemalloc
-//! arenas of its own, so a block's owner is the arena it came from, and arenas never share
-//! a page: the apiserver and the harness each have an explicit arena and thread cache
-//! (`MALLOCX_ARENA`, `MALLOCX_TCACHE`), and a page map (one byte per 4 KiB page, in memory
-//! from the system allocator, not from jemalloc) records their pages; the informer, which
-//! makes most allocations (92% of a LIST's), takes jemalloc's automatic arenas and fast
-//! paths, exactly as it would without this wrapper, and owns every block on a page the map
-//! does not know. A block freed or
+//! arenas of its own, so a block's owner is the arena it came from: the apiserver and the
+//! harness each have an explicit arena and thread cache (`MALLOCX_ARENA`,
+//! `MALLOCX_TCACHE`) whose memory comes from a region of reserved address space of its
+//! own (extent hooks, see [`HOOKS`]); the informer, which makes most allocations (92% of a
+//! LIST's), takes jemalloc's automatic arenas and fast paths, exactly as it would without
+//! this wrapper, and owns every block outside the regions. A block freed or
 //! grown by another component is charged to its allocator and stays in its arena. The
 //! components' figures therefore add up exactly to the totals, and each component's live
 //! bytes are exactly the bytes of the blocks it allocated and still holds. Separate arenas
@@ -24,16 +23,17 @@
 //!
 //! This is the crate's one `unsafe` module besides the jemalloc FFI call in
 //! [`super::jemalloc`]: implementing [`GlobalAlloc`] is unsafe by definition. Every method
-//! hands the caller's block and layout to jemalloc (`mallocx`, `rallocx`, `sdallocx`) with
-//! the alignment tikv-jemallocator would pass; the counters only look at sizes and
-//! addresses and never touch the memory.
+//! hands the caller's block and layout to jemalloc (`malloc`, `realloc`, `sdallocx` and
+//! their flagged forms) with the alignment tikv-jemallocator would pass; the counters only
+//! look at sizes and addresses and never touch the memory. The explicit arenas' extent
+//! hooks reserve, protect and purge address space with `mmap`, `mprotect` and `madvise`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
@@ -68,14 +68,6 @@ impl Component {
         Component::ApiServer,
         Component::Harness,
     ];
-
-    fn from_tag(tag: u64) -> Component {
-        match tag {
-            1 => Component::Informer,
-            2 => Component::ApiServer,
-            _ => Component::Harness,
-        }
-    }
 }
 
 /// One set of counters (of a component, or of the thread), as of one instant.
@@ -157,82 +149,203 @@ impl Counters {
     }
 }
 
-/// Which component each page of the heap belongs to: a two-level table indexed by address
-/// (the top level by 4 GiB, leaves of one byte per 4 KiB page, zeroed memory from
-/// [`System`] made on first use). A page belongs to one arena for the process's life
-/// (jemalloc retains the virtual memory it maps, per arena), so entries never change once
-/// set; threads may set the same entry concurrently, with the same value.
-struct PageMap {
-    top: [AtomicPtr<AtomicU8>; 1 << TOP_BITS],
+/// Where the explicit arenas' memory lives: one reservation of virtual address space,
+/// made on the first allocation, cut into a region per explicit component (in
+/// [`EXPLICIT`] order). Each explicit arena is made with extent hooks ([`HOOKS`]) that
+/// take its memory from its own region and nowhere else, so the owner of any block is a
+/// subtraction and a shift away: a block inside a region is that region's component's,
+/// any other block came from jemalloc's automatic arenas and is [`AUTOMATIC`]'s. The
+/// reservation is `PROT_NONE` and `MAP_NORESERVE` (no memory, no commit charge); a
+/// region's pages become readable and writable as its arena takes them.
+///
+/// Regions are 1 TiB where the system allows, else smaller ([`REGION_BITS`]; under
+/// valgrind, which refuses the larger reservations, 4 GiB). An arena that fills its region
+/// fails its allocation, as jemalloc does when the system has no memory left.
+const REGION_BITS: [u32; 3] = [40, 36, 32];
+
+/// The components with an explicit arena, in the order of their regions.
+const EXPLICIT: [Component; 2] = [Component::Harness, Component::ApiServer];
+
+/// The reservation: its first address (a page boundary) with the log2 of a region's size
+/// in the low bits, in one word so that one load reads both; 0 until it is made, and for
+/// good if the system refused it.
+static RESERVED: AtomicUsize = AtomicUsize::new(0);
+const SHIFT_MASK: usize = 63;
+
+/// The reservation's first address and the log2 of a region's size, if it is made.
+#[inline(always)]
+fn reservation() -> Option<(usize, u32)> {
+    let packed = RESERVED.load(Ordering::Relaxed);
+    (packed != 0).then_some((packed & !SHIFT_MASK, (packed & SHIFT_MASK) as u32))
 }
 
-const PAGE_BITS: u32 = 12;
-const LEAF_BITS: u32 = 20;
-const TOP_BITS: u32 = 16;
+/// Per region: bytes its arena has taken so far (handed out from the region's start up).
+static TAKEN: [AtomicUsize; EXPLICIT.len()] = [const { AtomicUsize::new(0) }; EXPLICIT.len()];
 
-impl PageMap {
-    /// The entry of `address`'s page, making its leaf if `make`.
-    fn entry(&self, address: usize, make: bool) -> Option<&AtomicU8> {
-        let top = address >> (PAGE_BITS + LEAF_BITS);
-        let slot = self.top.get(top)?;
-        let mut leaf = slot.load(Ordering::Acquire);
-        if leaf.is_null() {
-            if !make {
-                return None;
-            }
-            let layout = Layout::array::<u8>(1 << LEAF_BITS).expect("a leaf fits");
-            // SAFETY: the layout has a non-zero size.
-            let new = unsafe { System.alloc_zeroed(layout) }.cast::<AtomicU8>();
-            if new.is_null() {
-                return None;
-            }
-            leaf = match slot.compare_exchange(
-                std::ptr::null_mut(),
-                new,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => new,
-                Err(theirs) => {
-                    // SAFETY: `new` came from `System.alloc_zeroed` with this layout and
-                    // was never shared.
-                    unsafe { System.dealloc(new.cast(), layout) };
-                    theirs
-                }
-            };
-        }
-        let index = (address >> PAGE_BITS) & ((1 << LEAF_BITS) - 1);
-        // SAFETY: a leaf holds `1 << LEAF_BITS` entries and is never freed.
-        Some(unsafe { &*leaf.add(index) })
-    }
-
-    fn set(&self, address: usize, component: Component) {
-        if let Some(entry) = self.entry(address, true) {
-            let tag = component as u8 + 1;
-            if entry.load(Ordering::Relaxed) != tag {
-                entry.store(tag, Ordering::Relaxed);
-            }
-        }
-    }
-
-    fn get(&self, address: usize) -> Option<Component> {
-        match self.entry(address, false)?.load(Ordering::Relaxed) {
-            0 => None,
-            tag => Some(Component::from_tag(u64::from(tag - 1))),
-        }
-    }
+/// Which region holds `ptr`, if any, given the reservation.
+#[inline(always)]
+fn region_of(ptr: *mut u8, (base, shift): (usize, u32)) -> Option<usize> {
+    let region = (ptr as usize).wrapping_sub(base) >> shift;
+    (region < EXPLICIT.len()).then_some(region)
 }
 
-static PAGES: PageMap = PageMap {
-    top: [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << TOP_BITS],
-};
+/// The extent hooks of the explicit arenas, one set per region (an `alloc` hook tells its
+/// region by which set it was called through). Memory is taken once and kept: `dalloc`
+/// opts out, so jemalloc retains what it no longer uses and purges its pages instead,
+/// whatever `retain` is set to, and no other mapping can ever land inside a region.
+/// Pages are always committed (as jemalloc's default hooks have them on Linux, which
+/// overcommits), splitting and merging always succeed (a region is one mapping), and
+/// purging is `madvise`, as by default.
+static HOOKS: [ffi::extent_hooks_t; EXPLICIT.len()] = [const {
+    ffi::extent_hooks_t {
+        alloc: Some(extent_alloc),
+        dalloc: Some(extent_keep),
+        destroy: None,
+        commit: None,
+        decommit: None,
+        purge_lazy: Some(extent_purge_lazy),
+        purge_forced: Some(extent_purge_forced),
+        split: Some(extent_split),
+        merge: Some(extent_merge),
+    }
+}; EXPLICIT.len()];
 
-/// The components' arenas, made on the first allocation: `arena index + 1` per
-/// component, 0 while not made, `u32::MAX` if jemalloc refused.
+/// Takes `size` bytes at a multiple of `alignment` (at `new_addr` if not null) from the
+/// region of the hooks it is called through, readable and writable, zeroed.
+unsafe extern "C" fn extent_alloc(
+    hooks: *mut ffi::extent_hooks_t,
+    new_addr: *mut std::ffi::c_void,
+    size: usize,
+    alignment: usize,
+    zero: *mut bool,
+    commit: *mut bool,
+    _arena: std::ffi::c_uint,
+) -> *mut std::ffi::c_void {
+    let region = (hooks as usize).wrapping_sub(HOOKS.as_ptr() as usize)
+        / std::mem::size_of::<ffi::extent_hooks_t>();
+    let (Some(taken), Some((base, shift))) = (TAKEN.get(region), reservation()) else {
+        return std::ptr::null_mut();
+    };
+    let start_of_region = base + (region << shift);
+    let end_of_region = start_of_region + (1 << shift);
+    let mut used = taken.load(Ordering::Relaxed);
+    let start = loop {
+        let next = start_of_region + used;
+        let start = if new_addr.is_null() {
+            next.next_multiple_of(alignment.max(1))
+        } else if new_addr as usize == next {
+            next
+        } else {
+            // Only the end of what was taken can grow in place.
+            return std::ptr::null_mut();
+        };
+        if start
+            .checked_add(size)
+            .is_none_or(|end| end > end_of_region)
+        {
+            return std::ptr::null_mut();
+        }
+        match taken.compare_exchange_weak(
+            used,
+            start + size - start_of_region,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => break start,
+            Err(now) => used = now,
+        }
+    };
+    // SAFETY: `start..start + size` lies inside the reservation, which this process mapped
+    // and never unmaps, and was taken by this call alone.
+    let status = unsafe {
+        libc::mprotect(
+            start as *mut libc::c_void,
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+        )
+    };
+    if status != 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: jemalloc passes valid pointers to its two flags.
+    unsafe {
+        *zero = true;
+        *commit = true;
+    }
+    start as *mut std::ffi::c_void
+}
+
+/// Opts out of unmapping: the extent stays mapped and jemalloc retains it.
+unsafe extern "C" fn extent_keep(
+    _hooks: *mut ffi::extent_hooks_t,
+    _addr: *mut std::ffi::c_void,
+    _size: usize,
+    _committed: bool,
+    _arena: std::ffi::c_uint,
+) -> bool {
+    true
+}
+
+/// `madvise(advice)` on `length` bytes at `offset` into the extent at `addr`; false when
+/// done (jemalloc's convention).
+fn purge(addr: *mut std::ffi::c_void, offset: usize, length: usize, advice: c_int) -> bool {
+    // SAFETY: jemalloc names pages of an extent it holds, in a region this process mapped;
+    // both advices only drop their contents.
+    unsafe { libc::madvise(addr.cast::<u8>().add(offset).cast(), length, advice) != 0 }
+}
+
+unsafe extern "C" fn extent_purge_lazy(
+    _hooks: *mut ffi::extent_hooks_t,
+    addr: *mut std::ffi::c_void,
+    _size: usize,
+    offset: usize,
+    length: usize,
+    _arena: std::ffi::c_uint,
+) -> bool {
+    purge(addr, offset, length, libc::MADV_FREE)
+}
+
+unsafe extern "C" fn extent_purge_forced(
+    _hooks: *mut ffi::extent_hooks_t,
+    addr: *mut std::ffi::c_void,
+    _size: usize,
+    offset: usize,
+    length: usize,
+    _arena: std::ffi::c_uint,
+) -> bool {
+    purge(addr, offset, length, libc::MADV_DONTNEED)
+}
+
+unsafe extern "C" fn extent_split(
+    _hooks: *mut ffi::extent_hooks_t,
+    _addr: *mut std::ffi::c_void,
+    _size: usize,
+    _size_a: usize,
+    _size_b: usize,
+    _committed: bool,
+    _arena: std::ffi::c_uint,
+) -> bool {
+    false
+}
+
+unsafe extern "C" fn extent_merge(
+    _hooks: *mut ffi::extent_hooks_t,
+    _addr_a: *mut std::ffi::c_void,
+    _size_a: usize,
+    _addr_b: *mut std::ffi::c_void,
+    _size_b: usize,
+    _committed: bool,
+    _arena: std::ffi::c_uint,
+) -> bool {
+    false
+}
+
+/// The explicit components' arenas, made on the first allocation: `arena index + 1` per
+/// component, 0 while not made (and always for [`AUTOMATIC`]), `u32::MAX` if refused.
 static ARENAS: [AtomicU32; 3] = [const { AtomicU32::new(0) }; 3];
 static ARENAS_STATE: AtomicU8 = AtomicU8::new(0);
 
-/// The arena of `component`, if the arenas exist.
+/// The arena of `component`, if it has one.
 fn arena(component: Component) -> Option<u32> {
     if ARENAS_STATE.load(Ordering::Acquire) != 2 {
         make_arenas();
@@ -249,9 +362,35 @@ fn make_arenas() {
         .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
         .is_ok()
     {
-        for slot in &ARENAS {
-            let made = mallctl_read_u32(c"arenas.create").map_or(u32::MAX, |i| i + 1);
-            slot.store(made, Ordering::Release);
+        let reserved = REGION_BITS.into_iter().find_map(|shift| {
+            // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing; it
+            // touches no existing memory.
+            let base = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    EXPLICIT.len() << shift,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            (base != libc::MAP_FAILED).then_some(base as usize | shift as usize)
+        });
+        // All or none: with one explicit arena missing, its blocks could not be told from
+        // the informer's, so then no component has one and nothing is attributed.
+        let made = reserved
+            .map(|packed| {
+                RESERVED.store(packed, Ordering::Release);
+                HOOKS.each_ref().map(create_arena)
+            })
+            .filter(|made| made.iter().all(Option::is_some));
+        if made.is_none() {
+            RESERVED.store(0, Ordering::Release);
+        }
+        for (i, component) in EXPLICIT.into_iter().enumerate() {
+            let index = made.map_or(u32::MAX, |made| made[i].map_or(u32::MAX, |n| n + 1));
+            ARENAS[component as usize].store(index, Ordering::Release);
         }
         ARENAS_STATE.store(2, Ordering::Release);
     } else {
@@ -261,7 +400,27 @@ fn make_arenas() {
     }
 }
 
-/// Reads an `unsigned` mallctl that creates something (`arenas.create`, `tcache.create`).
+/// Makes an arena whose memory comes through `hooks`; its index.
+fn create_arena(hooks: &'static ffi::extent_hooks_t) -> Option<u32> {
+    let mut hooks = (hooks as *const ffi::extent_hooks_t).cast_mut();
+    let mut index: u32 = 0;
+    let mut len = std::mem::size_of::<u32>();
+    // SAFETY: a NUL-terminated name; `index` and `len` are valid for writes and `len` is
+    // `index`'s size; `newp` points to a pointer to hooks that live for the process, as
+    // `arenas.create` requires (jemalloc only reads through it).
+    let status = unsafe {
+        ffi::mallctl(
+            c"arenas.create".as_ptr(),
+            (&raw mut index).cast(),
+            &raw mut len,
+            (&raw mut hooks).cast(),
+            std::mem::size_of::<*mut ffi::extent_hooks_t>(),
+        )
+    };
+    (status == 0 && len == std::mem::size_of::<u32>()).then_some(index)
+}
+
+/// Reads an `unsigned` mallctl that creates something (`tcache.create`).
 fn mallctl_read_u32(name: &std::ffi::CStr) -> Option<u32> {
     let mut value: u32 = 0;
     let mut len = std::mem::size_of::<u32>();
@@ -344,6 +503,28 @@ impl State {
         }
     }
 
+    #[inline(always)]
+    fn count_alloc(&self, owner: Component, size: usize) {
+        self.grow_total(size as i64);
+        self.of(owner).alloc(size);
+        self.towards_sample(size as u64);
+    }
+
+    #[inline(always)]
+    fn count_dealloc(&self, owner: Component, size: usize) {
+        self.total_live.set(self.total_live.get() - size as i64);
+        self.of(owner).dealloc(size);
+    }
+
+    #[inline(always)]
+    fn count_realloc(&self, owner: Component, old: usize, new: usize) {
+        self.grow_total(new as i64 - old as i64);
+        self.of(owner).realloc(old, new);
+        if new > old {
+            self.towards_sample((new - old) as u64);
+        }
+    }
+
     /// Counts `bytes` newly allocated towards the timeline's next sample, and takes it
     /// when due (after the block is counted, so the sample includes it).
     #[inline]
@@ -381,71 +562,145 @@ thread_local! {
     };
 }
 
+/// The calling thread's state. `STATE.with(f)` with the allocator's whole body as `f` is
+/// too big for the compiler to inline, which leaves the thread-local's address behind an
+/// indirect call and a stack frame on every allocation; taking the address alone inlines
+/// to one instruction, and the body is then inlined into each `GlobalAlloc` method.
+#[inline(always)]
+fn state() -> &'static State {
+    let s: *const State = STATE.with(std::ptr::from_ref);
+    // SAFETY: `STATE` is `const`-initialized with no destructor, so it lives as long as its
+    // thread; `State` is not `Sync`, so the reference cannot leave this thread.
+    unsafe { &*s }
+}
+
 /// The component that allocates through jemalloc's automatic arenas and thread cache, the
 /// fast path: the informer, which is under test and makes most of a run's allocations
 /// (jemalloc's slower path for explicit arenas and caches once cost it about a tenth more
-/// instructions). Automatic arenas never share a page with explicit ones, so a block on a
-/// page the map does not know is this component's.
+/// instructions). Every block outside the explicit arenas' regions is this component's.
 const AUTOMATIC: Component = Component::Informer;
 
-/// A component with an arena of its own, whose flags say whether the arenas exist.
-const EXPLICIT: Component = Component::ApiServer;
-
-/// Whether the components' arenas exist; without them every block is charged to whoever
-/// frees it (jemalloc refused to make arenas: never seen).
+/// Whether the explicit arenas exist; without them (the system refused the reservation or
+/// jemalloc the arenas: never seen) every block is charged to whoever frees it.
 fn attributing() -> bool {
-    arena(EXPLICIT).is_some()
+    EXPLICIT.iter().all(|&c| arena(c).is_some())
+}
+
+/// Whether the block at `ptr` is [`AUTOMATIC`]'s, known without a call: it lies outside
+/// every region and the regions exist (until they do, [`owner_of`] decides).
+#[inline(always)]
+fn is_automatic(ptr: *mut u8) -> bool {
+    reservation().is_some_and(|reserved| region_of(ptr, reserved).is_none())
 }
 
 /// The owner of the block at `ptr`, and the flags that free or grow it in its arena.
 fn owner_of(s: &State, ptr: *mut u8) -> (Component, c_int) {
-    match PAGES.get(ptr as usize) {
-        Some(owner) => (owner, component_flags(s, owner)),
-        None if s.flags[EXPLICIT as usize].get() > 0 || attributing() => (AUTOMATIC, 0),
+    let reserved = reservation();
+    match reserved.and_then(|reserved| region_of(ptr, reserved)) {
+        Some(region) => {
+            let owner = EXPLICIT[region];
+            (owner, component_flags(s, owner))
+        }
+        None if reserved.is_some() || attributing() => (AUTOMATIC, 0),
         None => (s.current.get(), 0),
     }
 }
 
+// The hot paths below are [`AUTOMATIC`]'s blocks at the default alignment: plain `malloc`,
+// `realloc` and `sdallocx`, counted, with no call but jemalloc's (so no stack frame to keep
+// either). Everything else (another component, an alignment, zeroing, a block in a region)
+// goes through the `*_in_arena` functions, out of line.
+
 /// Allocates `layout` for the current component from its arena, and counts it.
+#[inline(always)]
 fn allocate(layout: Layout, zero: bool) -> *mut u8 {
-    STATE.with(|s| {
-        let owner = s.current.get();
-        let arena = if owner == AUTOMATIC {
-            0
+    let s = state();
+    let owner = s.current.get();
+    if owner != AUTOMATIC || zero || align_flags(layout.align(), layout.size()) != 0 {
+        return allocate_in_arena(s, owner, layout, zero);
+    }
+    // SAFETY: the size is non-zero (`GlobalAlloc`'s contract) and the default alignment
+    // does: jemalloc's fast path, as tikv-jemallocator calls it.
+    let ptr = unsafe { ffi::malloc(layout.size()) }.cast::<u8>();
+    if !ptr.is_null() {
+        s.count_alloc(owner, layout.size());
+    }
+    ptr
+}
+
+#[inline(never)]
+fn allocate_in_arena(s: &State, owner: Component, layout: Layout, zero: bool) -> *mut u8 {
+    let arena = if owner == AUTOMATIC {
+        0
+    } else {
+        component_flags(s, owner)
+    };
+    let align = align_flags(layout.align(), layout.size());
+    // SAFETY: the size is non-zero (`GlobalAlloc`'s contract) and the flags are valid: an
+    // arena and a cache jemalloc made, an alignment from a `Layout`.
+    let ptr = unsafe {
+        match (arena | align, zero) {
+            (0, false) => ffi::malloc(layout.size()),
+            (0, true) => ffi::calloc(1, layout.size()),
+            (flags, false) => ffi::mallocx(layout.size(), flags),
+            (flags, true) => ffi::mallocx(layout.size(), flags | ffi::MALLOCX_ZERO),
+        }
+    }
+    .cast::<u8>();
+    if !ptr.is_null() {
+        s.count_alloc(owner, layout.size());
+    }
+    ptr
+}
+
+/// Frees a block that may lie in a region, to its own arena, charged to its owner.
+///
+/// # Safety
+/// `GlobalAlloc::dealloc`'s contract.
+#[inline(never)]
+unsafe fn free_in_arena(s: &State, ptr: *mut u8, layout: Layout) {
+    let (owner, flags) = owner_of(s, ptr);
+    s.count_dealloc(owner, layout.size());
+    // Only the cache: a block goes back to the arena it came from.
+    let flags = (flags & !ARENA_MASK) | align_flags(layout.align(), layout.size());
+    // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`; the
+    // cache, if any, is this thread's.
+    unsafe { ffi::sdallocx(ptr.cast(), layout.size(), flags) };
+}
+
+/// Grows or shrinks a block that may lie in a region, in its own arena, charged to its
+/// owner.
+///
+/// # Safety
+/// `GlobalAlloc::realloc`'s contract.
+#[inline(never)]
+unsafe fn reallocate_in_arena(s: &State, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+    let (owner, arena) = owner_of(s, ptr);
+    let flags = arena | align_flags(layout.align(), new_size);
+    // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract (a block of this
+    // allocator with `layout`, a non-zero `new_size`), which we pass on with the flags of
+    // the block's arena.
+    let new = unsafe {
+        if flags == 0 {
+            ffi::realloc(ptr.cast(), new_size)
         } else {
-            component_flags(s, owner)
-        };
-        let align = align_flags(layout.align(), layout.size());
-        // SAFETY: the size is non-zero (`GlobalAlloc`'s contract) and the flags are valid:
-        // an arena and a cache jemalloc made, an alignment from a `Layout`. Without flags,
-        // jemalloc's fast paths, as tikv-jemallocator calls them.
-        let ptr = unsafe {
-            match (arena | align, zero) {
-                (0, false) => ffi::malloc(layout.size()),
-                (0, true) => ffi::calloc(1, layout.size()),
-                (flags, false) => ffi::mallocx(layout.size(), flags),
-                (flags, true) => ffi::mallocx(layout.size(), flags | ffi::MALLOCX_ZERO),
-            }
+            ffi::rallocx(ptr.cast(), new_size, flags)
         }
-        .cast::<u8>();
-        if !ptr.is_null() {
-            if arena != 0 {
-                PAGES.set(ptr as usize, owner);
-            }
-            s.grow_total(layout.size() as i64);
-            s.of(owner).alloc(layout.size());
-            s.towards_sample(layout.size() as u64);
-        }
-        ptr
-    })
+    }
+    .cast::<u8>();
+    if !new.is_null() {
+        s.count_realloc(owner, layout.size(), new_size);
+    }
+    new
 }
 
 // SAFETY: every method hands the caller's block and layout to jemalloc (`malloc`, `calloc`,
 // `realloc` or `mallocx`, `rallocx`, `sdallocx`) with the alignment tikv-jemallocator would
 // pass and, for explicit arenas, an arena and thread cache of this allocator's making, and
-// returns jemalloc's result unchanged; the bookkeeping does not allocate from this allocator
-// (the page map uses `System`).
+// returns jemalloc's result unchanged; the bookkeeping allocates nothing (the explicit
+// arenas' reservation is an `mmap` of its own).
 unsafe impl GlobalAlloc for CountingJemalloc {
+    #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if BARE.load(Ordering::Relaxed) {
             // SAFETY: as the caller's contract says.
@@ -454,6 +709,7 @@ unsafe impl GlobalAlloc for CountingJemalloc {
         allocate(layout, false)
     }
 
+    #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if BARE.load(Ordering::Relaxed) {
             // SAFETY: as the caller's contract says.
@@ -462,54 +718,48 @@ unsafe impl GlobalAlloc for CountingJemalloc {
         allocate(layout, true)
     }
 
+    #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if BARE.load(Ordering::Relaxed) {
             // SAFETY: as the caller's contract says; jemalloc frees a block of any arena.
             return unsafe { Jemalloc.dealloc(ptr, layout) };
         }
-        STATE.with(|s| {
-            let (owner, flags) = owner_of(s, ptr);
-            // Only the cache: a block goes back to the arena it came from.
-            let flags = (flags & !ARENA_MASK) | align_flags(layout.align(), layout.size());
-            // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`;
-            // the cache, if any, is this thread's.
-            unsafe { ffi::sdallocx(ptr.cast(), layout.size(), flags) };
-            s.total_live.set(s.total_live.get() - layout.size() as i64);
-            s.of(owner).dealloc(layout.size());
-        });
+        let s = state();
+        if !is_automatic(ptr) {
+            // SAFETY: as the caller's contract says.
+            return unsafe { free_in_arena(s, ptr, layout) };
+        }
+        // Counted first, so that the free is the last call (a jump).
+        s.count_dealloc(AUTOMATIC, layout.size());
+        // SAFETY: the caller guarantees `ptr` came from this allocator with `layout`, from
+        // the automatic arenas.
+        unsafe {
+            ffi::sdallocx(
+                ptr.cast(),
+                layout.size(),
+                align_flags(layout.align(), layout.size()),
+            )
+        };
     }
 
+    #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if BARE.load(Ordering::Relaxed) {
             // SAFETY: as the caller's contract says.
             return unsafe { Jemalloc.realloc(ptr, layout, new_size) };
         }
-        STATE.with(|s| {
-            // The block stays its owner's, in its owner's arena.
-            let (owner, arena) = owner_of(s, ptr);
-            let flags = arena | align_flags(layout.align(), new_size);
-            // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract (a block of this
-            // allocator with `layout`, a non-zero `new_size`), which we pass on.
-            let new = unsafe {
-                if flags == 0 {
-                    ffi::realloc(ptr.cast(), new_size)
-                } else {
-                    ffi::rallocx(ptr.cast(), new_size, flags)
-                }
-            }
-            .cast::<u8>();
-            if !new.is_null() {
-                if arena != 0 {
-                    PAGES.set(new as usize, owner);
-                }
-                s.grow_total(new_size as i64 - layout.size() as i64);
-                s.of(owner).realloc(layout.size(), new_size);
-                if new_size > layout.size() {
-                    s.towards_sample((new_size - layout.size()) as u64);
-                }
-            }
-            new
-        })
+        let s = state();
+        if !is_automatic(ptr) || align_flags(layout.align(), new_size) != 0 {
+            // SAFETY: as the caller's contract says.
+            return unsafe { reallocate_in_arena(s, ptr, layout, new_size) };
+        }
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract for a block of the
+        // automatic arenas at the default alignment: jemalloc's `realloc` keeps it there.
+        let new = unsafe { ffi::realloc(ptr.cast(), new_size) }.cast::<u8>();
+        if !new.is_null() {
+            s.count_realloc(AUTOMATIC, layout.size(), new_size);
+        }
+        new
     }
 }
 
@@ -731,6 +981,44 @@ mod tests {
         assert_eq!(informer().live_bytes, i0.live_bytes);
         assert_eq!(informer().deallocs - i0.deallocs, 1);
         assert_eq!(harness().deallocs, h0.deallocs);
+    }
+
+    #[test]
+    fn an_explicit_arena_keeps_its_large_and_aligned_blocks_in_its_region() {
+        let apiserver = || component_counters(Component::ApiServer);
+        let before = apiserver();
+        let (mut large, aligned) = {
+            let _apiserver = enter(Component::ApiServer);
+            let large = std::hint::black_box(Vec::<u8>::with_capacity(8 << 20));
+            let layout = Layout::from_size_align(4096, 4096).unwrap();
+            // SAFETY: a non-zero size; freed below with the same layout.
+            let aligned = unsafe { std::alloc::alloc(layout) };
+            assert!(!aligned.is_null());
+            (large, (aligned, layout))
+        };
+        let region = |ptr| {
+            reservation()
+                .and_then(|r| region_of(ptr, r))
+                .map(|r| EXPLICIT[r])
+        };
+        assert_eq!(region(large.as_mut_ptr()), Some(Component::ApiServer));
+        assert_eq!(region(aligned.0), Some(Component::ApiServer));
+        assert!(!is_automatic(large.as_mut_ptr()));
+        // The harness grows the large block past its extent and frees both.
+        large.reserve_exact(64 << 20);
+        assert_eq!(region(large.as_mut_ptr()), Some(Component::ApiServer));
+        let held = apiserver().live_bytes - before.live_bytes;
+        assert_eq!(held, (64 << 20) + 4096);
+        drop(large);
+        // SAFETY: allocated above with this layout.
+        unsafe { std::alloc::dealloc(aligned.0, aligned.1) };
+        assert_eq!(apiserver().live_bytes, before.live_bytes);
+        // The informer's blocks are outside every region.
+        let mut informer = {
+            let _informer = enter(Component::Informer);
+            std::hint::black_box(vec![0u8; 100])
+        };
+        assert!(is_automatic(informer.as_mut_ptr()));
     }
 
     #[test]

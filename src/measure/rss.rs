@@ -40,8 +40,7 @@ pub fn current_without_allocating() -> Option<Bytes> {
     statm_resident_pages(&buf[..len]).map(|pages| Bytes(pages * PAGE_BYTES))
 }
 
-/// The page size `statm` counts in (4 KiB on the platforms this tool runs on, as the
-/// allocator's page map also assumes).
+/// The page size `statm` counts in (4 KiB on the platforms this tool runs on).
 const PAGE_BYTES: u64 = 4096;
 
 /// The second field of `statm`: resident pages.
