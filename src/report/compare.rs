@@ -46,6 +46,20 @@ pub enum Metric {
     WatchEvents,
     /// Response bytes served.
     BytesServed,
+    /// `OnAdd` notifications handled, over every handler.
+    EventsAdd,
+    /// `OnUpdate` notifications with a new resourceVersion handled, over every handler.
+    EventsUpdate,
+    /// `OnDelete` notifications handled, over every handler.
+    EventsDelete,
+    /// Resync notifications handled, over every handler.
+    EventsSync,
+    /// Updates handed on whose old and new objects have different UIDs.
+    UidChangedUpdates,
+    /// The informers' queue high-water marks in bytes, summed.
+    QueuePeakBytes,
+    /// The handlers' buffer high-water marks in bytes, summed.
+    HandlerPeakBufferBytes,
     /// jemalloc's resident bytes at the phase's end (advisory).
     ResidentBytes,
     /// Process RSS at the phase's end (advisory).
@@ -58,7 +72,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order tables show them.
-    pub const ALL: [Metric; 18] = [
+    pub const ALL: [Metric; 25] = [
         Metric::AllocCount,
         Metric::DeallocCount,
         Metric::ReallocCount,
@@ -73,6 +87,13 @@ impl Metric {
         Metric::WatchRequests,
         Metric::WatchEvents,
         Metric::BytesServed,
+        Metric::EventsAdd,
+        Metric::EventsUpdate,
+        Metric::EventsDelete,
+        Metric::EventsSync,
+        Metric::UidChangedUpdates,
+        Metric::QueuePeakBytes,
+        Metric::HandlerPeakBufferBytes,
         Metric::ResidentBytes,
         Metric::RssBytes,
         Metric::RssPeakBytes,
@@ -96,6 +117,13 @@ impl Metric {
             Metric::WatchRequests => "watch_requests",
             Metric::WatchEvents => "watch_events",
             Metric::BytesServed => "bytes_served",
+            Metric::EventsAdd => "events_add",
+            Metric::EventsUpdate => "events_update",
+            Metric::EventsDelete => "events_delete",
+            Metric::EventsSync => "events_sync",
+            Metric::UidChangedUpdates => "uid_changed_updates",
+            Metric::QueuePeakBytes => "queue_peak_bytes",
+            Metric::HandlerPeakBufferBytes => "handler_peak_buffer_bytes",
             Metric::ResidentBytes => "resident_bytes",
             Metric::RssBytes => "rss_bytes",
             Metric::RssPeakBytes => "rss_peak_bytes",
@@ -112,8 +140,9 @@ impl Metric {
     }
 
     /// The tolerance `check` applies unless told otherwise, in percent: counts and bytes
-    /// requested are exact (0%), live and peak bytes 1% (a new dependency's static data
-    /// moves them a little), advisory figures are not gated.
+    /// requested are exact (0%), live and peak bytes of the heap 1% (a new dependency's
+    /// static data moves them a little), advisory figures are not gated. The queues' and
+    /// buffers' peaks are computed from their containers' capacities, exact (0%).
     pub fn default_tolerance(self) -> Option<f64> {
         match self {
             Metric::LiveBytes
@@ -147,6 +176,24 @@ impl Metric {
             Metric::WatchRequests => n(r.watch),
             Metric::WatchEvents => n(r.watch_events),
             Metric::BytesServed => n(r.bytes),
+            Metric::EventsAdd => phase.events.as_ref().map(|e| e.delivered.add as f64),
+            Metric::EventsUpdate => phase.events.as_ref().map(|e| e.delivered.update as f64),
+            Metric::EventsDelete => phase.events.as_ref().map(|e| e.delivered.delete as f64),
+            Metric::EventsSync => phase.events.as_ref().map(|e| e.delivered.sync as f64),
+            Metric::UidChangedUpdates => {
+                phase.events.as_ref().map(|e| e.uid_changed_updates as f64)
+            }
+            Metric::QueuePeakBytes => phase
+                .events
+                .as_ref()
+                .map(|e| e.informers.iter().map(|i| i.queue.peak_bytes as f64).sum()),
+            Metric::HandlerPeakBufferBytes => phase.events.as_ref().map(|e| {
+                e.informers
+                    .iter()
+                    .flat_map(|i| &i.handlers)
+                    .map(|h| h.peak_buffer_bytes as f64)
+                    .sum()
+            }),
             Metric::ResidentBytes => m.jemalloc.map(|j| j.resident.0 as f64),
             Metric::RssBytes => m.rss_bytes.map(|b| b.0 as f64),
             Metric::RssPeakBytes => m.rss_peak_bytes.map(|b| b.0 as f64),
@@ -461,6 +508,44 @@ mod tests {
         assert_eq!(tolerances.of(Metric::LiveBytes), Some(2.5));
         assert_eq!(tolerances.of(Metric::AllocCount), Some(0.0));
         assert_eq!(tolerances.of(Metric::RssBytes), None);
+    }
+
+    #[test]
+    fn events_are_compared_and_gated_like_counts() {
+        let base = Report::read(std::path::Path::new("reports/resync.json")).unwrap();
+        let same = Comparison::new(&base, &base, &Tolerances::default()).unwrap();
+        assert!(same.rows.iter().any(|r| r.metric == Metric::EventsSync));
+        assert!(same.changed().next().is_none());
+        // One resync notification more and a smaller queue peak, in the last phase.
+        let mut head = base.clone();
+        let phase = head.variants[0].phases.last_mut().unwrap();
+        let events = phase.events.as_mut().expect("resync's phases have events");
+        events.delivered.sync += 1;
+        events.informers[0].queue.peak_bytes -= 8;
+        let (variant, phase) = (base.variants[0].name.clone(), phase.name.clone());
+        let c = Comparison::new(&base, &head, &Tolerances::default()).unwrap();
+        let moved: Vec<_> = c
+            .changed()
+            .map(|r| (r.variant.as_str(), r.phase.as_str(), r.metric, r.verdict))
+            .collect();
+        assert_eq!(
+            moved,
+            [
+                (
+                    variant.as_str(),
+                    phase.as_str(),
+                    Metric::EventsSync,
+                    Verdict::Regression
+                ),
+                (
+                    variant.as_str(),
+                    phase.as_str(),
+                    Metric::QueuePeakBytes,
+                    Verdict::Improvement
+                ),
+            ]
+        );
+        assert!(c.failed());
     }
 
     #[test]

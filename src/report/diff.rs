@@ -159,6 +159,8 @@ fn value(metric: Metric, v: f64) -> String {
         | Metric::InformerLiveBytes
         | Metric::InformerPeakLiveBytes
         | Metric::BytesServed
+        | Metric::QueuePeakBytes
+        | Metric::HandlerPeakBufferBytes
         | Metric::ResidentBytes
         | Metric::RssBytes
         | Metric::RssPeakBytes => format!("{} ({})", Bytes(v as u64), thousands(v as u64)),
