@@ -394,17 +394,24 @@ impl State {
             .map(|(i, r)| State::identity(i, r))
     }
 
-    /// Deletes the given live objects, one resourceVersion each.
+    /// Deletes the given objects, one resourceVersion each; those not live (already
+    /// deleted, or never made) are left alone, as a delete of a missing object changes
+    /// nothing.
     pub fn delete(&mut self, indices: &[u32]) {
         for &i in indices {
-            self.mutate(i, EventKind::Deleted, None);
+            if self.get(i).is_some() {
+                self.mutate(i, EventKind::Deleted, None);
+            }
         }
     }
 
-    /// Updates the given live objects (new generation), one resourceVersion each.
+    /// Updates the given objects (new generation), one resourceVersion each; those not
+    /// live are left alone.
     pub fn update(&mut self, indices: &[u32]) {
         for &i in indices {
-            self.mutate(i, EventKind::Modified, None);
+            if self.get(i).is_some() {
+                self.mutate(i, EventKind::Modified, None);
+            }
         }
     }
 
@@ -538,6 +545,22 @@ mod tests {
             now.items.iter().find(|i| i.index == 3).unwrap().generation,
             2
         );
+    }
+
+    #[test]
+    fn updates_and_deletes_of_objects_not_live_change_nothing() {
+        let mut s = State::new(4);
+        s.delete(&[1]);
+        let (rv, alive, history) = (s.resource_version(), s.alive, s.history.len());
+        s.delete(&[1, 9]);
+        s.update(&[1, 9]);
+        assert_eq!(
+            (s.resource_version(), s.alive, s.history.len()),
+            (rv, alive, history)
+        );
+        assert_eq!(s.get(1), None);
+        let now = s.list_where(0, None, rv, |_| true).unwrap();
+        assert_eq!(now.items.len(), 3);
     }
 
     #[test]
