@@ -203,8 +203,8 @@ static HOOKS: [ffi::extent_hooks_t; EXPLICIT.len()] = [const {
         destroy: None,
         commit: None,
         decommit: None,
-        purge_lazy: Some(extent_purge_lazy),
-        purge_forced: Some(extent_purge_forced),
+        purge_lazy: Some(extent_purge::<{ libc::MADV_FREE }>),
+        purge_forced: Some(extent_purge::<{ libc::MADV_DONTNEED }>),
         split: Some(extent_split),
         merge: Some(extent_merge),
     }
@@ -286,34 +286,20 @@ unsafe extern "C" fn extent_keep(
     true
 }
 
-/// `madvise(advice)` on `length` bytes at `offset` into the extent at `addr`; false when
-/// done (jemalloc's convention).
-fn purge(addr: *mut std::ffi::c_void, offset: usize, length: usize, advice: c_int) -> bool {
+/// Purges `length` bytes at `offset` into the extent at `addr` with `madvise(ADVICE)`
+/// (`MADV_FREE` for a lazy purge, `MADV_DONTNEED` for a forced one, as jemalloc's own
+/// hooks on Linux); false when done (jemalloc's convention).
+unsafe extern "C" fn extent_purge<const ADVICE: c_int>(
+    _hooks: *mut ffi::extent_hooks_t,
+    addr: *mut std::ffi::c_void,
+    _size: usize,
+    offset: usize,
+    length: usize,
+    _arena: std::ffi::c_uint,
+) -> bool {
     // SAFETY: jemalloc names pages of an extent it holds, in a region this process mapped;
     // both advices only drop their contents.
-    unsafe { libc::madvise(addr.cast::<u8>().add(offset).cast(), length, advice) != 0 }
-}
-
-unsafe extern "C" fn extent_purge_lazy(
-    _hooks: *mut ffi::extent_hooks_t,
-    addr: *mut std::ffi::c_void,
-    _size: usize,
-    offset: usize,
-    length: usize,
-    _arena: std::ffi::c_uint,
-) -> bool {
-    purge(addr, offset, length, libc::MADV_FREE)
-}
-
-unsafe extern "C" fn extent_purge_forced(
-    _hooks: *mut ffi::extent_hooks_t,
-    addr: *mut std::ffi::c_void,
-    _size: usize,
-    offset: usize,
-    length: usize,
-    _arena: std::ffi::c_uint,
-) -> bool {
-    purge(addr, offset, length, libc::MADV_DONTNEED)
+    unsafe { libc::madvise(addr.cast::<u8>().add(offset).cast(), length, ADVICE) != 0 }
 }
 
 unsafe extern "C" fn extent_split(
