@@ -158,6 +158,7 @@ impl Metric {
     pub(crate) fn of(self, phase: &PhaseReport) -> Option<f64> {
         let m = &phase.measurement;
         let r = &phase.api_requests;
+        let events = phase.events.as_ref();
         let n = |v: u64| Some(v as f64);
         match self {
             Metric::AllocCount => n(m.alloc_count),
@@ -176,18 +177,15 @@ impl Metric {
             Metric::WatchRequests => n(r.watch),
             Metric::WatchEvents => n(r.watch_events),
             Metric::BytesServed => n(r.bytes),
-            Metric::EventsAdd => phase.events.as_ref().map(|e| e.delivered.add as f64),
-            Metric::EventsUpdate => phase.events.as_ref().map(|e| e.delivered.update as f64),
-            Metric::EventsDelete => phase.events.as_ref().map(|e| e.delivered.delete as f64),
-            Metric::EventsSync => phase.events.as_ref().map(|e| e.delivered.sync as f64),
-            Metric::UidChangedUpdates => {
-                phase.events.as_ref().map(|e| e.uid_changed_updates as f64)
+            Metric::EventsAdd => events.map(|e| e.delivered.add as f64),
+            Metric::EventsUpdate => events.map(|e| e.delivered.update as f64),
+            Metric::EventsDelete => events.map(|e| e.delivered.delete as f64),
+            Metric::EventsSync => events.map(|e| e.delivered.sync as f64),
+            Metric::UidChangedUpdates => events.map(|e| e.uid_changed_updates as f64),
+            Metric::QueuePeakBytes => {
+                events.map(|e| e.informers.iter().map(|i| i.queue.peak_bytes as f64).sum())
             }
-            Metric::QueuePeakBytes => phase
-                .events
-                .as_ref()
-                .map(|e| e.informers.iter().map(|i| i.queue.peak_bytes as f64).sum()),
-            Metric::HandlerPeakBufferBytes => phase.events.as_ref().map(|e| {
+            Metric::HandlerPeakBufferBytes => events.map(|e| {
                 e.informers
                     .iter()
                     .flat_map(|i| &i.handlers)
