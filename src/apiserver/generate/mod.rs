@@ -308,28 +308,39 @@ fn rng(seed: u64, parts: &[u64]) -> Pcg64Mcg {
     Pcg64Mcg::seed_from_u64(h)
 }
 
-fn hex(rng: &mut Pcg64Mcg, len: usize) -> String {
+/// A lowercase hex digit, one draw of `rng`.
+fn hex_digit(rng: &mut Pcg64Mcg) -> char {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    (0..len)
-        .map(|_| HEX[(rng.next_u32() % 16) as usize] as char)
-        .collect()
+    char::from(HEX[(rng.next_u32() % 16) as usize])
 }
 
-/// The UID of an object's incarnation, shaped like a random (v4) UUID.
+fn hex(rng: &mut Pcg64Mcg, len: usize) -> String {
+    let mut text = String::with_capacity(len);
+    text.extend((0..len).map(|_| hex_digit(rng)));
+    text
+}
+
+/// The UID of an object's incarnation, shaped like a random (v4) UUID: 32 hex draws in
+/// groups of 8-4-4-4-12, the 13th and 17th replaced by the version (`4`) and the variant
+/// (`a`).
 pub fn uid(spec: &ObjectSpec, index: u32, incarnation: u32) -> String {
     let mut rng = rng(
         spec.seed,
         &[0x01d, u64::from(index), u64::from(incarnation)],
     );
-    let h = hex(&mut rng, 32);
-    format!(
-        "{}-{}-4{}-a{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[13..16],
-        &h[17..20],
-        &h[20..]
-    )
+    let mut uid = String::with_capacity(36);
+    for i in 0..32 {
+        let digit = hex_digit(&mut rng);
+        if matches!(i, 8 | 12 | 16 | 20) {
+            uid.push('-');
+        }
+        uid.push(match i {
+            12 => '4',
+            16 => 'a',
+            _ => digit,
+        });
+    }
+    uid
 }
 
 fn time(seconds: i64) -> Time {
@@ -481,6 +492,22 @@ mod tests {
         let spec = test_spec();
         assert_ne!(uid(&spec, 5, 0), uid(&spec, 5, 1));
         assert_eq!(uid(&spec, 5, 0).len(), 36);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_uid_is_its_32_hex_draws_laid_out_as_a_v4_uuid(
+            seed: u64,
+            index: u32,
+            incarnation: u32,
+        ) {
+            let spec = ObjectSpec { seed, ..test_spec() };
+            let mut draws = rng(seed, &[0x01d, u64::from(index), u64::from(incarnation)]);
+            let h = hex(&mut draws, 32);
+            let expected =
+                format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..]);
+            proptest::prop_assert_eq!(uid(&spec, index, incarnation), expected);
+        }
     }
 
     #[test]

@@ -57,15 +57,57 @@ impl Slot {
                 buf.truncate(start + written);
             }
             Slot::Time(seconds) => write_time(buf, *seconds),
-            Slot::Int(n) => write!(buf, "{n}").expect("writing to a Vec cannot fail"),
+            Slot::Int(n) => buf.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         }
     }
 }
 
-/// Writes `seconds` after [`EPOCH`] as k8s-openapi's `Time` does.
+/// Writes `seconds` after [`EPOCH`] as k8s-openapi's `Time` does: `%Y-%m-%dT%H:%M:%SZ`,
+/// in UTC. Years 0 to 9999 (every timestamp a scenario makes, markers included) are
+/// written here, digit by digit; jiff's formatter, which a test holds this to, takes the
+/// rest.
 fn write_time(buf: &mut Vec<u8>, seconds: i64) {
-    let at = Timestamp::from_second(EPOCH + seconds).expect("scenario timestamps are in range");
-    write!(buf, "{}", at.strftime("%Y-%m-%dT%H:%M:%SZ")).expect("writing to a Vec cannot fail");
+    let unix = EPOCH + seconds;
+    let (days, second_of_day) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    if !(0..=9999).contains(&year) {
+        let at = Timestamp::from_second(unix).expect("scenario timestamps are in range");
+        write!(buf, "{}", at.strftime("%Y-%m-%dT%H:%M:%SZ")).expect("writing to a Vec cannot fail");
+        return;
+    }
+    let two = |n: i64| [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+    let [y0, y1] = two(year / 100);
+    let [y2, y3] = two(year % 100);
+    let [mo0, mo1] = two(month);
+    let [d0, d1] = two(day);
+    let [h0, h1] = two(second_of_day / 3600);
+    let [mi0, mi1] = two(second_of_day / 60 % 60);
+    let [s0, s1] = two(second_of_day % 60);
+    buf.extend_from_slice(&[
+        y0, y1, y2, y3, b'-', mo0, mo1, b'-', d0, d1, b'T', h0, h1, b':', mi0, mi1, b':', s0, s1,
+        b'Z',
+    ]);
+}
+
+/// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    // Months counted from March, so that February's leap day comes last.
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// A per-object value (or a group of them) that fills holes of a template.
@@ -385,6 +427,56 @@ mod tests {
             assert_eq!(
                 String::from_utf8(buf).unwrap(),
                 String::from_utf8(render(&example(name))).unwrap()
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn times_are_written_as_jiff_formats_them(
+            // Around the years scenarios use (2026 to the markers' 3000), and jiff's
+            // whole range, edges included, where years below 0 take the fallback.
+            unix in proptest::prop_oneof![
+                0_i64..=32_600_000_000,
+                Timestamp::MIN.as_second()..=Timestamp::MAX.as_second(),
+                proptest::strategy::Just(Timestamp::MIN.as_second()),
+                proptest::strategy::Just(Timestamp::MAX.as_second()),
+                proptest::strategy::Just(-62_167_219_200_i64),
+            ],
+        ) {
+            let mut fast = Vec::new();
+            write_time(&mut fast, unix - EPOCH);
+            let at = Timestamp::from_second(unix).unwrap();
+            let expected = at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+            proptest::prop_assert_eq!(String::from_utf8(fast).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn days_around_leap_years_and_centuries_map_to_their_dates() {
+        let date = |y: i16, m: i8, d: i8| {
+            let at = k8s_openapi::jiff::civil::date(y, m, d)
+                .to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC)
+                .unwrap();
+            at.timestamp().as_second().div_euclid(86_400)
+        };
+        for (y, m, d) in [
+            (1970, 1, 1),
+            (1969, 12, 31),
+            (2000, 2, 29),
+            (2000, 3, 1),
+            (1900, 2, 28),
+            (1900, 3, 1),
+            (2024, 12, 31),
+            (3000, 1, 1),
+            (1, 1, 1),
+            (9999, 12, 30),
+        ] {
+            let days = date(y, m, d);
+            assert_eq!(
+                civil_from_days(days),
+                (i64::from(y), i64::from(m), i64::from(d)),
+                "{y}-{m}-{d}"
             );
         }
     }
