@@ -30,12 +30,20 @@ use crate::scenario::{Relist, StoreMode};
 pub struct ObjectKey(String);
 
 impl ObjectKey {
-    /// The key of `obj`.
+    /// The key of `obj`: `namespace/name`, or the name of a cluster-scoped object. One
+    /// allocation of exactly the key's length, as client-go's `MetaNamespaceKeyFunc`
+    /// (`namespace + "/" + name` in Go) makes.
     pub fn of<K: Resource>(obj: &K) -> ObjectKey {
         let meta = obj.meta();
         let name = meta.name.as_deref().unwrap_or_default();
         ObjectKey(match meta.namespace.as_deref() {
-            Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+            Some(ns) if !ns.is_empty() => {
+                let mut key = String::with_capacity(ns.len() + 1 + name.len());
+                key.push_str(ns);
+                key.push('/');
+                key.push_str(name);
+                key
+            }
             _ => name.to_owned(),
         })
     }
@@ -360,6 +368,18 @@ mod tests {
             Stored::InList { list, .. } => Some(Arc::clone(list)),
             Stored::Owned(_) => None,
         })
+    }
+
+    #[test]
+    fn keys_are_namespace_slash_name_in_one_exact_allocation() {
+        let key = ObjectKey::of(&cm("api-config-bbbbb"));
+        assert_eq!(key.to_string(), "ns/api-config-bbbbb");
+        assert_eq!(key.0.capacity(), key.heap_bytes());
+        let mut cluster_scoped = cm("node-1");
+        cluster_scoped.metadata.namespace = None;
+        assert_eq!(ObjectKey::of(&cluster_scoped).to_string(), "node-1");
+        cluster_scoped.metadata.namespace = Some(String::new());
+        assert_eq!(ObjectKey::of(&cluster_scoped).to_string(), "node-1");
     }
 
     #[test]
