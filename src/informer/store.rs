@@ -37,13 +37,7 @@ impl ObjectKey {
         let meta = obj.meta();
         let name = meta.name.as_deref().unwrap_or_default();
         ObjectKey(match meta.namespace.as_deref() {
-            Some(ns) if !ns.is_empty() => {
-                let mut key = String::with_capacity(ns.len() + 1 + name.len());
-                key.push_str(ns);
-                key.push('/');
-                key.push_str(name);
-                key
-            }
+            Some(ns) if !ns.is_empty() => [ns, "/", name].concat(),
             _ => name.to_owned(),
         })
     }
