@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
 
-use super::http::Form;
+use super::form::Form;
 use super::state::EventKind;
 
 /// Which line: the event's resourceVersion, the type the watcher sees it as (a selection

@@ -10,7 +10,7 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use serde::de::DeserializeOwned;
 
-use super::http::status;
+use super::status::status;
 
 /// The largest request body kube-apiserver takes (`MaxRequestBodyBytes`, 3 MiB); larger
 /// ones get 413 RequestEntityTooLarge.

@@ -13,13 +13,18 @@ pub mod discovery;
 pub mod dispatch;
 mod encodings;
 pub mod extract;
+mod form;
 pub mod generate;
-pub mod http;
+mod list;
 pub mod patch;
+mod query;
+pub mod routes;
 pub mod selector;
 pub mod serve;
 pub mod state;
+mod status;
 pub mod transport;
+mod watch;
 pub mod write;
 pub mod written;
 
@@ -28,7 +33,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
 
 use crate::measure::Component;
 use crate::scenario::{Amount, ObjectSpec};
@@ -102,9 +106,9 @@ struct Shared {
     namespaces: HashMap<String, u32>,
     state: Mutex<State>,
     /// The newest resourceVersion, for watches waiting for events.
-    head: watch::Sender<u64>,
+    head: tokio::sync::watch::Sender<u64>,
     /// Bumped to end every open watch (as an apiserver restart or a load balancer would).
-    disconnects: watch::Sender<u64>,
+    disconnects: tokio::sync::watch::Sender<u64>,
     requests: Mutex<RequestCounts>,
     dispatcher: dispatch::Dispatcher,
     /// Names drawn for `generateName` so far.
@@ -126,8 +130,8 @@ impl ApiServer {
         let namespaces = (0..spec.namespaces)
             .map(|i| (generate::namespace(&spec, i), i))
             .collect();
-        let (head, _) = watch::channel(state.resource_version());
-        let (disconnects, _) = watch::channel(0);
+        let (head, _) = tokio::sync::watch::channel(state.resource_version());
+        let (disconnects, _) = tokio::sync::watch::channel(0);
         ApiServer {
             shared: Arc::new(Shared {
                 generator: Arc::new(Generator::new(spec)),
@@ -432,7 +436,7 @@ impl ApiServer {
     /// `encode` (and then shared, when sharing is on).
     pub(in crate::apiserver) fn shared_line(
         &self,
-        key: (u64, state::EventKind, http::Form),
+        key: (u64, state::EventKind, form::Form),
         encode: impl FnOnce() -> bytes::Bytes,
     ) -> bytes::Bytes {
         if let Some(line) = self.encodings().as_ref().and_then(|e| e.get(&key)) {
@@ -481,7 +485,7 @@ impl ApiServer {
         &self.shared.dispatcher
     }
 
-    fn disconnect_receiver(&self) -> watch::Receiver<u64> {
+    fn disconnect_receiver(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.disconnects.subscribe()
     }
 
@@ -519,7 +523,7 @@ impl ApiServer {
     }
 
     /// A receiver of the newest resourceVersion, for watches waiting on new events.
-    fn head_receiver(&self) -> watch::Receiver<u64> {
+    fn head_receiver(&self) -> tokio::sync::watch::Receiver<u64> {
         self.shared.head.subscribe()
     }
 

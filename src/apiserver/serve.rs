@@ -19,7 +19,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::ApiServer;
 use super::extract::RequestTimeout;
-use super::http::router;
+use super::routes::router;
 use crate::scenario::Scenario;
 
 /// Settings of `informer-mem serve`.

@@ -20,7 +20,7 @@ use tokio::io::DuplexStream;
 use tower::Layer;
 
 use super::ApiServer;
-use super::http::router;
+use super::routes::router;
 use crate::measure::alloc::{self, Attributed, Component};
 
 /// Capacity of each direction of an in-memory connection.

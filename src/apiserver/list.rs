@@ -1,0 +1,207 @@
+//! LIST: which state a request reads, and its body streamed a chunk at a time while the
+//! client reads, so the server never holds a whole response (kube-apiserver streams list
+//! encoding too since v1.33).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Body;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde::Serialize;
+
+use super::ApiServer;
+use super::form::Form;
+use super::generate::Generator;
+use super::query::{Query, Selection, decode_continue, encode_continue, parse_rv};
+use super::state::Expired;
+use super::status::{ApiError, expired_response, json_response};
+use super::written::{ObjectKey, Version};
+
+/// Target size of one streamed LIST chunk.
+const LIST_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Up to `limit` objects of `selection` as of `rv` (the newest if `None`), from index
+/// `from`: the objects, their resourceVersion and the index the next page starts at.
+///
+/// With [`ApiServer::yield_during_scans`] on (`serve`), the table is scanned a chunk of
+/// records at a time; between chunks the state is unlocked and the task yields, so a long
+/// scan holds neither the server's one thread nor its state for long. Changes made
+/// meanwhile are rolled back through the history like any change after `rv`; one compacted
+/// away meanwhile ends the scan with `Expired`, as a LIST continued too late does.
+pub(super) async fn scan(
+    server: &ApiServer,
+    selection: &Selection,
+    mut from: u32,
+    limit: Option<usize>,
+    rv: Option<u64>,
+) -> Result<(Vec<Version>, u64, Option<u32>), Expired> {
+    let spec = server.spec();
+    let mut items = Vec::new();
+    let mut rv = rv;
+    loop {
+        let resume = {
+            let state = server.state();
+            let at = *rv.get_or_insert_with(|| state.resource_version());
+            let left = limit.map(|limit| limit - items.len());
+            let scan = state.scan_where(from, left, at, server.scan_chunk(), |id| {
+                selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
+            })?;
+            items.extend(scan.page.items.iter().map(|id| state.version(*id)));
+            if scan.resume.is_none() {
+                return Ok((items, scan.page.resource_version, scan.page.next));
+            }
+            scan.resume
+        };
+        from = resume.expect("a scan that stopped early says where");
+        tokio::task::yield_now().await;
+    }
+}
+
+pub(super) async fn serve(
+    server: ApiServer,
+    selection: Selection,
+    q: &Query,
+    form: Form,
+) -> Response {
+    let head = server.resource_version();
+    let (rv, from, limit) = match list_plan(q, head, |key| server.index_of_key(key)) {
+        Ok(plan) => plan,
+        Err(e) => return e.into_response(),
+    };
+    let generator = server.generator().clone();
+    let page = scan(&server, &selection, from, limit, Some(rv)).await;
+    let (items, resource_version, next) = match page {
+        Ok(page) => page,
+        Err(expired) => {
+            server.count_request(|r| r.expired += 1);
+            return expired_response(expired, q.continue_token.is_some());
+        }
+    };
+    let continue_token = next.map(|_| {
+        let last = items.last().expect("a page with a next index has items");
+        encode_continue(generator.spec(), resource_version, last)
+    });
+    let metadata = ListMeta {
+        resource_version: resource_version.to_string(),
+        continue_token,
+    };
+    let (kind, api_version) = match form {
+        Form::Full => (selection.kind.as_str(), "v1"),
+        Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+    };
+    let head = format!(
+        r#"{{"kind":"{kind}List","apiVersion":"{api_version}","metadata":{},"items":["#,
+        serde_json::to_string(&metadata).expect("list metadata serializes")
+    );
+    let chunks = ListChunks {
+        server,
+        generator,
+        form,
+        items: items.into_iter(),
+        pending: Some(head.into_bytes()),
+        first: true,
+        done: false,
+    };
+    json_response(
+        StatusCode::OK,
+        Body::from_stream(futures::stream::iter(chunks)),
+    )
+}
+
+/// A list's `metadata`; `continue` is absent on the last page.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListMeta {
+    resource_version: String,
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    continue_token: Option<String>,
+}
+
+/// A request the server refuses: a `Status` with kube-apiserver's code and reason.
+
+fn list_plan(
+    q: &Query,
+    head: u64,
+    index_of: impl FnOnce(&ObjectKey) -> Option<u32>,
+) -> Result<(u64, u32, Option<usize>), ApiError> {
+    if let Some(token) = &q.continue_token {
+        if q.resource_version.is_some() {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue".to_owned(),
+            ));
+        }
+        let (rv, last) = decode_continue(token).map_err(ApiError::bad_request)?;
+        let from = index_of(&last)
+            .and_then(|i| i.checked_add(1))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "continue key is not valid: no object {}/{}",
+                    last.namespace, last.name
+                ))
+            })?;
+        return Ok((rv, from, q.limit));
+    }
+    let exact = q.resource_version_match.as_deref() == Some("Exact");
+    match q.resource_version.as_deref() {
+        // Unset: the newest state (a consistent read).
+        None => Ok((head, 0, q.limit)),
+        // "0": any version, served from the watch cache, which ignores `limit`.
+        Some("0") => Ok((head, 0, None)),
+        Some(v) => {
+            let rv = parse_rv(v).map_err(ApiError::bad_request)?;
+            if rv > head {
+                return Err(ApiError::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "Timeout",
+                    format!("Too large resource version: {rv}, current: {head}"),
+                ));
+            }
+            // A version with a limit and no match is an exact read, as in kube-apiserver;
+            // NotOlderThan (or no limit) is served from the newest state.
+            let exact = exact || (q.resource_version_match.is_none() && q.limit.is_some());
+            Ok((if exact { rv } else { head }, 0, q.limit))
+        }
+    }
+}
+
+/// Streams a LIST body: the head, then items encoded about [`LIST_CHUNK_BYTES`] at a time.
+struct ListChunks {
+    server: ApiServer,
+    generator: Arc<Generator>,
+    form: Form,
+    items: std::vec::IntoIter<Version>,
+    pending: Option<Vec<u8>>,
+    first: bool,
+    done: bool,
+}
+
+impl Iterator for ListChunks {
+    type Item = Result<Bytes, Infallible>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut buf = self
+            .pending
+            .take()
+            .unwrap_or_else(|| Vec::with_capacity(LIST_CHUNK_BYTES + 16 * 1024));
+        while buf.len() < LIST_CHUNK_BYTES {
+            let Some(version) = self.items.next() else {
+                buf.extend_from_slice(b"]}");
+                self.done = true;
+                break;
+            };
+            if !std::mem::take(&mut self.first) {
+                buf.push(b',');
+            }
+            self.form.write(&mut buf, &self.generator, &version);
+            crate::measure::timeline::object_sent();
+        }
+        self.server.count_request(|r| r.bytes += buf.len() as u64);
+        Some(Ok(Bytes::from(buf)))
+    }
+}

@@ -1,0 +1,303 @@
+//! A collection request's query: ListOptions parsed and checked as kube-apiserver does,
+//! the selection it covers (resource, namespace, selectors) and continue tokens.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+
+use super::ApiServer;
+use super::generate::{self, Identity};
+use super::selector::{FieldSelector, LabelSelector};
+use super::status::ApiError;
+use super::written::{ObjectKey, Version, Written};
+use crate::scenario::ObjectKind;
+use crate::scenario::ObjectSpec;
+
+/// Longest watch timeout honoured (a year); longer requests get this.
+const MAX_WATCH_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
+
+#[derive(Debug, Clone)]
+pub(super) struct Selection {
+    pub(super) kind: ObjectKind,
+    /// The server holds objects of this kind.
+    holds: bool,
+    namespace: Option<NamespaceFilter>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+/// A namespace by name and, when generated objects live there, by ordinal (objects are
+/// spread round robin over the ordinals).
+#[derive(Debug, Clone)]
+struct NamespaceFilter {
+    name: String,
+    ordinal: Option<u32>,
+}
+
+impl Selection {
+    pub(super) fn new(
+        server: &ApiServer,
+        kind: ObjectKind,
+        namespace: Option<&str>,
+        q: &Query,
+    ) -> Selection {
+        Selection {
+            kind,
+            holds: kind == server.spec().kind,
+            namespace: namespace.map(|ns| NamespaceFilter {
+                name: ns.to_owned(),
+                ordinal: server.namespace_ordinal(ns),
+            }),
+            labels: q.label_selector.clone(),
+            fields: q.field_selector.clone(),
+        }
+    }
+
+    pub(super) fn matches(&self, spec: &ObjectSpec, version: &Version) -> bool {
+        self.matches_parts(spec, &version.id, version.written.as_deref())
+    }
+
+    /// [`Selection::matches`] for a version not yet resolved into a [`Version`]: the
+    /// filter of a LIST, which resolves only the objects it keeps.
+    pub(super) fn matches_parts(
+        &self,
+        spec: &ObjectSpec,
+        id: &Identity,
+        written: Option<&Written>,
+    ) -> bool {
+        if !self.holds {
+            return false;
+        }
+        match written {
+            Some(w) => self.matches_written(w),
+            None => self.matches_generated(spec, id),
+        }
+    }
+
+    fn matches_written(&self, w: &Written) -> bool {
+        let key = w.key();
+        self.namespace
+            .as_ref()
+            .is_none_or(|ns| ns.name == key.namespace)
+            && self.fields.matches(&key.name, &key.namespace)
+            && self.labels.matches(w.labels())
+    }
+
+    fn matches_generated(&self, spec: &ObjectSpec, id: &Identity) -> bool {
+        if self
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| ns.ordinal != Some(id.index % spec.namespaces))
+        {
+            return false;
+        }
+        if !self.fields.is_empty() {
+            // `metadata.name=X` (kubectl's wait after a delete) pins one index: rule the
+            // rest out without building their names.
+            if let Some(name) = self.fields.exact_name()
+                && generate::index_of_name(name) != Some(id.index)
+            {
+                return false;
+            }
+            let name = generate::name(spec, id.index);
+            let namespace = generate::namespace(spec, id.index);
+            if !self.fields.matches(&name, &namespace) {
+                return false;
+            }
+        }
+        self.labels.is_empty()
+            || self
+                .labels
+                .matches(&generate::labels(spec, id.index, id.generation))
+    }
+}
+
+/// The query parameters this server understands.
+#[derive(Debug, Default)]
+pub(super) struct Query {
+    pub(super) watch: bool,
+    pub(super) limit: Option<usize>,
+    pub(super) continue_token: Option<String>,
+    pub(super) resource_version: Option<String>,
+    pub(super) resource_version_match: Option<String>,
+    pub(super) timeout: Option<Duration>,
+    pub(super) allow_watch_bookmarks: bool,
+    pub(super) send_initial_events: Option<bool>,
+    pub(super) label_selector: LabelSelector,
+    pub(super) field_selector: FieldSelector,
+}
+
+impl Query {
+    /// Decodes the parameters; a value that does not decode is a 400 Bad Request.
+    pub(super) fn parse(raw: &str) -> Result<Query, ApiError> {
+        Query::decode(raw).map_err(ApiError::bad_request)
+    }
+
+    pub(super) fn decode(raw: &str) -> Result<Query, String> {
+        let mut q = Query::default();
+        for (key, value) in form_urlencoded::parse(raw.as_bytes()) {
+            let value = value.into_owned();
+            match &*key {
+                "watch" => q.watch = parse_bool(&value),
+                "limit" => {
+                    let n: i64 = value.parse().map_err(|_| invalid(&key, &value))?;
+                    // kube-apiserver treats limit <= 0 as no limit.
+                    q.limit = usize::try_from(n).ok().filter(|&n| n > 0);
+                }
+                "continue" => q.continue_token = Some(value).filter(|v| !v.is_empty()),
+                "resourceVersion" => q.resource_version = Some(value).filter(|v| !v.is_empty()),
+                "resourceVersionMatch" => {
+                    q.resource_version_match = Some(value).filter(|v| !v.is_empty());
+                }
+                "timeoutSeconds" => {
+                    let secs: u64 = value.parse().map_err(|_| invalid(&key, &value))?;
+                    // Capped so that a deadline computed from it cannot overflow.
+                    q.timeout = Some(Duration::from_secs(secs.min(MAX_WATCH_TIMEOUT_SECONDS)));
+                }
+                "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&value),
+                "labelSelector" => q.label_selector = LabelSelector::parse(&value)?,
+                "fieldSelector" => q.field_selector = FieldSelector::parse(&value)?,
+                "sendInitialEvents" => q.send_initial_events = Some(parse_bool(&value)),
+                // kube-apiserver ignores parameters it does not know; so do we.
+                _ => {}
+            }
+        }
+        Ok(q)
+    }
+}
+
+impl Query {
+    /// Checks the combinations kube-apiserver's `ValidateListOptions` forbids; a violation
+    /// is a 422 Invalid, as there.
+    pub(super) fn validated(self) -> Result<Query, ApiError> {
+        let forbid = |field: &str, why: String| Err(ApiError::invalid_list_options(field, why));
+        let rvm = self.resource_version_match.as_deref();
+        if self.watch {
+            if self.send_initial_events.is_some() && rvm != Some("NotOlderThan") {
+                return forbid(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                        .to_owned(),
+                );
+            }
+            if let Some(m) = rvm {
+                if self.send_initial_events.is_none() {
+                    return forbid(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".to_owned(),
+                    );
+                }
+                if m != "NotOlderThan" {
+                    return forbid(
+                        "resourceVersionMatch",
+                        format!("Unsupported value: {m:?}: supported values: \"NotOlderThan\""),
+                    );
+                }
+            }
+            return Ok(self);
+        }
+        if self.send_initial_events.is_some() {
+            return forbid(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list".to_owned(),
+            );
+        }
+        if let Some(m) = rvm {
+            if self.resource_version.is_none() {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                        .to_owned(),
+                );
+            }
+            if self.continue_token.is_some() {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided".to_owned(),
+                );
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                return forbid(
+                    "resourceVersionMatch",
+                    format!(
+                        "Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+                    ),
+                );
+            }
+            if m == "Exact" && self.resource_version.as_deref() == Some("0") {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+                        .to_owned(),
+                );
+            }
+        }
+        Ok(self)
+    }
+}
+
+fn invalid(key: &str, value: &str) -> String {
+    format!("invalid value {value:?} for query parameter {key}")
+}
+
+/// A boolean query parameter as kube-apiserver reads it (apimachinery's
+/// `Convert_Slice_string_To_bool`): "0" and "false" in any case are false, and anything
+/// else, the empty string and "yes" included, is true. Never an error.
+pub(super) fn parse_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
+}
+
+pub(super) fn parse_rv(value: &str) -> Result<u64, String> {
+    value
+        .parse()
+        .map_err(|_| format!("invalid resource version {value:?}"))
+}
+
+/// A continue token shaped like kube-apiserver's: base64 of
+/// `{"v":"meta.k8s.io/v1","rv":N,"start":"<namespace>/<name>\u0000"}`.
+#[derive(Debug, Serialize, Deserialize)]
+struct ContinueToken {
+    v: String,
+    rv: u64,
+    start: String,
+}
+
+const TOKEN_VERSION: &str = "meta.k8s.io/v1";
+
+pub(super) fn encode_continue(spec: &ObjectSpec, rv: u64, last: &Version) -> String {
+    let start = match &last.written {
+        Some(w) => format!("{}/{}\u{0}", w.key().namespace, w.key().name),
+        None => format!(
+            "{}/{}\u{0}",
+            generate::namespace(spec, last.id.index),
+            generate::name(spec, last.id.index)
+        ),
+    };
+    let token = ContinueToken {
+        v: TOKEN_VERSION.to_owned(),
+        rv,
+        start,
+    };
+    BASE64.encode(serde_json::to_vec(&token).expect("a token serializes"))
+}
+
+/// The token's resourceVersion and the key of the last object listed.
+pub(super) fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
+    let invalid = || {
+        "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_owned()
+    };
+    let bytes = BASE64.decode(token).map_err(|_| invalid())?;
+    let token: ContinueToken = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if token.v != TOKEN_VERSION || token.rv == 0 {
+        return Err(invalid());
+    }
+    let key = token.start.strip_suffix('\u{0}').ok_or_else(invalid)?;
+    let (namespace, name) = key.split_once('/').ok_or_else(invalid)?;
+    let key = ObjectKey {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+    };
+    Ok((token.rv, key))
+}

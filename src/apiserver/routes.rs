@@ -1,0 +1,227 @@
+//! The built-in apiserver's routes: which handler answers each path and method (DESIGN.md
+//! section 3). Reads of one object and of namespaces are answered here; collections go to
+//! [`super::list`] or [`super::watch`], writes to [`super::write`].
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+
+use super::extract::ApiPath;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use serde_json::json;
+
+use super::form::Form;
+use super::generate::Generator;
+use super::query::{Query, Selection};
+use super::status::{
+    ApiError, json_response, method_not_allowed, namespace_not_found, object_not_found,
+};
+use super::written::Version;
+use super::{ApiServer, discovery, write};
+use super::{list, watch};
+use crate::scenario::ObjectKind;
+
+/// The apiserver's routes, ready to serve on any transport.
+pub fn router(server: ApiServer) -> Router {
+    Router::new()
+        .route(
+            "/version",
+            get(discovery::version).fallback(method_not_allowed),
+        )
+        .route(
+            "/api",
+            get(discovery::api_versions).fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1",
+            get(discovery::api_resources).fallback(method_not_allowed),
+        )
+        .route(
+            "/apis",
+            get(discovery::api_groups).fallback(method_not_allowed),
+        )
+        .route(
+            "/openapi/v3",
+            get(discovery::openapi_v3_paths).fallback(method_not_allowed),
+        )
+        .route(
+            "/openapi/v3/api/v1",
+            get(discovery::openapi_v3_core).fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/{resource}",
+            get(cluster_collection).fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}",
+            get(get_namespace).fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/{resource}",
+            get(namespaced_collection)
+                .post(write::create)
+                .delete(write::delete_collection)
+                .fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/{resource}/{name}",
+            get(get_object)
+                .put(write::replace)
+                .patch(write::patch)
+                .delete(write::delete)
+                .fallback(method_not_allowed),
+        )
+        .fallback(not_found)
+        .with_state(server)
+}
+
+async fn cluster_collection(
+    State(server): State<ApiServer>,
+    ApiPath(resource): ApiPath<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let form = Form::accepted(&headers);
+    collection(server, &resource, None, query.as_deref(), form).await
+}
+
+async fn namespaced_collection(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let form = Form::accepted(&headers);
+    collection(server, &resource, Some(namespace), query.as_deref(), form).await
+}
+
+async fn get_object(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+) -> Response {
+    by_name(&server, &resource, &name, |s| {
+        s.get_named(&namespace, &name)
+    })
+}
+
+/// `GET /api/v1/namespaces/{namespace}`: the namespaces objects live in, and `default`.
+/// kubectl asks after a 404 to tell a missing object from a missing namespace.
+async fn get_namespace(
+    State(server): State<ApiServer>,
+    ApiPath(namespace): ApiPath<String>,
+) -> Response {
+    if !server.has_namespace(&namespace) {
+        return namespace_not_found(&namespace);
+    }
+    let body = json!({
+        "kind": "Namespace",
+        "apiVersion": "v1",
+        "metadata": {"name": namespace, "labels": {"kubernetes.io/metadata.name": namespace}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    });
+    json_response(StatusCode::OK, Body::from(body.to_string()))
+}
+
+/// 404 for a namespace that does not exist.
+
+pub(super) fn by_name(
+    server: &ApiServer,
+    resource: &str,
+    name: &str,
+    find: impl FnOnce(&ApiServer) -> Option<Version>,
+) -> Response {
+    let Some(kind) = ObjectKind::from_plural(resource) else {
+        return unknown_resource();
+    };
+    let found = if kind == server.spec().kind {
+        find(server)
+    } else {
+        None
+    };
+    match found {
+        Some(version) => object_response(StatusCode::OK, server.generator(), &version),
+        None => object_not_found(kind, name),
+    }
+}
+
+/// One object as the response body.
+pub(super) fn object_response(
+    code: StatusCode,
+    generator: &Generator,
+    version: &Version,
+) -> Response {
+    let mut buf = Vec::with_capacity(8 * 1024);
+    version.write(&mut buf, generator);
+    json_response(code, Body::from(buf))
+}
+
+async fn not_found() -> Response {
+    unknown_resource()
+}
+
+fn unknown_resource() -> Response {
+    ApiError::unknown_resource().into_response()
+}
+
+async fn collection(
+    server: ApiServer,
+    resource: &str,
+    namespace: Option<String>,
+    query: Option<&str>,
+    form: Form,
+) -> Response {
+    let Some(kind) = ObjectKind::from_plural(resource) else {
+        return unknown_resource();
+    };
+    let query = match Query::parse(query.unwrap_or_default()).and_then(Query::validated) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    let selection = Selection::new(&server, kind, namespace.as_deref(), &query);
+    if query.watch {
+        server.count_request(|r| r.watch += 1);
+        watch::serve(server, selection, &query, form).await
+    } else {
+        server.count_request(|r| r.list += 1);
+        list::serve(server, selection, &query, form).await
+    }
+}
+
+/// Sends one request through the router, as kubectl would; returns the status code and
+/// the body as JSON (null when it is not JSON). For tests.
+#[cfg(test)]
+pub(super) async fn request(
+    server: &ApiServer,
+    method: &str,
+    uri: &str,
+    content_type: &str,
+    body: &str,
+) -> (StatusCode, serde_json::Value) {
+    use tower::ServiceExt;
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(axum::http::header::CONTENT_TYPE, content_type)
+        .header(
+            axum::http::header::USER_AGENT,
+            "kubectl/v1.32.0 (linux/amd64)",
+        )
+        .body(Body::from(body.to_owned()))
+        .expect("a test request is well-formed");
+    let response = router(server.clone())
+        .oneshot(request)
+        .await
+        .expect("the router is infallible");
+    let code = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a body in memory reads");
+    (code, serde_json::from_slice(&bytes).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,590 @@
+use super::*;
+use std::time::Duration;
+
+use axum::http::header;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use tokio::time::Instant;
+
+use crate::apiserver::generate::{self, Identity};
+use crate::apiserver::query::{decode_continue, encode_continue, parse_bool};
+use crate::apiserver::selector::LabelSelector;
+use crate::scenario::ObjectSpec;
+
+#[tokio::test]
+async fn every_refusal_is_a_status_with_kube_apiservers_code_and_reason() {
+    let server = ApiServer::new(crate::scenario::ObjectSpec::pods(20));
+    let ns = crate::apiserver::generate::namespace(server.spec(), 0);
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    let too_large = "x".repeat(crate::apiserver::extract::MAX_REQUEST_BODY_BYTES + 1);
+    let json = "application/json";
+    let cases: Vec<(&str, String, &str, &str, u16, &str)> = vec![
+        ("GET", "/nope".into(), json, "", 404, "NotFound"),
+        ("GET", "/api/v1/foos".into(), json, "", 404, "NotFound"),
+        (
+            "DELETE",
+            "/version".into(),
+            json,
+            "",
+            405,
+            "MethodNotAllowed",
+        ),
+        ("POST", "/api".into(), json, "{}", 405, "MethodNotAllowed"),
+        ("PUT", "/api/v1".into(), json, "{}", 405, "MethodNotAllowed"),
+        ("PATCH", "/apis".into(), json, "{}", 405, "MethodNotAllowed"),
+        (
+            "POST",
+            "/openapi/v3".into(),
+            json,
+            "{}",
+            405,
+            "MethodNotAllowed",
+        ),
+        (
+            "DELETE",
+            "/openapi/v3/api/v1".into(),
+            json,
+            "",
+            405,
+            "MethodNotAllowed",
+        ),
+        (
+            "POST",
+            "/api/v1/pods".into(),
+            json,
+            "{}",
+            405,
+            "MethodNotAllowed",
+        ),
+        (
+            "PUT",
+            format!("/api/v1/namespaces/{ns}"),
+            json,
+            "{}",
+            405,
+            "MethodNotAllowed",
+        ),
+        ("PUT", pods.clone(), json, "{}", 405, "MethodNotAllowed"),
+        (
+            "POST",
+            format!("{pods}/x"),
+            json,
+            "{}",
+            405,
+            "MethodNotAllowed",
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/%FF/pods".into(),
+            json,
+            "",
+            400,
+            "BadRequest",
+        ),
+        ("GET", format!("{pods}/%FF%FE"), json, "", 400, "BadRequest"),
+        ("DELETE", format!("{pods}/%C3"), json, "", 400, "BadRequest"),
+        ("GET", "/api/v1/%FF".into(), json, "", 400, "BadRequest"),
+        (
+            "POST",
+            pods.clone(),
+            json,
+            &too_large,
+            413,
+            "RequestEntityTooLarge",
+        ),
+        (
+            "PUT",
+            format!("{pods}/x"),
+            json,
+            &too_large,
+            413,
+            "RequestEntityTooLarge",
+        ),
+        (
+            "PATCH",
+            format!("{pods}/x"),
+            "application/merge-patch+json",
+            &too_large,
+            413,
+            "RequestEntityTooLarge",
+        ),
+        (
+            "DELETE",
+            pods.clone(),
+            json,
+            &too_large,
+            413,
+            "RequestEntityTooLarge",
+        ),
+        // kube-apiserver's ValidateDeleteOptions, in the query or the body.
+        (
+            "DELETE",
+            format!("{pods}/x?propagationPolicy=Bogus"),
+            json,
+            "",
+            422,
+            "Invalid",
+        ),
+        (
+            "DELETE",
+            format!("{pods}/x"),
+            json,
+            r#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Bogus"}"#,
+            422,
+            "Invalid",
+        ),
+        (
+            "DELETE",
+            format!("{pods}?propagationPolicy=Never"),
+            json,
+            "",
+            422,
+            "Invalid",
+        ),
+    ];
+    for (method, uri, content_type, body, code, reason) in cases {
+        let (status, json) = request(&server, method, &uri, content_type, body).await;
+        let at = format!("{method} {uri}");
+        assert_eq!(status.as_u16(), code, "{at}: {json}");
+        assert_eq!(json["kind"], "Status", "{at}: {json}");
+        assert_eq!(json["code"], code, "{at}");
+        assert_eq!(json["reason"], reason, "{at}");
+        assert!(
+            json["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{at}"
+        );
+    }
+    // The limit is kube-apiserver's: a body of exactly 3 MiB is read (and refused for
+    // what it says, not for its size).
+    let limit = "x".repeat(crate::apiserver::extract::MAX_REQUEST_BODY_BYTES);
+    let (status, json) = request(&server, "POST", &pods, json, &limit).await;
+    assert_eq!(status.as_u16(), 400, "{json}");
+}
+
+#[test]
+fn continue_tokens_round_trip_and_garbage_is_rejected() {
+    let spec = crate::apiserver::generate::test_spec();
+    let last = Version {
+        id: Identity {
+            index: 17,
+            incarnation: 0,
+            generation: 1,
+            resource_version: 5,
+        },
+        written: None,
+    };
+    let token = encode_continue(&spec, 42, &last);
+    let (rv, key) = decode_continue(&token).unwrap();
+    assert_eq!(rv, 42);
+    assert_eq!(generate::index_of_name(&key.name), Some(17));
+    assert_eq!(key.namespace, generate::namespace(&spec, 17));
+    assert!(decode_continue("not base64!").is_err());
+    assert!(decode_continue(&BASE64.encode(b"{}")).is_err());
+}
+
+async fn send(server: &ApiServer, method: &str, uri: &str) -> (StatusCode, serde_json::Value) {
+    request(server, method, uri, "application/json", "").await
+}
+
+#[tokio::test]
+async fn bad_requests_get_kube_apiserver_status_codes_and_reasons() {
+    let server = ApiServer::new(crate::apiserver::generate::test_spec());
+    // A continue token, then compaction past it: it has expired.
+    let (_, page) = send(&server, "GET", "/api/v1/pods?limit=10").await;
+    let token = page["metadata"]["continue"].as_str().unwrap().to_owned();
+    server.delete(
+        crate::scenario::Amount::Count(1),
+        &LabelSelector::default(),
+        1,
+    );
+    server.compact();
+    let expired_continue = format!("/api/v1/pods?limit=10&continue={token}");
+    let table: &[(&str, &str, u16, &str)] = &[
+        ("GET", "/api/v1/widgets", 404, "NotFound"),
+        (
+            "GET",
+            "/api/v1/namespaces/payments/widgets",
+            404,
+            "NotFound",
+        ),
+        ("GET", "/nothing/here", 404, "NotFound"),
+        (
+            "GET",
+            "/api/v1/namespaces/payments/pods/no-such-pod",
+            404,
+            "NotFound",
+        ),
+        (
+            "DELETE",
+            "/api/v1/namespaces/payments/pods/no-such-pod",
+            404,
+            "NotFound",
+        ),
+        ("PUT", "/api/v1/pods", 405, "MethodNotAllowed"),
+        ("GET", "/api/v1/pods?limit=ten", 400, "BadRequest"),
+        (
+            "GET",
+            "/api/v1/pods?watch=1&resourceVersion=x",
+            400,
+            "BadRequest",
+        ),
+        ("GET", "/api/v1/pods?timeoutSeconds=-1", 400, "BadRequest"),
+        (
+            "GET",
+            "/api/v1/pods?resourceVersion=abc&limit=5",
+            400,
+            "BadRequest",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?labelSelector=app%20in%20web",
+            400,
+            "BadRequest",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?fieldSelector=spec.nodeName%3Dx",
+            400,
+            "BadRequest",
+        ),
+        ("GET", "/api/v1/pods?continue=garbage", 400, "BadRequest"),
+        ("GET", "/api/v1/pods?continue=e30%3D", 400, "BadRequest"),
+        (
+            "GET",
+            "/api/v1/pods?resourceVersion=0&resourceVersionMatch=Exact",
+            422,
+            "Invalid",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?resourceVersionMatch=NotOlderThan",
+            422,
+            "Invalid",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?resourceVersion=1&resourceVersionMatch=Newest",
+            422,
+            "Invalid",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+            422,
+            "Invalid",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?watch=1&sendInitialEvents=true",
+            422,
+            "Invalid",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?watch=1&resourceVersionMatch=NotOlderThan",
+            422,
+            "Invalid",
+        ),
+        (
+            "GET",
+            "/api/v1/pods?resourceVersion=5&limit=10",
+            410,
+            "Expired",
+        ),
+        ("GET", &expired_continue, 410, "Expired"),
+        (
+            "GET",
+            "/api/v1/pods?resourceVersion=999999999",
+            504,
+            "Timeout",
+        ),
+    ];
+    for &(method, uri, code, reason) in table {
+        let (got, status) = send(&server, method, uri).await;
+        assert_eq!(got.as_u16(), code, "{method} {uri}: {status}");
+        assert_eq!(status["kind"], "Status", "{method} {uri}");
+        assert_eq!(status["code"], code, "{method} {uri}");
+        assert_eq!(status["reason"], reason, "{method} {uri}: {status}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Whatever the query, the server answers with a status it means: never a panic,
+    /// never a 500.
+    #[test]
+    fn random_queries_never_panic(
+        pairs in proptest::collection::vec(
+            (
+                proptest::sample::select(vec![
+                    "limit", "continue", "resourceVersion", "resourceVersionMatch", "watch",
+                    "timeoutSeconds", "allowWatchBookmarks", "sendInitialEvents",
+                    "labelSelector", "fieldSelector", "junk",
+                ]),
+                proptest::prelude::any::<String>(),
+            ),
+            0..6,
+        ),
+        path in proptest::sample::select(vec![
+            "/api/v1/pods", "/api/v1/namespaces/payments/pods", "/api/v1/secrets",
+        ]),
+    ) {
+        let query: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let code = runtime.block_on(async {
+            use tower::ServiceExt;
+            // Few objects: most random `watch` values are true, and each such watch
+            // sends every object first.
+            let server = ApiServer::new(ObjectSpec::pods(20));
+            let request = axum::http::Request::builder()
+                .uri(format!("{path}?{query}&timeoutSeconds=1"))
+                .body(Body::empty())
+                .unwrap();
+            let response = router(server).oneshot(request).await.unwrap();
+            let code = response.status();
+            // Drain the body too: streamed lists and watches generate as they go.
+            axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            code
+        });
+        proptest::prop_assert!(
+            code != StatusCode::INTERNAL_SERVER_ERROR,
+            "{path}?{query} answered {code}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn huge_watch_timeout_is_capped_not_a_panic() {
+    use tower::ServiceExt;
+    let server = ApiServer::new(crate::apiserver::generate::test_spec());
+    let request = axum::http::Request::builder()
+        .uri("/api/v1/pods?watch=1&resourceVersion=1000&timeoutSeconds=18446744073709551615")
+        .body(Body::empty())
+        .unwrap();
+    let response = router(server).oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn too_old_watch_gets_one_error_event_then_the_stream_ends() {
+    let server = ApiServer::new(crate::apiserver::generate::test_spec());
+    server.delete(
+        crate::scenario::Amount::Count(1),
+        &LabelSelector::default(),
+        1,
+    );
+    server.compact();
+    let (code, _) = send(&server, "GET", "/api/v1/pods?watch=1&resourceVersion=3").await;
+    assert_eq!(code, StatusCode::OK);
+    use tower::ServiceExt;
+    let request = axum::http::Request::builder()
+        .uri("/api/v1/pods?watch=1&resourceVersion=3")
+        .body(Body::empty())
+        .unwrap();
+    let response = router(server.clone()).oneshot(request).await.unwrap();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let lines: Vec<serde_json::Value> = body
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["type"], "ERROR");
+    assert_eq!(lines[0]["object"]["code"], 410);
+    assert_eq!(lines[0]["object"]["reason"], "Expired");
+}
+
+/// Sends a GET with an `Accept` header; returns the body's lines as JSON.
+async fn get_accepting(server: &ApiServer, uri: &str, accept: &str) -> Vec<serde_json::Value> {
+    use tower::ServiceExt;
+    let request = axum::http::Request::builder()
+        .uri(uri)
+        .header(header::ACCEPT, accept)
+        .body(Body::empty())
+        .expect("a test request is well-formed");
+    let response = router(server.clone()).oneshot(request).await.unwrap();
+    let body = response.into_body();
+    let bytes = tokio::time::timeout(Duration::from_secs(1), async {
+        // A watch never ends by itself: read what it has sent so far.
+        let mut stream = body.into_data_stream();
+        let mut all = Vec::new();
+        while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
+            Duration::from_millis(50),
+            futures::StreamExt::next(&mut stream),
+        )
+        .await
+        {
+            all.extend_from_slice(&chunk);
+        }
+        all
+    })
+    .await
+    .unwrap();
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).unwrap())
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn scans_in_chunks_answer_what_one_scan_answers() {
+    use crate::apiserver::selector::LabelSelector;
+    use crate::scenario::{Amount, ObjectSpec};
+    let spec = ObjectSpec {
+        count: 60,
+        ..crate::apiserver::generate::test_spec()
+    };
+    let whole = ApiServer::new(spec.clone());
+    let chunked = ApiServer::new(spec);
+    chunked.yield_during_scans(4);
+    for server in [&whole, &chunked] {
+        server.update(Amount::Count(9), &LabelSelector::default(), 3);
+    }
+    for uri in [
+        "/api/v1/pods?labelSelector=app%3Dweb",
+        "/api/v1/pods?labelSelector=app%3Dweb&limit=2",
+        "/api/v1/namespaces/search/pods?limit=3",
+        "/api/v1/pods?resourceVersion=61&resourceVersionMatch=Exact&labelSelector=app%3Dapi",
+        "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan\
+         &allowWatchBookmarks=true&labelSelector=app%3Dapi",
+    ] {
+        let (a, b) = (
+            get_accepting(&whole, uri, "application/json").await,
+            get_accepting(&chunked, uri, "application/json").await,
+        );
+        assert!(!a.is_empty() && a.len() == b.len(), "{uri}");
+        assert_eq!(a, b, "{uri}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn metadata_clients_get_partial_object_metadata_on_list_and_watch() {
+    let mut spec = crate::apiserver::generate::test_spec();
+    spec.count = 3;
+    let server = ApiServer::new(spec.clone());
+    // client-go's metadata informer puts protobuf first; this server skips it.
+    let accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    let list = get_accepting(&server, "/api/v1/pods", accept).await;
+    assert_eq!(list[0]["kind"], "PartialObjectMetadataList");
+    assert_eq!(list[0]["apiVersion"], "meta.k8s.io/v1");
+    let items = list[0]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    for item in items {
+        assert_eq!(item["kind"], "PartialObjectMetadata");
+        assert!(item["metadata"]["uid"].is_string());
+        assert!(item.get("spec").is_none() && item.get("status").is_none());
+    }
+    let watch = get_accepting(
+        &server,
+        "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+    )
+    .await;
+    assert_eq!(watch.len(), 4, "{watch:?}");
+    assert_eq!(watch[0]["object"]["kind"], "PartialObjectMetadata");
+    assert!(watch[0]["object"].get("spec").is_none());
+    assert_eq!(watch[3]["type"], "BOOKMARK");
+    assert_eq!(watch[3]["object"]["apiVersion"], "meta.k8s.io/v1");
+    // Without the parameter, whole objects.
+    let full = get_accepting(&server, "/api/v1/pods", "application/json").await;
+    assert_eq!(full[0]["kind"], "PodList");
+    assert!(full[0]["items"][0].get("spec").is_some());
+}
+
+#[tokio::test]
+async fn selectors_filter_lists_and_get_by_name_finds_one() {
+    let spec = crate::apiserver::generate::test_spec();
+    let server = ApiServer::new(spec.clone());
+    let name = generate::name(&spec, 4);
+    let ns = generate::namespace(&spec, 4);
+    let (_, list) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/pods?fieldSelector=metadata.name%3D{name}"),
+    )
+    .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    assert_eq!(list["kind"], "PodList");
+    let (_, list) = send(
+        &server,
+        "GET",
+        "/api/v1/pods?labelSelector=app%20in%20(api%2Cweb)",
+    )
+    .await;
+    // `app` cycles through ten names every `namespaces` objects: api and web are a fifth.
+    assert_eq!(
+        list["items"].as_array().unwrap().len() as u64,
+        spec.count / 5
+    );
+    let (code, pod) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/namespaces/{ns}/pods/{name}"),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(pod["metadata"]["name"], name.as_str());
+    let (_, other) = send(&server, "GET", "/api/v1/configmaps").await;
+    assert_eq!(other["kind"], "ConfigMapList");
+    assert!(other["items"].as_array().unwrap().is_empty());
+    let (code, _) = send(
+        &server,
+        "DELETE",
+        &format!("/api/v1/namespaces/{ns}/pods/{name}"),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(server.alive(), spec.count - 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn bookmarks_come_every_minute_and_just_before_the_deadline() {
+    use futures::TryStreamExt;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, WatchEvent, WatchParams};
+
+    let server = ApiServer::new(crate::apiserver::generate::test_spec());
+    let head = server.resource_version().to_string();
+    let api: Api<Pod> = Api::all(crate::apiserver::transport::client(&server));
+    let started = Instant::now();
+    let stream = api
+        .watch(&WatchParams::default().timeout(290), &head)
+        .await
+        .unwrap();
+    let mut stream = std::pin::pin!(stream);
+    let mut at = Vec::new();
+    // Paused time: the runtime jumps to each timer when nothing else can run.
+    while let Some(event) = stream.try_next().await.unwrap() {
+        let WatchEvent::Bookmark(b) = event else {
+            panic!("unexpected {event:?}");
+        };
+        assert_eq!(b.metadata.resource_version, head);
+        at.push((Instant::now() - started).as_secs());
+    }
+    assert_eq!(at, [60, 120, 180, 240, 288]);
+    assert_eq!(
+        (Instant::now() - started).as_secs(),
+        290,
+        "the stream ends at its timeout"
+    );
+}
+
+#[test]
+fn booleans_are_true_unless_zero_or_false() {
+    for truthy in ["1", "true", "True", "yes", "", "no", "t"] {
+        assert!(parse_bool(truthy), "{truthy:?}");
+    }
+    for falsy in ["0", "false", "FALSE", "FaLsE"] {
+        assert!(!parse_bool(falsy), "{falsy:?}");
+    }
+}

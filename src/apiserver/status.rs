@@ -1,0 +1,134 @@
+//! Refusals as kube-apiserver writes them: `Status` bodies with its codes and reasons.
+
+use axum::body::Body;
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::state::Expired;
+use crate::scenario::ObjectKind;
+
+pub(super) fn namespace_not_found(namespace: &str) -> Response {
+    let message = format!("namespaces {namespace:?} not found");
+    ApiError::new(StatusCode::NOT_FOUND, "NotFound", message)
+        .about(namespace, "namespaces")
+        .into_response()
+}
+
+/// Answers a request for one object: the object `find` returns, or 404.
+
+pub(super) fn object_not_found(kind: ObjectKind, name: &str) -> Response {
+    ApiError::not_found(kind, name).into_response()
+}
+
+pub(super) async fn method_not_allowed() -> Response {
+    status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ApiError {
+    pub(super) code: StatusCode,
+    pub(super) reason: &'static str,
+    pub(super) message: String,
+    /// The Status's `details`: which object (name, resource) the error is about.
+    details: Option<(String, &'static str)>,
+}
+
+impl ApiError {
+    /// A refusal with this code, reason and message.
+    pub(super) fn new(
+        code: StatusCode,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) -> ApiError {
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Names the object the error is about, as kube-apiserver's `details`.
+    fn about(mut self, name: &str, resource: &'static str) -> ApiError {
+        self.details = Some((name.to_owned(), resource));
+        self
+    }
+
+    /// A path naming no resource this server knows (404).
+    pub(super) fn unknown_resource() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// No object `name` of `kind` (404).
+    pub(super) fn not_found(kind: ObjectKind, name: &str) -> ApiError {
+        let message = format!("{} {name:?} not found", kind.plural());
+        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.plural())
+    }
+
+    pub(super) fn bad_request(message: String) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "BadRequest", message)
+    }
+
+    /// kube-apiserver's answer to invalid ListOptions: 422 with the field at fault.
+    pub(super) fn invalid_list_options(field: &str, why: String) -> ApiError {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {why}"),
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = status_body(self.code.as_u16(), self.reason, &self.message);
+        if let Some((name, kind)) = self.details {
+            body["details"] = json!({"name": name, "kind": kind});
+        }
+        json_response(self.code, Body::from(body.to_string()))
+    }
+}
+
+/// Which state a LIST reads: (resourceVersion, first index, page size).
+/// `index_of` finds the object a continue token names.
+
+pub(super) fn expired_response(expired: Expired, continuing: bool) -> Response {
+    let message = if continuing {
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results.".to_owned()
+    } else {
+        expired.to_string()
+    };
+    status(StatusCode::GONE, "Expired", message)
+}
+
+pub(super) fn status_body(code: u16, reason: &str, message: &str) -> serde_json::Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    })
+}
+
+/// A kube-apiserver `Status` error response.
+pub fn status(code: StatusCode, reason: &str, message: impl AsRef<str>) -> Response {
+    let body = status_body(code.as_u16(), reason, message.as_ref()).to_string();
+    json_response(code, Body::from(body))
+}
+
+pub(super) fn json_response(code: StatusCode, body: Body) -> Response {
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}

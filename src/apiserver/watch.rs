@@ -1,0 +1,334 @@
+//! WATCH: newline-delimited JSON events read from the history as the client consumes
+//! them, with bookmarks, watch-list's initial events and in-stream 410s.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::json;
+use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
+
+use super::ApiServer;
+use super::dispatch::WatcherSlot;
+use super::form::Form;
+use super::generate::{Generator, Identity};
+use super::list::scan;
+use super::query::{Query, Selection, parse_rv};
+use super::state::{EventKind, Expired};
+use super::status::{ApiError, expired_response, json_response, status_body};
+use super::written::Version;
+use crate::scenario::ObjectKind;
+
+/// kube-apiserver's default watch timeout when the client sets none (`--min-request-timeout`).
+const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
+/// kube-apiserver sends a bookmark about every minute to watchers that allow them...
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// ...and one about two seconds before the watch's deadline.
+const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
+
+pub(super) async fn serve(
+    server: ApiServer,
+    selection: Selection,
+    q: &Query,
+    form: Form,
+) -> Response {
+    let head = server.head_receiver();
+    let disconnect = server.disconnect_receiver();
+    let requested = match q.resource_version.as_deref() {
+        None | Some("0") => None,
+        Some(v) => match parse_rv(v) {
+            Ok(rv) => Some(rv),
+            Err(m) => return ApiError::bad_request(m).into_response(),
+        },
+    };
+    // Which state the watch starts from, and whether it first sends that state as ADDED.
+    let (snapshot, start) = match (q.send_initial_events, requested) {
+        // Watch-list (KEP-3157): the state, an initial-events-end bookmark, then changes.
+        (Some(true), _) => (true, None),
+        // Legacy: no resourceVersion (or "0") means "the state as ADDED, then changes".
+        (None, None) => (true, None),
+        (Some(false), None) => (false, None),
+        (_, Some(rv)) => (false, Some(rv)),
+    };
+    let (rv, initial) = if snapshot {
+        // The state as of the newest resourceVersion when the scan starts; changes after
+        // it come as events.
+        match scan(&server, &selection, 0, None, None).await {
+            Ok((items, rv, _)) => (rv, items),
+            Err(expired) => {
+                server.count_request(|r| r.expired += 1);
+                return expired_response(expired, false);
+            }
+        }
+    } else {
+        (
+            start.unwrap_or_else(|| server.resource_version()),
+            Vec::new(),
+        )
+    };
+    let now = Instant::now();
+    let deadline = now + q.timeout.unwrap_or(DEFAULT_WATCH_TIMEOUT);
+    let slot = server.dispatcher().register(rv);
+    let cursor = WatchCursor {
+        generator: server.generator().clone(),
+        form,
+        server,
+        selection,
+        initial: initial.into_iter(),
+        initial_events_end: (q.send_initial_events == Some(true) && q.allow_watch_bookmarks)
+            .then_some(rv),
+        initial_state: snapshot,
+        slot,
+        rv,
+        head,
+        disconnect,
+        deadline_at: deadline,
+        deadline: Box::pin(tokio::time::sleep_until(deadline)),
+        bookmark: q
+            .allow_watch_bookmarks
+            .then(|| Box::pin(tokio::time::sleep_until(next_bookmark(now, deadline)))),
+        finished: false,
+    };
+    let events = futures::stream::unfold(cursor, |mut cursor| async move {
+        let line = cursor.next_line().await?;
+        cursor.server.count_request(|r| {
+            r.watch_events += 1;
+            r.bytes += line.len() as u64;
+        });
+        crate::measure::timeline::object_sent();
+        cursor.slot.delivered(cursor.rv);
+        cursor.server.dispatcher().progressed();
+        Some((Ok::<_, Infallible>(line), cursor))
+    });
+    json_response(StatusCode::OK, Body::from_stream(events))
+}
+
+/// One watcher's position: initial events still to send, then the history after `rv`.
+struct WatchCursor {
+    server: ApiServer,
+    generator: Arc<Generator>,
+    form: Form,
+    selection: Selection,
+    initial: std::vec::IntoIter<Version>,
+    /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
+    initial_events_end: Option<u64>,
+    /// The watch began with the state as ADDED events and has not sent them all yet.
+    initial_state: bool,
+    /// This watcher as the slow-watcher dispatcher sees it.
+    slot: Arc<WatcherSlot>,
+    rv: u64,
+    head: watch::Receiver<u64>,
+    disconnect: watch::Receiver<u64>,
+    deadline_at: Instant,
+    deadline: Pin<Box<Sleep>>,
+    /// When the next bookmark is due; `None` when the client did not allow bookmarks.
+    bookmark: Option<Pin<Box<Sleep>>>,
+    finished: bool,
+}
+
+/// When the bookmark after `now` is due: a minute on, but no later than two seconds
+/// before the deadline; after that point, never.
+pub(super) fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
+    let last = deadline - BOOKMARK_BEFORE_DEADLINE;
+    if now < last {
+        (now + BOOKMARK_INTERVAL).min(last)
+    } else {
+        deadline + BOOKMARK_INTERVAL
+    }
+}
+
+impl WatchCursor {
+    async fn next_line(&mut self) -> Option<Bytes> {
+        // A terminated watch-list that still owes its initial-events-end bookmark closes
+        // gracefully: kube-apiserver schedules that bookmark at once, so it is already in
+        // the watcher's input when the dispatcher gives up on it, and the cacher then
+        // drains the input (`graceful = true` in cacheWatcher.add) instead of cutting the
+        // stream. The client gets its whole initial state and re-watches from the
+        // bookmark; a legacy `resourceVersion=0` watch has no such bookmark and is cut.
+        let graceful = self.initial_events_end.is_some();
+        if self.finished
+            || (self.slot.is_terminated() && !graceful)
+            || self.disconnect.has_changed().unwrap_or(true)
+        {
+            return None;
+        }
+        if let Some(version) = self.initial.next() {
+            return Some(event_line(
+                EventKind::Added,
+                &self.generator,
+                self.form,
+                &version,
+            ));
+        }
+        // The client has read every initial event: a legacy watch asks for the next line,
+        // a watch-list gets its end bookmark.
+        if std::mem::take(&mut self.initial_state) {
+            self.server
+                .count_request(|r| r.initial_events_completed += 1);
+        }
+        if let Some(rv) = self.initial_events_end.take() {
+            return Some(bookmark_line(self.selection.kind, self.form, rv, true));
+        }
+        self.slot.following();
+        loop {
+            // Mark the head seen before reading the history: a mutation after this point
+            // wakes `changed()` below, so no event is missed.
+            self.head.borrow_and_update();
+            if self.disconnect.has_changed().unwrap_or(true) || self.slot.is_terminated() {
+                return None;
+            }
+            let (head, next) = {
+                let state = self.server.state();
+                let next = state.event_after(self.rv).map(|event| {
+                    event.map(|e| {
+                        // For an update, the version it replaced decides whether the
+                        // object moved into or out of the selection.
+                        let before = (e.kind == EventKind::Modified).then(|| {
+                            state.version(Identity {
+                                generation: e.object.generation - 1,
+                                resource_version: e.previous_resource_version,
+                                ..e.object
+                            })
+                        });
+                        (e.kind, state.version(e.object), before)
+                    })
+                });
+                (state.resource_version(), next)
+            };
+            match next {
+                Err(expired) => {
+                    // kube-apiserver answers a too-old watch with HTTP 200 and one ERROR
+                    // event, then closes the stream.
+                    self.finished = true;
+                    self.server.count_request(|r| r.expired += 1);
+                    return Some(error_line(expired));
+                }
+                Ok(Some((kind, now, before))) => {
+                    self.rv = now.id.resource_version;
+                    if let Some(kind) = self.visible(kind, &now, before.as_ref()) {
+                        return Some(self.event_line(kind, &now));
+                    }
+                }
+                Ok(None) => {
+                    // No event of this resource after `rv`: the watch is current up to the
+                    // head, which writes to other resources may have moved on (as etcd's
+                    // progress notifications tell kube-apiserver's watch cache).
+                    if head > self.rv {
+                        self.rv = head;
+                        self.slot.delivered(head);
+                    }
+                    // Caught up: `rv` is the newest resourceVersion, which is what a
+                    // bookmark reports.
+                    let bookmark_due = async {
+                        match self.bookmark.as_mut() {
+                            Some(timer) => timer.as_mut().await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        // Polled in order so a run never depends on tokio's random choice.
+                        biased;
+                        changed = self.head.changed() => {
+                            if changed.is_err() {
+                                return None;
+                            }
+                        }
+                        _ = self.disconnect.changed() => return None,
+                        () = self.server.dispatcher().terminated() => {}
+                        () = bookmark_due => {
+                            let next = next_bookmark(Instant::now(), self.deadline_at);
+                            if let Some(timer) = self.bookmark.as_mut() {
+                                timer.as_mut().reset(next);
+                            }
+                            return Some(bookmark_line(
+                                self.selection.kind,
+                                self.form,
+                                self.rv,
+                                false,
+                            ));
+                        }
+                        () = &mut self.deadline => return None,
+                    }
+                }
+            }
+        }
+    }
+
+    /// The line for `now` seen as `kind`: shared with other watchers when the server
+    /// shares encodings (`serve`), else encoded here.
+    fn event_line(&self, kind: EventKind, now: &Version) -> Bytes {
+        let (generator, form) = (&self.generator, self.form);
+        self.server
+            .shared_line((now.id.resource_version, kind, form), || {
+                event_line(kind, generator, form, now)
+            })
+    }
+
+    /// How this watcher sees `event`, if at all. An update that moves an object into or out
+    /// of the selection is an ADDED or a DELETED for it, as in kube-apiserver's watch cache.
+    fn visible(
+        &self,
+        kind: EventKind,
+        now: &Version,
+        before: Option<&Version>,
+    ) -> Option<EventKind> {
+        let is = self.selection.matches(self.generator.spec(), now);
+        match (kind, before) {
+            (EventKind::Added | EventKind::Deleted, _) | (EventKind::Modified, None) => {
+                is.then_some(kind)
+            }
+            (EventKind::Modified, Some(before)) => {
+                match (self.selection.matches(self.generator.spec(), before), is) {
+                    (true, true) => Some(EventKind::Modified),
+                    (false, true) => Some(EventKind::Added),
+                    (true, false) => Some(EventKind::Deleted),
+                    (false, false) => None,
+                }
+            }
+        }
+    }
+}
+
+fn event_line(kind: EventKind, generator: &Generator, form: Form, version: &Version) -> Bytes {
+    let mut buf = Vec::with_capacity(8 * 1024);
+    buf.extend_from_slice(br#"{"type":""#);
+    buf.extend_from_slice(kind.as_str().as_bytes());
+    buf.extend_from_slice(br#"","object":"#);
+    form.write(&mut buf, generator, version);
+    buf.extend_from_slice(b"}\n");
+    Bytes::from(buf)
+}
+
+fn bookmark_line(kind: ObjectKind, form: Form, rv: u64, initial_events_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    // A bookmark takes the form of the watch's objects, as kube-apiserver transforms it.
+    let (kind, api_version) = match form {
+        Form::Full => (kind.as_str(), "v1"),
+        Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+    };
+    let event = json!({
+        "type": "BOOKMARK",
+        "object": {"kind": kind, "apiVersion": api_version, "metadata": metadata},
+    });
+    let mut line = event.to_string().into_bytes();
+    line.push(b'\n');
+    Bytes::from(line)
+}
+
+fn error_line(expired: Expired) -> Bytes {
+    let event =
+        json!({"type": "ERROR", "object": status_body(410, "Expired", &expired.to_string())});
+    let mut line = event.to_string().into_bytes();
+    line.push(b'\n');
+    Bytes::from(line)
+}

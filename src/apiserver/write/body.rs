@@ -1,0 +1,146 @@
+//! A write's body: its media type, and the JSON decoded into the kind's type, with the
+//! fields the type does not have dropped, reported or refused (`fieldValidation`).
+
+use axum::http::{HeaderMap, StatusCode, header};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::apiserver::status::ApiError;
+use crate::scenario::ObjectKind;
+
+pub(super) fn unsupported_media_type(message: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "UnsupportedMediaType",
+        message.to_owned(),
+    )
+}
+
+/// Refuses a create or replace body that is not JSON, as kube-apiserver's
+/// `NegotiateInputSerializer` refuses a media type it has no decoder for (415). No
+/// Content-Type means JSON there, the first type it serves, and here. kube-apiserver
+/// also reads YAML, protobuf and CBOR; this server reads JSON only and says so.
+pub(super) fn check_json_body(headers: &HeaderMap) -> Result<(), ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("(not text)"))
+        .unwrap_or_default();
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    if media.is_empty() || media.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(unsupported_media_type(&format!(
+            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json"
+        )))
+    }
+}
+
+/// The request body as JSON of a `kind` in v1 (`apiVersion` and `kind` filled in when
+/// missing).
+pub(super) fn decode(kind: ObjectKind, body: &[u8]) -> Result<Value, ApiError> {
+    let cannot = |why: String| {
+        ApiError::bad_request(format!(
+            "{k} in version \"v1\" cannot be handled as a {k}: {why}",
+            k = kind.as_str()
+        ))
+    };
+    let mut value: Value = serde_json::from_slice(body).map_err(|e| cannot(e.to_string()))?;
+    let Some(map) = value.as_object_mut() else {
+        return Err(cannot("the body is not a JSON object".to_owned()));
+    };
+    for (field, expected) in [("apiVersion", "v1"), ("kind", kind.as_str())] {
+        match map.get(field).and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert(field.to_owned(), json!(expected));
+            }
+            Some(given) if given != expected => {
+                return Err(ApiError::bad_request(format!(
+                    "the {field} of the provided object ({given}) does not match this endpoint's ({expected})"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(value)
+}
+
+/// `value` through the k8s-openapi type: field types checked, unknown fields dropped, and
+/// reported as `validation` says (kube-apiserver's `fieldValidation`).
+pub(super) fn normalize(
+    kind: ObjectKind,
+    value: Value,
+    validation: FieldValidation,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    fn through<T: DeserializeOwned + Serialize>(value: &Value) -> serde_json::Result<Value> {
+        serde_json::to_value(T::deserialize(value)?)
+    }
+    let typed = match kind {
+        ObjectKind::Pod => through::<Pod>(&value),
+        ObjectKind::ConfigMap => through::<ConfigMap>(&value),
+        ObjectKind::Secret => through::<Secret>(&value),
+    };
+    let typed = typed.map_err(|e| {
+        ApiError::bad_request(format!(
+            "{k} in version \"v1\" cannot be handled as a {k}: {e}",
+            k = kind.as_str()
+        ))
+    })?;
+    let mut unknown = Vec::new();
+    unknown_fields(&value, &typed, "", &mut unknown);
+    let unknown = unknown.into_iter().map(|f| format!("unknown field {f:?}"));
+    match validation {
+        FieldValidation::Ignore => {}
+        FieldValidation::Warn => warnings.extend(unknown),
+        FieldValidation::Strict => {
+            let unknown: Vec<String> = unknown.collect();
+            if !unknown.is_empty() {
+                return Err(ApiError::bad_request(format!(
+                    "strict decoding error: {}",
+                    unknown.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(typed)
+}
+
+/// Paths of the fields `given` has and `kept` (its typed round trip) lost.
+fn unknown_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>) {
+    match (given, kept) {
+        (Value::Object(given), Value::Object(kept)) => {
+            for (key, value) in given {
+                let field = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match kept.get(key) {
+                    Some(k) => unknown_fields(value, k, &field, out),
+                    // A null is an absent optional field, not an unknown one.
+                    None if value.is_null() => {}
+                    None => out.push(field),
+                }
+            }
+        }
+        (Value::Array(given), Value::Array(kept)) => {
+            for (i, (g, k)) in given.iter().zip(kept).enumerate() {
+                unknown_fields(g, k, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What to do with fields the type does not have (the `fieldValidation` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and say so in `Warning` headers (kube-apiserver's default).
+    Warn,
+    /// Refuse the request (400).
+    Strict,
+}

@@ -1,0 +1,304 @@
+//! Writes over HTTP, for `serve`: create (POST), replace (PUT), patch (PATCH) and
+//! deletecollection, with kube-apiserver's checks and the fields the server owns.
+//!
+//! What a client sends is decoded into the k8s-openapi type, which rejects wrong field
+//! types and drops unknown fields; `fieldValidation` says whether those are refused
+//! (`Strict`, what kubectl sends), reported in `Warning` headers (`Warn`, the default) or
+//! ignored, as in kube-apiserver.
+//! The server then sets what clients cannot: UID, creationTimestamp, generation, the Pod's
+//! status on create, and a managedFields entry for the writer (`fieldManager`, or the
+//! User-Agent's product name). Pods, ConfigMaps and Secrets do not allow create-on-update,
+//! so a PUT or PATCH of a missing object is a 404.
+
+mod body;
+mod options;
+mod server_fields;
+mod validate;
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+
+use crate::apiserver::extract::{ApiBody, ApiPath};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::apiserver::ApiServer;
+use crate::apiserver::patch::{self, PatchError, PatchType};
+use crate::apiserver::query::{Query, Selection};
+use crate::apiserver::routes::object_response;
+use crate::apiserver::status::{ApiError, json_response, namespace_not_found, object_not_found};
+use crate::apiserver::written::ObjectKey;
+use crate::scenario::ObjectKind;
+use body::{check_json_body, decode, normalize, unsupported_media_type};
+use options::{DeleteOptions, WriteOptions};
+use server_fields::finish;
+use validate::{check_preconditions, object_key};
+
+/// `POST /api/v1/namespaces/{namespace}/{resource}`.
+pub async fn create(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        check_json_body(&headers)?;
+        if !server.has_namespace(&namespace) {
+            return Ok(namespace_not_found(&namespace));
+        }
+        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let (key, object) = write.received(decode(write.kind, &body)?, None)?;
+        let kind = write.kind;
+        let version = server.write(&key, write.options.dry_run, |current, uid| match current {
+            Some(_) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "AlreadyExists",
+                format!("{} {:?} already exists", kind.plural(), key.name),
+            )),
+            None => Ok(finish(
+                kind,
+                object,
+                None,
+                uid,
+                &write.options.field_manager,
+            )),
+        })?;
+        Ok(write.respond(object_response(
+            StatusCode::CREATED,
+            server.generator(),
+            &version,
+        )))
+    })
+}
+
+/// `PUT /api/v1/namespaces/{namespace}/{resource}/{name}`.
+pub async fn replace(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        check_json_body(&headers)?;
+        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let (key, object) = write.received(decode(write.kind, &body)?, Some(&name))?;
+        let response = write.update(&key, |_, _| Ok(object))?;
+        Ok(write.respond(response))
+    })
+}
+
+/// `PATCH /api/v1/namespaces/{namespace}/{resource}/{name}`.
+pub async fn patch(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let patch_type = match PatchType::from_content_type(content_type) {
+            Some(PatchType::Apply) => {
+                return Err(unsupported_media_type(
+                    "server-side apply (application/apply-patch+yaml) is not supported by this server; use client-side apply",
+                ));
+            }
+            Some(t) => t,
+            None => {
+                return Err(unsupported_media_type(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+                ));
+            }
+        };
+        let key = ObjectKey {
+            namespace: namespace.clone(),
+            name: name.clone(),
+        };
+        let response = write.update(&key, |write, current| {
+            let patched = patch::apply(patch_type, current, &body).map_err(|e| match e {
+                PatchError::Malformed(m) => ApiError::bad_request(m),
+                PatchError::DoesNotApply(m) => {
+                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", m)
+                }
+            })?;
+            Ok(write.received(patched, Some(&name))?.1)
+        })?;
+        Ok(write.respond(response))
+    })
+}
+
+/// Runs a handler whose errors are `Status` responses.
+fn respond(handler: impl FnOnce() -> Result<Response, ApiError>) -> Response {
+    handler().unwrap_or_else(ApiError::into_response)
+}
+
+/// One create, replace or patch: the kind it writes, where, its options, and the warnings
+/// for the response.
+struct Write<'a> {
+    server: &'a ApiServer,
+    kind: ObjectKind,
+    namespace: &'a str,
+    options: WriteOptions,
+    warnings: Vec<String>,
+}
+
+impl<'a> Write<'a> {
+    fn new(
+        server: &'a ApiServer,
+        resource: &str,
+        namespace: &'a str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<Write<'a>, ApiError> {
+        Ok(Write {
+            server,
+            kind: writable(server, resource)?,
+            namespace,
+            options: WriteOptions::parse(query, headers)?,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The object a client sent (or a patch made), as the type has it, with its key
+    /// settled against the URL and validated.
+    fn received(
+        &mut self,
+        object: Value,
+        url_name: Option<&str>,
+    ) -> Result<(ObjectKey, Value), ApiError> {
+        let validation = self.options.field_validation;
+        let mut object = normalize(self.kind, object, validation, &mut self.warnings)?;
+        let key = object_key(
+            self.kind,
+            self.namespace,
+            &mut object,
+            url_name,
+            self.server,
+        )?;
+        validate::object(self.kind, &key, &object)?;
+        Ok((key, object))
+    }
+
+    /// Replaces the live object `key` with what `new_body` makes of its current JSON.
+    fn update(
+        &mut self,
+        key: &ObjectKey,
+        new_body: impl FnOnce(&mut Self, &Value) -> Result<Value, ApiError>,
+    ) -> Result<Response, ApiError> {
+        let kind = self.kind;
+        let generator = self.server.generator().clone();
+        let server = self.server;
+        let dry_run = self.options.dry_run;
+        let version = server.write(key, dry_run, |current, _| -> Result<Value, ApiError> {
+            let current = current
+                .ok_or_else(|| ApiError::not_found(kind, &key.name))?
+                .to_value(&generator);
+            let object = new_body(self, &current)?;
+            check_preconditions(kind, key, &object, &current)?;
+            let manager = &self.options.field_manager;
+            Ok(finish(kind, object, Some(&current), "", manager))
+        })?;
+        Ok(object_response(StatusCode::OK, &generator, &version))
+    }
+
+    /// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
+    fn respond(&self, mut response: Response) -> Response {
+        for w in &self.warnings {
+            let value = format!("299 - {w:?}");
+            if let Ok(value) = header::HeaderValue::from_str(&value) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
+    }
+}
+
+/// `DELETE /api/v1/namespaces/{namespace}/{resource}/{name}`. Deletion is immediate, as
+/// with `--grace-period=0`; the answer is the object's last state. The options come as
+/// query parameters or, as client-go sends them, as a DeleteOptions body.
+pub async fn delete(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        let Some(kind) = ObjectKind::from_plural(&resource) else {
+            return Err(ApiError::unknown_resource());
+        };
+        let options = DeleteOptions::parse(query.as_deref(), &body)?;
+        let generator = server.generator().clone();
+        let deleted = if kind == generator.spec().kind {
+            server.delete_named(&namespace, &name, options.dry_run, |current| {
+                options.check(kind, &generator, current)
+            })?
+        } else {
+            None
+        };
+        Ok(match deleted {
+            Some(version) => object_response(StatusCode::OK, &generator, &version),
+            None => object_not_found(kind, &name),
+        })
+    })
+}
+
+/// `DELETE /api/v1/namespaces/{namespace}/{resource}`: deletes what the selectors select
+/// and answers with the list of what was deleted, as it was.
+pub async fn delete_collection(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        let kind = writable(&server, &resource)?;
+        let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
+        let q = Query::parse(query.as_deref().unwrap_or_default())?;
+        let selection = Selection::new(&server, kind, Some(&namespace), &q);
+        let generator = server.generator().clone();
+        let (rv, deleted) =
+            server.delete_where(|v| selection.matches(generator.spec(), v), dry_run);
+        let mut buf = format!(
+            r#"{{"kind":"{}List","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
+            kind.as_str()
+        )
+        .into_bytes();
+        for (i, version) in deleted.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            version.write(&mut buf, &generator);
+        }
+        buf.extend_from_slice(b"]}");
+        Ok(json_response(StatusCode::OK, Body::from(buf)))
+    })
+}
+
+/// The kind `resource` names, when this server holds it: the other kinds stay empty.
+fn writable(server: &ApiServer, resource: &str) -> Result<ObjectKind, ApiError> {
+    let Some(kind) = ObjectKind::from_plural(resource) else {
+        return Err(ApiError::unknown_resource());
+    };
+    if kind != server.spec().kind {
+        return Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!(
+                "this server holds {} (the scenario's objects.kind); {} are read-only and empty",
+                server.spec().kind.plural(),
+                kind.plural()
+            ),
+        ));
+    }
+    Ok(kind)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,195 @@
+//! A write's query parameters: `dryRun`, `fieldManager`, `fieldValidation`, and a
+//! delete's options, checked as kube-apiserver checks them.
+
+use axum::http::{HeaderMap, StatusCode, header};
+
+use super::body::FieldValidation;
+use crate::apiserver::generate::Generator;
+use crate::apiserver::status::ApiError;
+use crate::apiserver::written::Version;
+use crate::scenario::ObjectKind;
+
+/// Longest `fieldManager` kube-apiserver accepts.
+const MAX_FIELD_MANAGER: usize = 128;
+
+/// Query parameters of a write.
+#[derive(Debug)]
+pub(super) struct WriteOptions {
+    /// `dryRun=All`: check and answer, but store nothing.
+    pub(super) dry_run: bool,
+    /// Who writes, for managedFields.
+    pub(super) field_manager: String,
+    /// What to do with unknown fields.
+    pub(super) field_validation: FieldValidation,
+}
+
+impl WriteOptions {
+    pub(super) fn parse(
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<WriteOptions, ApiError> {
+        let dry_run = dry_run(query)?;
+        let mut field_manager = None;
+        let mut field_validation = FieldValidation::Warn;
+        for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            if key == "fieldValidation" {
+                field_validation = match &*value {
+                    "Ignore" => FieldValidation::Ignore,
+                    "Warn" | "" => FieldValidation::Warn,
+                    "Strict" => FieldValidation::Strict,
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "fieldValidation parameter unsupported: {other:?}; expected Ignore, Warn or Strict"
+                        )));
+                    }
+                };
+            } else if key == "fieldManager" {
+                if value.len() > MAX_FIELD_MANAGER {
+                    return Err(invalid_options(
+                        "fieldManager",
+                        format!("Too long: may not be more than {MAX_FIELD_MANAGER} bytes"),
+                    ));
+                }
+                field_manager = Some(value.into_owned());
+            }
+        }
+        // kube-apiserver's default: the User-Agent up to its first '/' ("kubectl").
+        let field_manager = field_manager.unwrap_or_else(|| {
+            let agent = headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let product = agent.split('/').next().unwrap_or_default();
+            product.chars().take(MAX_FIELD_MANAGER).collect()
+        });
+        Ok(WriteOptions {
+            dry_run,
+            field_manager,
+            field_validation,
+        })
+    }
+}
+
+/// DeleteOptions, from the body or the query.
+#[derive(Debug, Default)]
+pub(super) struct DeleteOptions {
+    pub(super) dry_run: bool,
+    /// `preconditions.uid`: delete only this incarnation.
+    pub(super) uid: Option<String>,
+    /// `preconditions.resourceVersion`: delete only this version.
+    pub(super) resource_version: Option<String>,
+}
+
+impl DeleteOptions {
+    pub(super) fn parse(query: Option<&str>, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+        let mut options = DeleteOptions {
+            dry_run: dry_run(query)?,
+            ..DeleteOptions::default()
+        };
+        for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            if key == "propagationPolicy" {
+                check_propagation_policy(&value)?;
+            }
+        }
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(options);
+        }
+        let given: k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions =
+            serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}"
+                ))
+            })?;
+        for value in given.dry_run.iter().flatten() {
+            check_dry_run(value)?;
+            options.dry_run = true;
+        }
+        if let Some(policy) = &given.propagation_policy {
+            check_propagation_policy(policy)?;
+        }
+        if let Some(p) = given.preconditions {
+            options.uid = p.uid;
+            options.resource_version = p.resource_version;
+        }
+        Ok(options)
+    }
+
+    /// Refuses the deletion when a precondition does not hold (HTTP 409).
+    pub(super) fn check(
+        &self,
+        kind: ObjectKind,
+        generator: &Generator,
+        current: &Version,
+    ) -> Result<(), ApiError> {
+        let value = current.to_value(generator);
+        let field = |f: &str| value["metadata"][f].as_str().unwrap_or_default().to_owned();
+        let name = field("name");
+        let conflict = |what: &str, wanted: &str, actual: String| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} {name:?}: Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}",
+                    kind.plural()
+                ),
+            )
+        };
+        if let Some(uid) = &self.uid
+            && *uid != field("uid")
+        {
+            return Err(conflict("UID", uid, field("uid")));
+        }
+        if let Some(rv) = &self.resource_version
+            && *rv != field("resourceVersion")
+        {
+            return Err(conflict("ResourceVersion", rv, field("resourceVersion")));
+        }
+        Ok(())
+    }
+}
+
+/// The `dryRun` parameter: only `All` (or nothing) is valid.
+fn dry_run(query: Option<&str>) -> Result<bool, ApiError> {
+    let mut dry_run = false;
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if key == "dryRun" {
+            check_dry_run(&value)?;
+            dry_run = true;
+        }
+    }
+    Ok(dry_run)
+}
+
+fn check_dry_run(value: &str) -> Result<(), ApiError> {
+    if value == "All" {
+        Ok(())
+    } else {
+        Err(invalid_options(
+            "dryRun",
+            format!("Unsupported value: {value:?}: supported values: \"All\""),
+        ))
+    }
+}
+
+/// kube-apiserver's `ValidateDeleteOptions`: a propagation policy is one of three (this
+/// server deletes at once whichever it is: it has no garbage collector).
+fn check_propagation_policy(value: &str) -> Result<(), ApiError> {
+    if matches!(value, "Foreground" | "Background" | "Orphan") {
+        Ok(())
+    } else {
+        Err(invalid_options(
+            "propagationPolicy",
+            format!(
+                "Unsupported value: {value:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+            ),
+        ))
+    }
+}
+
+fn invalid_options(field: &str, why: String) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "Invalid",
+        format!("options are invalid: {field}: {why}"),
+    )
+}
