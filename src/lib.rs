@@ -10,6 +10,7 @@ pub mod cli;
 pub mod exit_codes;
 pub mod informer;
 pub mod measure;
+pub mod metric;
 pub mod output;
 pub mod progress;
 pub mod report;

@@ -7,153 +7,14 @@
 //! (RSS, resident, durations: never gated unless asked).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{PhaseReport, Report};
-
-/// A figure of a phase that two reports can disagree on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Allocations during the phase.
-    AllocCount,
-    /// Deallocations during the phase.
-    DeallocCount,
-    /// Reallocations during the phase.
-    ReallocCount,
-    /// Bytes requested during the phase.
-    AllocBytes,
-    /// Bytes live at the phase's end.
-    LiveBytes,
-    /// Highest live bytes within the phase.
-    PeakLiveBytes,
-    /// Allocations the informer made during the phase.
-    InformerAllocCount,
-    /// Bytes the informer requested during the phase.
-    InformerAllocBytes,
-    /// Bytes of the informer's blocks live at the phase's end.
-    InformerLiveBytes,
-    /// Highest live bytes of the informer's blocks within the phase.
-    InformerPeakLiveBytes,
-    /// LIST requests.
-    ListRequests,
-    /// WATCH requests.
-    WatchRequests,
-    /// Watch events sent.
-    WatchEvents,
-    /// Response bytes served.
-    BytesServed,
-    /// `OnAdd` notifications handled, over every handler.
-    EventsAdd,
-    /// `OnUpdate` notifications with a new resourceVersion handled, over every handler.
-    EventsUpdate,
-    /// `OnDelete` notifications handled, over every handler.
-    EventsDelete,
-    /// Resync notifications handled, over every handler.
-    EventsSync,
-    /// Updates handed on whose old and new objects have different UIDs.
-    UidChangedUpdates,
-    /// The informers' queue high-water marks in bytes, summed.
-    QueuePeakBytes,
-    /// The handlers' buffer high-water marks in bytes, summed.
-    HandlerPeakBufferBytes,
-    /// jemalloc's resident bytes at the phase's end (advisory).
-    ResidentBytes,
-    /// Process RSS at the phase's end (advisory).
-    RssBytes,
-    /// Highest RSS within the phase (advisory).
-    RssPeakBytes,
-    /// Wall-clock duration (advisory).
-    DurationMs,
-}
+use crate::metric::Metric;
 
 impl Metric {
-    /// Every metric, in the order tables show them.
-    pub const ALL: [Metric; 25] = [
-        Metric::AllocCount,
-        Metric::DeallocCount,
-        Metric::ReallocCount,
-        Metric::AllocBytes,
-        Metric::LiveBytes,
-        Metric::PeakLiveBytes,
-        Metric::InformerAllocCount,
-        Metric::InformerAllocBytes,
-        Metric::InformerLiveBytes,
-        Metric::InformerPeakLiveBytes,
-        Metric::ListRequests,
-        Metric::WatchRequests,
-        Metric::WatchEvents,
-        Metric::BytesServed,
-        Metric::EventsAdd,
-        Metric::EventsUpdate,
-        Metric::EventsDelete,
-        Metric::EventsSync,
-        Metric::UidChangedUpdates,
-        Metric::QueuePeakBytes,
-        Metric::HandlerPeakBufferBytes,
-        Metric::ResidentBytes,
-        Metric::RssBytes,
-        Metric::RssPeakBytes,
-        Metric::DurationMs,
-    ];
-
-    /// The metric's name on the command line and in tables.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Metric::AllocCount => "alloc_count",
-            Metric::DeallocCount => "dealloc_count",
-            Metric::ReallocCount => "realloc_count",
-            Metric::AllocBytes => "alloc_bytes",
-            Metric::LiveBytes => "live_bytes",
-            Metric::PeakLiveBytes => "peak_live_bytes",
-            Metric::InformerAllocCount => "informer_alloc_count",
-            Metric::InformerAllocBytes => "informer_alloc_bytes",
-            Metric::InformerLiveBytes => "informer_live_bytes",
-            Metric::InformerPeakLiveBytes => "informer_peak_live_bytes",
-            Metric::ListRequests => "list_requests",
-            Metric::WatchRequests => "watch_requests",
-            Metric::WatchEvents => "watch_events",
-            Metric::BytesServed => "bytes_served",
-            Metric::EventsAdd => "events_add",
-            Metric::EventsUpdate => "events_update",
-            Metric::EventsDelete => "events_delete",
-            Metric::EventsSync => "events_sync",
-            Metric::UidChangedUpdates => "uid_changed_updates",
-            Metric::QueuePeakBytes => "queue_peak_bytes",
-            Metric::HandlerPeakBufferBytes => "handler_peak_buffer_bytes",
-            Metric::ResidentBytes => "resident_bytes",
-            Metric::RssBytes => "rss_bytes",
-            Metric::RssPeakBytes => "rss_peak_bytes",
-            Metric::DurationMs => "duration_ms",
-        }
-    }
-
-    /// Whether the figure repeats exactly run to run on one build.
-    pub fn is_exact(self) -> bool {
-        !matches!(
-            self,
-            Metric::ResidentBytes | Metric::RssBytes | Metric::RssPeakBytes | Metric::DurationMs
-        )
-    }
-
-    /// The tolerance `check` applies unless told otherwise, in percent: counts and bytes
-    /// requested are exact (0%), live and peak bytes of the heap 1% (a new dependency's
-    /// static data moves them a little), advisory figures are not gated. The queues' and
-    /// buffers' peaks are computed from their containers' capacities, exact (0%).
-    pub fn default_tolerance(self) -> Option<f64> {
-        match self {
-            Metric::LiveBytes
-            | Metric::PeakLiveBytes
-            | Metric::InformerLiveBytes
-            | Metric::InformerPeakLiveBytes => Some(1.0),
-            m if m.is_exact() => Some(0.0),
-            _ => None,
-        }
-    }
-
     /// The metric's value in `phase`, when the report has it.
     pub(crate) fn of(self, phase: &PhaseReport) -> Option<f64> {
         let m = &phase.measurement;
@@ -197,26 +58,6 @@ impl Metric {
             Metric::RssPeakBytes => m.rss_peak_bytes.map(|b| b.0 as f64),
             Metric::DurationMs => Some(m.duration_ms),
         }
-    }
-}
-
-impl fmt::Display for Metric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Metric {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Metric, String> {
-        Metric::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
-                format!("unknown metric {s:?}; expected one of {}", names.join(", "))
-            })
     }
 }
 

@@ -4,8 +4,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::compare::{Comparison, Metric, Row, Verdict};
+use super::compare::{Comparison, Row, Verdict};
 use super::table::{markdown_cell as cell, thousands};
+use crate::metric::Metric;
 use crate::units::Bytes;
 
 /// GitHub refuses comments longer than this many characters.

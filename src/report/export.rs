@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::Metric;
 use super::{PhaseReport, Report, chart, table};
+use crate::metric::Metric;
 
 /// What `--export-*` and `export --format` write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,9 +24,9 @@ use crate::informer::object::Identity;
 use crate::measure::dhat::Allocator;
 use crate::measure::timeline::{Sample, TimelineSpec};
 use crate::measure::{Components, Measurement};
+use crate::metric::Metric;
 use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
-use compare::Metric;
 
 /// Version of the report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

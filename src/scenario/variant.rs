@@ -6,6 +6,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use toml::Spanned;
+
+use super::error::{Problem, duration_ms, int_in};
+use super::objects::{ObjectKind, ObjectSpec};
+use super::raw::{self, RawVariant};
 
 /// One informer configuration under test.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -404,6 +409,292 @@ impl<'de> Deserialize<'de> for Transform {
         let text = String::deserialize(deserializer)?;
         text.parse().map_err(serde::de::Error::custom)
     }
+}
+
+pub(super) fn variant_from_raw(
+    i: usize,
+    raw: RawVariant,
+    objects: &ObjectSpec,
+) -> Result<Variant, Problem> {
+    let key = |field: &str| format!("variant[{i}].{field}");
+    if raw.name.as_ref().trim().is_empty() {
+        return Err(Problem::at(
+            key("name"),
+            raw.name.span(),
+            "variant name is empty",
+        ));
+    }
+    let implementation = raw.implementation.unwrap_or(Implementation::Builtin);
+    let mut config = VariantConfig::defaults(implementation);
+    if let Some(v) = &raw.page_size {
+        config.page_size = int_in(v, &key("page_size"), 0, u64::from(u32::MAX))? as u32;
+    }
+    config.store = raw.store.unwrap_or(config.store);
+    config.list_rules = raw.list_rules.unwrap_or(config.list_rules);
+    config.initial_sync = raw.initial_sync.unwrap_or(config.initial_sync);
+    config.relist = raw.relist.unwrap_or(config.relist);
+    config.projection = raw.projection.unwrap_or(config.projection);
+    config.transform_initial_events = raw
+        .transform_initial_events
+        .unwrap_or(config.transform_initial_events);
+    config.fault = raw.fault;
+    event_machinery_from_raw(&raw, &mut config, &key)?;
+    if let Some(a) = &raw.allocator {
+        let decay = |v: &Option<Spanned<i64>>, field: &str| -> Result<Option<i64>, Problem> {
+            match v {
+                None => Ok(None),
+                Some(v) if (-1..=86_400_000).contains(v.as_ref()) => Ok(Some(*v.as_ref())),
+                Some(v) => Err(Problem::at(
+                    key(&format!("allocator.{field}")),
+                    v.span(),
+                    format!(
+                        "{} is out of range: expected -1 (never) to 86400000 ms",
+                        v.as_ref()
+                    ),
+                )),
+            }
+        };
+        config.allocator = AllocatorConfig {
+            dirty_decay_ms: decay(&a.dirty_decay_ms, "dirty_decay_ms")?,
+            muzzy_decay_ms: decay(&a.muzzy_decay_ms, "muzzy_decay_ms")?,
+            narenas: match &a.narenas {
+                None => None,
+                Some(v) => Some(int_in(v, &key("allocator.narenas"), 1, 1024)? as u32),
+            },
+            background_thread: a.background_thread,
+        };
+    }
+    for (j, t) in raw.transform.iter().enumerate() {
+        let transform: Transform = t.as_ref().parse().map_err(|why: String| {
+            Problem::at(format!("variant[{i}].transform[{j}]"), t.span(), why)
+        })?;
+        let misfit = match &transform {
+            Transform::Status if objects.kind != ObjectKind::Pod => {
+                Some(format!("a {} has no `status`", objects.kind.as_str()))
+            }
+            Transform::Status if config.projection == Projection::Metadata => {
+                Some("a metadata-only informer receives no `status`".to_owned())
+            }
+            Transform::Field(path) if !objects.kind.top_level_fields().contains(&&*path[0]) => {
+                Some(format!(
+                    "a {} has no field `{}`; its fields are {}",
+                    objects.kind.as_str(),
+                    path[0],
+                    objects.kind.top_level_fields().join(", ")
+                ))
+            }
+            Transform::Field(path)
+                if config.projection == Projection::Metadata && path[0] != "metadata" =>
+            {
+                Some(format!(
+                    "a metadata-only informer receives only `metadata`, not `{}`",
+                    path[0]
+                ))
+            }
+            _ => None,
+        };
+        if let Some(why) = misfit {
+            return Err(Problem::at(
+                format!("variant[{i}].transform[{j}]"),
+                t.span(),
+                why,
+            ));
+        }
+        config.transform.push(transform);
+    }
+    check_variant(&config, &raw).map_err(|(field, why, hint)| {
+        let problem = Problem::key(key(field), why);
+        match hint {
+            Some(hint) => problem.hint(hint),
+            None => problem,
+        }
+    })?;
+    Ok(Variant {
+        name: raw.name.into_inner(),
+        config,
+    })
+}
+
+/// Most informers or handlers a variant may run.
+const MAX_CONSUMERS: u64 = 1000;
+
+/// The queue, handlers, informers and resync settings of a variant.
+fn event_machinery_from_raw(
+    raw: &RawVariant,
+    config: &mut VariantConfig,
+    key: &impl Fn(&str) -> String,
+) -> Result<(), Problem> {
+    if let Some(v) = &raw.informers {
+        config.informers = int_in(v, &key("informers"), 1, MAX_CONSUMERS)? as u32;
+    }
+    config.shared = raw.shared.unwrap_or(false);
+    if let Some(v) = &raw.handlers {
+        config.handlers = int_in(v, &key("handlers"), 0, MAX_CONSUMERS)? as u32;
+    }
+    if let Some(v) = &raw.handler_cost {
+        let costs: Vec<&str> = match v.as_ref() {
+            raw::RawCost::Each(one) => vec![one.as_str()],
+            raw::RawCost::PerHandler(each) => each.iter().map(String::as_str).collect(),
+        };
+        if config.handlers == 0 {
+            return Err(Problem::at(
+                key("handler_cost"),
+                v.span(),
+                "`handler_cost` is what each handler pays per notification; set `handlers` too",
+            ));
+        }
+        if costs.len() != 1 && costs.len() != config.handlers as usize {
+            return Err(Problem::at(
+                key("handler_cost"),
+                v.span(),
+                format!(
+                    "{} costs for {} handlers: give one cost for all, or one per handler",
+                    costs.len(),
+                    config.handlers
+                ),
+            ));
+        }
+        config.handler_cost_ms = costs
+            .into_iter()
+            .map(|c| duration_ms(&Spanned::new(v.span(), c.to_owned()), &key("handler_cost")))
+            .collect::<Result<_, _>>()?;
+    }
+    if let Some(v) = &raw.resync_period {
+        // At most a day, so it fits.
+        config.resync_period_ms = duration_ms(v, &key("resync_period"))? as u32;
+        if config.handlers == 0 && config.resync_period_ms > 0 {
+            return Err(Problem::at(
+                key("resync_period"),
+                v.span(),
+                "a resync re-delivers objects to handlers; with `handlers = 0` there is none to \
+                 resync for (client-go's informer skips it)",
+            ));
+        }
+    }
+    config.uid_aware = raw.uid_aware.unwrap_or(false);
+    if let Some(v) = &raw.watch_read_cost {
+        let ms = duration_ms(v, &key("watch_read_cost"))?;
+        config.watch_read_cost_ms = u16::try_from(ms)
+            .ok()
+            .filter(|ms| *ms <= 60_000)
+            .ok_or_else(|| {
+                Problem::at(
+                    key("watch_read_cost"),
+                    v.span(),
+                    format!("{ms} ms per event is out of range: at most 60s"),
+                )
+            })?;
+    }
+    // Handlers are fed through a queue; client-go's default one since v0.33 is RealFIFO.
+    config.queue = match raw.queue {
+        Some(q) => Some(q),
+        None if config.handlers > 0 => Some(QueueKind::RealFifo),
+        None => None,
+    };
+    Ok(())
+}
+
+/// Combinations of settings that do not exist in the informer they name: (the key at
+/// fault, why, a hint).
+fn check_variant(
+    config: &VariantConfig,
+    raw: &RawVariant,
+) -> Result<(), (&'static str, String, Option<&'static str>)> {
+    if config.implementation == Implementation::KubeRuntime {
+        let fixed = [
+            (
+                "store",
+                raw.store.is_some_and(|s| s != StoreMode::PerItemCopy),
+                "kube-runtime's store holds every object in an `Arc` of its own (per-item-copy)",
+            ),
+            (
+                "list_rules",
+                raw.list_rules.is_some_and(|r| r != ListRules::KubeRuntime),
+                "kube-runtime lists by its own rules (list_rules = \"kube-runtime\")",
+            ),
+            (
+                "relist",
+                raw.relist.is_some_and(|r| r != Relist::Buffered),
+                "kube-runtime's reflector buffers a relist and swaps it in (relist = \"buffered\")",
+            ),
+            (
+                "transform_initial_events",
+                raw.transform_initial_events == Some(false),
+                "kube-runtime's `.modify()` sees every event, initial ones included",
+            ),
+            (
+                "fault",
+                raw.fault.is_some(),
+                "faults are injected into the built-in informer only",
+            ),
+            (
+                "queue",
+                raw.queue.is_some(),
+                "kube-runtime's reflector writes its store directly; queues are client-go's",
+            ),
+            (
+                "handlers",
+                raw.handlers.is_some(),
+                "kube-runtime has no handler registry; its stream has one consumer",
+            ),
+            (
+                "shared",
+                raw.shared.is_some(),
+                "kube-runtime has no shared informer (its informers are independent)",
+            ),
+            (
+                "uid_aware",
+                raw.uid_aware.is_some(),
+                "uid_aware changes how client-go's process loop hands updates to handlers",
+            ),
+            (
+                "watch_read_cost",
+                raw.watch_read_cost.is_some(),
+                "the reading cost is paid in the built-in reflector",
+            ),
+            (
+                "initial_sync",
+                raw.initial_sync == Some(InitialSync::WatchRv0),
+                "kube-runtime's watcher syncs by LIST or watch-list, never by a bare watch at \
+                 resourceVersion 0",
+            ),
+        ];
+        if let Some((field, _, why)) = fixed.into_iter().find(|(_, set, _)| *set) {
+            return Err((
+                field,
+                format!("`{field}` cannot be set for implementation = \"kube-runtime\": {why}"),
+                Some("use implementation = \"builtin\" to vary it"),
+            ));
+        }
+    }
+    if config.queue.is_some() && raw.relist == Some(Relist::Incremental) {
+        return Err((
+            "relist",
+            "`relist = \"incremental\"` cannot be set with a queue: a relist reaches the store \
+             through the queue, one key at a time, as Replaced deltas and tombstones"
+                .to_owned(),
+            Some("leave `relist` out when `queue` or `handlers` is set"),
+        ));
+    }
+    if config.uid_aware && config.queue.is_none() {
+        return Err((
+            "uid_aware",
+            "`uid_aware` decides what handlers receive; set `handlers` (or `queue`)".to_owned(),
+            None,
+        ));
+    }
+    if !config.transform_initial_events
+        && (config.initial_sync != InitialSync::WatchList || config.relist != Relist::Buffered)
+    {
+        return Err((
+            "transform_initial_events",
+            "`transform_initial_events = false` needs initial_sync = \"watch-list\" and \
+             relist = \"buffered\": only a watch-list's temporary store skipped the transform"
+                .to_owned(),
+            None,
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
