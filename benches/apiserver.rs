@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use informer_mem::apiserver::ApiServer;
-use informer_mem::apiserver::selector::LabelSelector;
+use informer_mem::k8s::LabelSelector;
 use informer_mem::measure::{CountingJemalloc, alloc};
 use informer_mem::scenario::{Amount, ObjectSpec};
 

@@ -9,6 +9,7 @@ pub mod apiserver;
 pub mod cli;
 pub mod exit_codes;
 pub mod informer;
+pub mod k8s;
 pub mod measure;
 pub mod metric;
 pub mod output;

@@ -19,7 +19,6 @@ mod list;
 pub mod patch;
 mod query;
 pub mod routes;
-pub mod selector;
 pub mod serve;
 pub mod state;
 mod status;
@@ -32,66 +31,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::{Deserialize, Serialize};
-
+use crate::k8s::{LabelSelector, TruthEntry};
 use crate::measure::Component;
+use crate::report::RequestCounts;
 use crate::scenario::{Amount, ObjectSpec};
 use generate::{Generator, Identity};
-use selector::LabelSelector;
 use state::State;
 use written::{ObjectKey, Version, Written};
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// Requests served, by verb; the report's `api_requests`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequestCounts {
-    /// LIST requests, one per page.
-    pub list: u64,
-    /// WATCH requests.
-    pub watch: u64,
-    /// Events sent on watches (ADDED, MODIFIED, DELETED, BOOKMARK and ERROR lines).
-    pub watch_events: u64,
-    /// Requests answered 410 Expired (a LIST's status, or a watch's ERROR event).
-    pub expired: u64,
-    /// Watches ended because their client read too slowly (see [`dispatch`]).
-    pub watchers_terminated: u64,
-    /// Watches that began with the state as ADDED events (`resourceVersion=0` or unset,
-    /// or a watch-list) and whose client has read all of them.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub initial_events_completed: u64,
-    /// Response body bytes of LISTs and WATCHes.
-    pub bytes: u64,
-}
-
-impl RequestCounts {
-    /// The requests served since `earlier`.
-    pub fn since(self, earlier: RequestCounts) -> RequestCounts {
-        RequestCounts {
-            list: self.list - earlier.list,
-            watch: self.watch - earlier.watch,
-            watch_events: self.watch_events - earlier.watch_events,
-            expired: self.expired - earlier.expired,
-            watchers_terminated: self.watchers_terminated - earlier.watchers_terminated,
-            initial_events_completed: self.initial_events_completed
-                - earlier.initial_events_completed,
-            bytes: self.bytes - earlier.bytes,
-        }
-    }
-}
-
-/// One live object as the server knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TruthEntry {
-    /// `namespace/name`.
-    pub key: String,
-    /// `metadata.resourceVersion`.
-    pub resource_version: u64,
-    /// `metadata.uid`.
-    pub uid: String,
-}
 
 /// A handle to the server; clones share it.
 #[derive(Debug, Clone)]

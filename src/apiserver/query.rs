@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ApiServer;
 use super::generate::{self, Identity};
-use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::written::{ObjectKey, Version, Written};
+use crate::k8s::{FieldSelector, LabelSelector};
 use crate::scenario::ObjectKind;
 use crate::scenario::ObjectSpec;
 

@@ -19,8 +19,9 @@ use kube::runtime::reflector::{self, store};
 use kube::runtime::watcher::{self, watcher};
 use tokio::sync::watch;
 
-use super::object::{Identity, Object};
+use super::object::Object;
 use super::{Informer, Status, StoreView, transform};
+use crate::k8s::Identity;
 use crate::measure::Component;
 use crate::scenario::{InitialSync, VariantConfig};
 

@@ -26,10 +26,11 @@ use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::k8s::Identity;
 use crate::measure::Component;
 use crate::report::EventsReport;
 use crate::scenario::{Fault, Implementation, ObjectKind, Projection, VariantConfig};
-use object::{Identity, Object};
+use object::Object;
 use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;

@@ -10,6 +10,8 @@ use kube::core::PartialObjectMeta;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::k8s::Identity;
+
 /// A kind the informer caches.
 pub trait Object:
     Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
@@ -31,17 +33,6 @@ impl Object for Secret {}
 impl<K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static> Object
     for PartialObjectMeta<K>
 {
-}
-
-/// What the consistency oracle reads of one cached object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identity {
-    /// `namespace/name` (client-go's `MetaNamespaceKeyFunc`).
-    pub key: String,
-    /// `metadata.resourceVersion`.
-    pub resource_version: String,
-    /// `metadata.uid`.
-    pub uid: String,
 }
 
 impl Identity {

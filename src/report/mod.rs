@@ -19,14 +19,54 @@ pub use table::{render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::apiserver::{RequestCounts, TruthEntry};
-use crate::informer::object::Identity;
+use crate::k8s::{Identity, TruthEntry};
 use crate::measure::dhat::Allocator;
 use crate::measure::timeline::{Sample, TimelineSpec};
 use crate::measure::{Components, Measurement};
 use crate::metric::Metric;
 use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
 use crate::units::Bytes;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Requests served, by verb; the report's `api_requests`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestCounts {
+    /// LIST requests, one per page.
+    pub list: u64,
+    /// WATCH requests.
+    pub watch: u64,
+    /// Events sent on watches (ADDED, MODIFIED, DELETED, BOOKMARK and ERROR lines).
+    pub watch_events: u64,
+    /// Requests answered 410 Expired (a LIST's status, or a watch's ERROR event).
+    pub expired: u64,
+    /// Watches ended because their client read too slowly (see the apiserver's `dispatch`).
+    pub watchers_terminated: u64,
+    /// Watches that began with the state as ADDED events (`resourceVersion=0` or unset,
+    /// or a watch-list) and whose client has read all of them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub initial_events_completed: u64,
+    /// Response body bytes of LISTs and WATCHes.
+    pub bytes: u64,
+}
+
+impl RequestCounts {
+    /// The requests served since `earlier`.
+    pub fn since(self, earlier: RequestCounts) -> RequestCounts {
+        RequestCounts {
+            list: self.list - earlier.list,
+            watch: self.watch - earlier.watch,
+            watch_events: self.watch_events - earlier.watch_events,
+            expired: self.expired - earlier.expired,
+            watchers_terminated: self.watchers_terminated - earlier.watchers_terminated,
+            initial_events_completed: self.initial_events_completed
+                - earlier.initial_events_completed,
+            bytes: self.bytes - earlier.bytes,
+        }
+    }
+}
 
 /// Version of the report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

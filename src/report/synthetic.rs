@@ -1,6 +1,6 @@
 //! A synthetic report for unit tests of what reads reports.
 
-use crate::apiserver::RequestCounts;
+use super::RequestCounts;
 use crate::measure::Measurement;
 use crate::report::{
     Consistency, FORMAT_VERSION, PhaseReport, Report, ScenarioInfo, Tool, VariantReport,

@@ -10,7 +10,7 @@ use toml::Spanned;
 use super::MAX_OBJECTS;
 use super::error::{Problem, duration_ms, int_in};
 use super::raw::RawPhase;
-use crate::apiserver::selector::LabelSelector;
+use crate::k8s::LabelSelector;
 
 /// A step of the scenario; the informer has caught up with the server when it ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

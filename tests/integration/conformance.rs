@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
-use informer_mem::apiserver::selector::LabelSelector;
 use informer_mem::apiserver::{ApiServer, transport};
+use informer_mem::k8s::LabelSelector;
 use informer_mem::scenario::{Amount, ObjectSpec};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};

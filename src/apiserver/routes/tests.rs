@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use crate::apiserver::generate::{self, Identity};
 use crate::apiserver::query::{decode_continue, encode_continue, parse_bool};
-use crate::apiserver::selector::LabelSelector;
+use crate::k8s::LabelSelector;
 use crate::scenario::ObjectSpec;
 
 #[tokio::test]
@@ -438,7 +438,7 @@ async fn get_accepting(server: &ApiServer, uri: &str, accept: &str) -> Vec<serde
 
 #[tokio::test(start_paused = true)]
 async fn scans_in_chunks_answer_what_one_scan_answers() {
-    use crate::apiserver::selector::LabelSelector;
+    use crate::k8s::LabelSelector;
     use crate::scenario::{Amount, ObjectSpec};
     let spec = ObjectSpec {
         count: 60,

@@ -1,7 +1,7 @@
 use super::server_fields::qos_class;
 use super::validate::is_dns_subdomain;
 use super::*;
-use crate::apiserver::selector::LabelSelector;
+use crate::k8s::LabelSelector;
 use crate::scenario::Amount;
 use serde_json::json;
 

@@ -1,0 +1,10 @@
+//! Kubernetes vocabulary that the built-in server, the informers, the scenario and the
+//! report all speak: label and field selectors, and the identity of an object (its
+//! `namespace/name` key, resourceVersion and UID). It sits low in the crate so that none of
+//! them has to import another for it.
+
+mod identity;
+mod selector;
+
+pub use identity::{Identity, TruthEntry};
+pub use selector::{FieldSelector, LabelSelector};
