@@ -189,6 +189,7 @@ impl Timeline {
                     r.by_events.set(false);
                     r.interval.set(n);
                     r.events_left.set(u64::MAX);
+                    alloc::set_sample_hook(bytes_sample_due);
                     alloc::sample_after(n);
                 }
                 Every::Events(n) => {
@@ -243,9 +244,9 @@ pub fn object_sent() {
     });
 }
 
-/// Takes a byte-placed sample; called by the allocator when one is due. Returns the bytes
-/// until the next one.
-pub(super) fn bytes_sample_due() -> u64 {
+/// Takes a byte-placed sample; the allocator calls it (its sample hook) when one is due.
+/// Returns the bytes until the next one.
+fn bytes_sample_due() -> u64 {
     RECORDER.with(|r| {
         if r.buffer.get().is_null() || r.by_events.get() {
             u64::MAX
