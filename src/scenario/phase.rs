@@ -279,177 +279,229 @@ pub(super) fn phases_from_raw(raw: Vec<RawPhase>) -> Result<Vec<Phase>, Problem>
     let mut phases: Vec<Phase> = Vec::with_capacity(raw.len());
     let mut names: HashMap<String, std::ops::Range<usize>> = HashMap::with_capacity(raw.len());
     for (i, p) in raw.into_iter().enumerate() {
-        let kind = *p.kind.as_ref();
-        let key = |field: &str| format!("phase[{i}].{field}");
-        if (i == 0) != (kind == PhaseKind::List) {
-            let message = if i == 0 {
-                format!("the first phase is `{}`, not `list`", kind.as_str())
-            } else {
-                "`list` can only be the first phase".to_owned()
-            };
-            return Err(Problem::at(key("kind"), p.kind.span(), message)
-                .hint("the first phase is the informer's initial sync, `kind = \"list\"`"));
-        }
-        // `list`, `relist`, `settle` and `calibrate` take no amount: they change no object.
-        if kind.changes_nothing()
-            && let Some((field, span)) = p
-                .fraction
-                .as_ref()
-                .map(|f| ("fraction", f.span()))
-                .or(p.count.as_ref().map(|c| ("count", c.span())))
-        {
-            return Err(Problem::at(
-                key(field),
-                span,
-                format!("{} phase takes no `{field}`", kind.a()),
-            ));
-        }
-        for (field, value) in [("idle", &p.idle), ("decay", &p.decay)] {
-            if let Some(v) = value
-                && kind != PhaseKind::Settle
-            {
-                return Err(Problem::at(
-                    key(field),
-                    v.span(),
-                    format!("{} phase takes no `{field}`", kind.a()),
-                )
-                .hint("`idle` and `decay` belong to a `settle` phase"));
-            }
-        }
-        for (field, value) in [("bytes", &p.bytes), ("blocks", &p.blocks)] {
-            if let Some(v) = value
-                && kind != PhaseKind::Calibrate
-            {
-                return Err(Problem::at(
-                    key(field),
-                    v.span(),
-                    format!("{} phase takes no `{field}`", kind.a()),
-                )
-                .hint("`bytes` and `blocks` belong to a `calibrate` phase"));
-            }
-        }
-        let action = match kind {
-            PhaseKind::List => PhaseAction::List,
-            PhaseKind::Relist => PhaseAction::Relist,
-            PhaseKind::Resync => PhaseAction::Resync,
-            PhaseKind::Disconnect => PhaseAction::Disconnect {
-                amount: amount_from_raw(&p, i)?,
-            },
-            PhaseKind::Settle => PhaseAction::Settle {
-                idle_ms: match &p.idle {
-                    None => 0,
-                    Some(v) => duration_ms(v, &key("idle"))?,
-                },
-                decay: match &p.decay {
-                    None => Decay::Wait { ms: 0 },
-                    Some(v) if v.as_ref() == "purge" => Decay::Purge,
-                    Some(v) => Decay::Wait {
-                        ms: duration_ms(v, &key("decay"))?,
-                    },
-                },
-            },
-            PhaseKind::Calibrate => calibrate_from_raw(&p, i)?,
-            PhaseKind::Update => PhaseAction::Update {
-                amount: amount_from_raw(&p, i)?,
-            },
-            PhaseKind::Delete => PhaseAction::Delete {
-                amount: amount_from_raw(&p, i)?,
-            },
-            PhaseKind::Create => PhaseAction::Create {
-                amount: amount_from_raw(&p, i)?,
-            },
-            PhaseKind::Recreate => PhaseAction::Recreate {
-                amount: amount_from_raw(&p, i)?,
-            },
-        };
-        let flag = |f: &Option<Spanned<bool>>, field: &str| -> Result<bool, Problem> {
-            match f {
-                Some(v) if kind.changes_nothing() && *v.as_ref() => Err(Problem::at(
-                    key(field),
-                    v.span(),
-                    format!(
-                        "{} phase takes no `{field}`{}",
-                        kind.a(),
-                        if kind == PhaseKind::Relist {
-                            ": it always disconnects and compacts"
-                        } else {
-                            ""
-                        }
-                    ),
-                )),
-                Some(v) => Ok(*v.as_ref()),
-                None => Ok(false),
-            }
-        };
-        let selector = match &p.selector {
-            None => LabelSelector::default(),
-            Some(s)
-                if !matches!(
-                    kind,
-                    PhaseKind::Update
-                        | PhaseKind::Delete
-                        | PhaseKind::Recreate
-                        | PhaseKind::Disconnect
-                ) =>
-            {
-                return Err(Problem::at(
-                    key("selector"),
-                    s.span(),
-                    format!("{} phase takes no `selector`", kind.a()),
-                )
-                .hint("`selector` picks the objects of an update, delete or recreate phase"));
-            }
-            Some(s) => LabelSelector::parse(s.as_ref()).map_err(|why| {
-                Problem::at(
-                    key("selector"),
-                    s.span(),
-                    format!("invalid label selector: {why}"),
-                )
-                .hint("write it as for kubectl -l: `app=web`, `tier in (a,b)`, `!canary`")
-            })?,
-        };
-        let churn = churn_from_raw(&p, i)?;
-        if let (Some(_), Some(v)) = (churn, &p.churn)
-            && matches!(kind, PhaseKind::Settle | PhaseKind::Calibrate)
-        {
-            return Err(Problem::at(
-                key("churn"),
-                v.span(),
-                format!("{} phase takes no `churn`", kind.a()),
-            ));
-        }
-        let disconnect = flag(&p.disconnect, "disconnect")?;
-        let compact = flag(&p.compact, "compact")?;
-        // A phase without a name is named by its kind, written where the kind is.
-        let name_span = p.name.as_ref().map_or_else(|| p.kind.span(), Spanned::span);
-        let name = match p.name {
-            Some(name) if name.as_ref().trim().is_empty() => {
-                return Err(Problem::at(key("name"), name.span(), "phase name is empty"));
-            }
-            Some(name) => name.into_inner(),
-            None => kind.as_str().to_owned(),
-        };
-        if let Some(first) = names.get(&name) {
-            return Err(Problem::at(
-                key("name"),
-                name_span,
-                format!("phase name {name:?} is used twice"),
-            )
-            .first_at(first.clone())
-            .hint("give one of the phases a `name` of its own"));
-        }
-        names.insert(name.clone(), name_span);
-        phases.push(Phase {
-            name,
-            action,
-            selector,
-            disconnect,
-            compact,
-            expect_consistent: p.expect_consistent.unwrap_or(true),
-            churn,
-        });
+        let phase = phase_from_raw(i, p, &names)?;
+        names.insert(phase.0.name.clone(), phase.1);
+        phases.push(phase.0);
     }
     Ok(phases)
+}
+
+/// One phase, checked on its own and against the names of the phases before it; returns
+/// it with where its name is written.
+fn phase_from_raw(
+    i: usize,
+    p: RawPhase,
+    names: &HashMap<String, std::ops::Range<usize>>,
+) -> Result<(Phase, std::ops::Range<usize>), Problem> {
+    let kind = *p.kind.as_ref();
+    let key = |field: &str| format!("phase[{i}].{field}");
+    check_order(i, &p)?;
+    check_keys_of_kind(i, &p)?;
+    let action = action_from_raw(i, &p)?;
+    let selector = selector_from_raw(i, &p)?;
+    let churn = churn_from_raw(&p, i)?;
+    if let (Some(_), Some(v)) = (churn, &p.churn)
+        && matches!(kind, PhaseKind::Settle | PhaseKind::Calibrate)
+    {
+        return Err(Problem::at(
+            key("churn"),
+            v.span(),
+            format!("{} phase takes no `churn`", kind.a()),
+        ));
+    }
+    let disconnect = flag_from_raw(i, kind, &p.disconnect, "disconnect")?;
+    let compact = flag_from_raw(i, kind, &p.compact, "compact")?;
+    // A phase without a name is named by its kind, written where the kind is.
+    let name_span = p.name.as_ref().map_or_else(|| p.kind.span(), Spanned::span);
+    let name = match p.name {
+        Some(name) if name.as_ref().trim().is_empty() => {
+            return Err(Problem::at(key("name"), name.span(), "phase name is empty"));
+        }
+        Some(name) => name.into_inner(),
+        None => kind.as_str().to_owned(),
+    };
+    if let Some(first) = names.get(&name) {
+        return Err(Problem::at(
+            key("name"),
+            name_span,
+            format!("phase name {name:?} is used twice"),
+        )
+        .first_at(first.clone())
+        .hint("give one of the phases a `name` of its own"));
+    }
+    let phase = Phase {
+        name,
+        action,
+        selector,
+        disconnect,
+        compact,
+        expect_consistent: p.expect_consistent.unwrap_or(true),
+        churn,
+    };
+    Ok((phase, name_span))
+}
+
+/// `list` comes first, and only first.
+fn check_order(i: usize, p: &RawPhase) -> Result<(), Problem> {
+    let kind = *p.kind.as_ref();
+    if (i == 0) == (kind == PhaseKind::List) {
+        return Ok(());
+    }
+    let message = if i == 0 {
+        format!("the first phase is `{}`, not `list`", kind.as_str())
+    } else {
+        "`list` can only be the first phase".to_owned()
+    };
+    Err(
+        Problem::at(format!("phase[{i}].kind"), p.kind.span(), message)
+            .hint("the first phase is the informer's initial sync, `kind = \"list\"`"),
+    )
+}
+
+/// Refuses the keys that belong to other kinds of phase.
+fn check_keys_of_kind(i: usize, p: &RawPhase) -> Result<(), Problem> {
+    let kind = *p.kind.as_ref();
+    let key = |field: &str| format!("phase[{i}].{field}");
+    // `list`, `relist`, `settle` and `calibrate` take no amount: they change no object.
+    if kind.changes_nothing()
+        && let Some((field, span)) = p
+            .fraction
+            .as_ref()
+            .map(|f| ("fraction", f.span()))
+            .or(p.count.as_ref().map(|c| ("count", c.span())))
+    {
+        return Err(Problem::at(
+            key(field),
+            span,
+            format!("{} phase takes no `{field}`", kind.a()),
+        ));
+    }
+    let owned = [
+        (
+            PhaseKind::Settle,
+            "`idle` and `decay` belong to a `settle` phase",
+        ),
+        (
+            PhaseKind::Calibrate,
+            "`bytes` and `blocks` belong to a `calibrate` phase",
+        ),
+    ];
+    let fields = [
+        [
+            ("idle", p.idle.as_ref().map(Spanned::span)),
+            ("decay", p.decay.as_ref().map(Spanned::span)),
+        ],
+        [
+            ("bytes", p.bytes.as_ref().map(Spanned::span)),
+            ("blocks", p.blocks.as_ref().map(Spanned::span)),
+        ],
+    ];
+    for ((owner, hint), fields) in owned.into_iter().zip(fields) {
+        for (field, span) in fields {
+            if let Some(span) = span
+                && kind != owner
+            {
+                return Err(Problem::at(
+                    key(field),
+                    span,
+                    format!("{} phase takes no `{field}`", kind.a()),
+                )
+                .hint(hint));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the phase does, with its parameters.
+fn action_from_raw(i: usize, p: &RawPhase) -> Result<PhaseAction, Problem> {
+    let key = |field: &str| format!("phase[{i}].{field}");
+    Ok(match *p.kind.as_ref() {
+        PhaseKind::List => PhaseAction::List,
+        PhaseKind::Relist => PhaseAction::Relist,
+        PhaseKind::Resync => PhaseAction::Resync,
+        PhaseKind::Disconnect => PhaseAction::Disconnect {
+            amount: amount_from_raw(p, i)?,
+        },
+        PhaseKind::Settle => PhaseAction::Settle {
+            idle_ms: match &p.idle {
+                None => 0,
+                Some(v) => duration_ms(v, &key("idle"))?,
+            },
+            decay: match &p.decay {
+                None => Decay::Wait { ms: 0 },
+                Some(v) if v.as_ref() == "purge" => Decay::Purge,
+                Some(v) => Decay::Wait {
+                    ms: duration_ms(v, &key("decay"))?,
+                },
+            },
+        },
+        PhaseKind::Calibrate => calibrate_from_raw(p, i)?,
+        PhaseKind::Update => PhaseAction::Update {
+            amount: amount_from_raw(p, i)?,
+        },
+        PhaseKind::Delete => PhaseAction::Delete {
+            amount: amount_from_raw(p, i)?,
+        },
+        PhaseKind::Create => PhaseAction::Create {
+            amount: amount_from_raw(p, i)?,
+        },
+        PhaseKind::Recreate => PhaseAction::Recreate {
+            amount: amount_from_raw(p, i)?,
+        },
+    })
+}
+
+/// `disconnect` or `compact`: only phases that change objects take them.
+fn flag_from_raw(
+    i: usize,
+    kind: PhaseKind,
+    value: &Option<Spanned<bool>>,
+    field: &str,
+) -> Result<bool, Problem> {
+    match value {
+        Some(v) if kind.changes_nothing() && *v.as_ref() => Err(Problem::at(
+            format!("phase[{i}].{field}"),
+            v.span(),
+            format!(
+                "{} phase takes no `{field}`{}",
+                kind.a(),
+                if kind == PhaseKind::Relist {
+                    ": it always disconnects and compacts"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        Some(v) => Ok(*v.as_ref()),
+        None => Ok(false),
+    }
+}
+
+/// Which objects the phase picks from: only updates, deletes and recreates take one.
+fn selector_from_raw(i: usize, p: &RawPhase) -> Result<LabelSelector, Problem> {
+    let kind = *p.kind.as_ref();
+    let key = || format!("phase[{i}].selector");
+    match &p.selector {
+        None => Ok(LabelSelector::default()),
+        Some(s)
+            if !matches!(
+                kind,
+                PhaseKind::Update | PhaseKind::Delete | PhaseKind::Recreate | PhaseKind::Disconnect
+            ) =>
+        {
+            Err(Problem::at(
+                key(),
+                s.span(),
+                format!("{} phase takes no `selector`", kind.a()),
+            )
+            .hint("`selector` picks the objects of an update, delete or recreate phase"))
+        }
+        Some(s) => LabelSelector::parse(s.as_ref()).map_err(|why| {
+            Problem::at(key(), s.span(), format!("invalid label selector: {why}"))
+                .hint("write it as for kubectl -l: `app=web`, `tier in (a,b)`, `!canary`")
+        }),
+    }
 }
 
 /// Largest allocation a `calibrate` phase may make in all: 16 GiB.

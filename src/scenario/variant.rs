@@ -440,68 +440,9 @@ pub(super) fn variant_from_raw(
     config.fault = raw.fault;
     event_machinery_from_raw(&raw, &mut config, &key)?;
     if let Some(a) = &raw.allocator {
-        let decay = |v: &Option<Spanned<i64>>, field: &str| -> Result<Option<i64>, Problem> {
-            match v {
-                None => Ok(None),
-                Some(v) if (-1..=86_400_000).contains(v.as_ref()) => Ok(Some(*v.as_ref())),
-                Some(v) => Err(Problem::at(
-                    key(&format!("allocator.{field}")),
-                    v.span(),
-                    format!(
-                        "{} is out of range: expected -1 (never) to 86400000 ms",
-                        v.as_ref()
-                    ),
-                )),
-            }
-        };
-        config.allocator = AllocatorConfig {
-            dirty_decay_ms: decay(&a.dirty_decay_ms, "dirty_decay_ms")?,
-            muzzy_decay_ms: decay(&a.muzzy_decay_ms, "muzzy_decay_ms")?,
-            narenas: match &a.narenas {
-                None => None,
-                Some(v) => Some(int_in(v, &key("allocator.narenas"), 1, 1024)? as u32),
-            },
-            background_thread: a.background_thread,
-        };
+        config.allocator = allocator_from_raw(i, a)?;
     }
-    for (j, t) in raw.transform.iter().enumerate() {
-        let transform: Transform = t.as_ref().parse().map_err(|why: String| {
-            Problem::at(format!("variant[{i}].transform[{j}]"), t.span(), why)
-        })?;
-        let misfit = match &transform {
-            Transform::Status if objects.kind != ObjectKind::Pod => {
-                Some(format!("a {} has no `status`", objects.kind.as_str()))
-            }
-            Transform::Status if config.projection == Projection::Metadata => {
-                Some("a metadata-only informer receives no `status`".to_owned())
-            }
-            Transform::Field(path) if !objects.kind.top_level_fields().contains(&&*path[0]) => {
-                Some(format!(
-                    "a {} has no field `{}`; its fields are {}",
-                    objects.kind.as_str(),
-                    path[0],
-                    objects.kind.top_level_fields().join(", ")
-                ))
-            }
-            Transform::Field(path)
-                if config.projection == Projection::Metadata && path[0] != "metadata" =>
-            {
-                Some(format!(
-                    "a metadata-only informer receives only `metadata`, not `{}`",
-                    path[0]
-                ))
-            }
-            _ => None,
-        };
-        if let Some(why) = misfit {
-            return Err(Problem::at(
-                format!("variant[{i}].transform[{j}]"),
-                t.span(),
-                why,
-            ));
-        }
-        config.transform.push(transform);
-    }
+    config.transform = transforms_from_raw(i, &raw, objects, config.projection)?;
     check_variant(&config, &raw).map_err(|(field, why, hint)| {
         let problem = Problem::key(key(field), why);
         match hint {
@@ -513,6 +454,85 @@ pub(super) fn variant_from_raw(
         name: raw.name.into_inner(),
         config,
     })
+}
+
+/// `[variant.allocator]`: jemalloc's settings for the variant's process.
+fn allocator_from_raw(i: usize, a: &raw::RawAllocator) -> Result<AllocatorConfig, Problem> {
+    let key = |field: &str| format!("variant[{i}].allocator.{field}");
+    let decay = |v: &Option<Spanned<i64>>, field: &str| -> Result<Option<i64>, Problem> {
+        match v {
+            None => Ok(None),
+            Some(v) if (-1..=86_400_000).contains(v.as_ref()) => Ok(Some(*v.as_ref())),
+            Some(v) => Err(Problem::at(
+                key(field),
+                v.span(),
+                format!(
+                    "{} is out of range: expected -1 (never) to 86400000 ms",
+                    v.as_ref()
+                ),
+            )),
+        }
+    };
+    Ok(AllocatorConfig {
+        dirty_decay_ms: decay(&a.dirty_decay_ms, "dirty_decay_ms")?,
+        muzzy_decay_ms: decay(&a.muzzy_decay_ms, "muzzy_decay_ms")?,
+        narenas: match &a.narenas {
+            None => None,
+            Some(v) => Some(int_in(v, &key("narenas"), 1, 1024)? as u32),
+        },
+        background_thread: a.background_thread,
+    })
+}
+
+/// `transform`: each parsed, and refused where the objects have no such field.
+fn transforms_from_raw(
+    i: usize,
+    raw: &RawVariant,
+    objects: &ObjectSpec,
+    projection: Projection,
+) -> Result<Vec<Transform>, Problem> {
+    let mut transforms = Vec::new();
+    for (j, t) in raw.transform.iter().enumerate() {
+        let key = || format!("variant[{i}].transform[{j}]");
+        let transform: Transform = t
+            .as_ref()
+            .parse()
+            .map_err(|why: String| Problem::at(key(), t.span(), why))?;
+        if let Some(why) = transform_misfit(&transform, objects.kind, projection) {
+            return Err(Problem::at(key(), t.span(), why));
+        }
+        transforms.push(transform);
+    }
+    Ok(transforms)
+}
+
+/// Why `transform` cannot apply to objects of `kind` cached in `projection`, if it cannot.
+fn transform_misfit(
+    transform: &Transform,
+    kind: ObjectKind,
+    projection: Projection,
+) -> Option<String> {
+    match transform {
+        Transform::Status if kind != ObjectKind::Pod => {
+            Some(format!("a {} has no `status`", kind.as_str()))
+        }
+        Transform::Status if projection == Projection::Metadata => {
+            Some("a metadata-only informer receives no `status`".to_owned())
+        }
+        Transform::Field(path) if !kind.top_level_fields().contains(&&*path[0]) => Some(format!(
+            "a {} has no field `{}`; its fields are {}",
+            kind.as_str(),
+            path[0],
+            kind.top_level_fields().join(", ")
+        )),
+        Transform::Field(path) if projection == Projection::Metadata && path[0] != "metadata" => {
+            Some(format!(
+                "a metadata-only informer receives only `metadata`, not `{}`",
+                path[0]
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// Most informers or handlers a variant may run.
@@ -600,72 +620,14 @@ fn check_variant(
     config: &VariantConfig,
     raw: &RawVariant,
 ) -> Result<(), (&'static str, String, Option<&'static str>)> {
-    if config.implementation == Implementation::KubeRuntime {
-        let fixed = [
-            (
-                "store",
-                raw.store.is_some_and(|s| s != StoreMode::PerItemCopy),
-                "kube-runtime's store holds every object in an `Arc` of its own (per-item-copy)",
-            ),
-            (
-                "list_rules",
-                raw.list_rules.is_some_and(|r| r != ListRules::KubeRuntime),
-                "kube-runtime lists by its own rules (list_rules = \"kube-runtime\")",
-            ),
-            (
-                "relist",
-                raw.relist.is_some_and(|r| r != Relist::Buffered),
-                "kube-runtime's reflector buffers a relist and swaps it in (relist = \"buffered\")",
-            ),
-            (
-                "transform_initial_events",
-                raw.transform_initial_events == Some(false),
-                "kube-runtime's `.modify()` sees every event, initial ones included",
-            ),
-            (
-                "fault",
-                raw.fault.is_some(),
-                "faults are injected into the built-in informer only",
-            ),
-            (
-                "queue",
-                raw.queue.is_some(),
-                "kube-runtime's reflector writes its store directly; queues are client-go's",
-            ),
-            (
-                "handlers",
-                raw.handlers.is_some(),
-                "kube-runtime has no handler registry; its stream has one consumer",
-            ),
-            (
-                "shared",
-                raw.shared.is_some(),
-                "kube-runtime has no shared informer (its informers are independent)",
-            ),
-            (
-                "uid_aware",
-                raw.uid_aware.is_some(),
-                "uid_aware changes how client-go's process loop hands updates to handlers",
-            ),
-            (
-                "watch_read_cost",
-                raw.watch_read_cost.is_some(),
-                "the reading cost is paid in the built-in reflector",
-            ),
-            (
-                "initial_sync",
-                raw.initial_sync == Some(InitialSync::WatchRv0),
-                "kube-runtime's watcher syncs by LIST or watch-list, never by a bare watch at \
-                 resourceVersion 0",
-            ),
-        ];
-        if let Some((field, _, why)) = fixed.into_iter().find(|(_, set, _)| *set) {
-            return Err((
-                field,
-                format!("`{field}` cannot be set for implementation = \"kube-runtime\": {why}"),
-                Some("use implementation = \"builtin\" to vary it"),
-            ));
-        }
+    if config.implementation == Implementation::KubeRuntime
+        && let Some((field, why)) = fixed_by_kube_runtime(raw)
+    {
+        return Err((
+            field,
+            format!("`{field}` cannot be set for implementation = \"kube-runtime\": {why}"),
+            Some("use implementation = \"builtin\" to vary it"),
+        ));
     }
     if config.queue.is_some() && raw.relist == Some(Relist::Incremental) {
         return Err((
@@ -695,6 +657,72 @@ fn check_variant(
         ));
     }
     Ok(())
+}
+
+/// The first setting `raw` sets that kube-runtime fixes, with why it is fixed.
+fn fixed_by_kube_runtime(raw: &RawVariant) -> Option<(&'static str, &'static str)> {
+    let fixed = [
+        (
+            "store",
+            raw.store.is_some_and(|s| s != StoreMode::PerItemCopy),
+            "kube-runtime's store holds every object in an `Arc` of its own (per-item-copy)",
+        ),
+        (
+            "list_rules",
+            raw.list_rules.is_some_and(|r| r != ListRules::KubeRuntime),
+            "kube-runtime lists by its own rules (list_rules = \"kube-runtime\")",
+        ),
+        (
+            "relist",
+            raw.relist.is_some_and(|r| r != Relist::Buffered),
+            "kube-runtime's reflector buffers a relist and swaps it in (relist = \"buffered\")",
+        ),
+        (
+            "transform_initial_events",
+            raw.transform_initial_events == Some(false),
+            "kube-runtime's `.modify()` sees every event, initial ones included",
+        ),
+        (
+            "fault",
+            raw.fault.is_some(),
+            "faults are injected into the built-in informer only",
+        ),
+        (
+            "queue",
+            raw.queue.is_some(),
+            "kube-runtime's reflector writes its store directly; queues are client-go's",
+        ),
+        (
+            "handlers",
+            raw.handlers.is_some(),
+            "kube-runtime has no handler registry; its stream has one consumer",
+        ),
+        (
+            "shared",
+            raw.shared.is_some(),
+            "kube-runtime has no shared informer (its informers are independent)",
+        ),
+        (
+            "uid_aware",
+            raw.uid_aware.is_some(),
+            "uid_aware changes how client-go's process loop hands updates to handlers",
+        ),
+        (
+            "watch_read_cost",
+            raw.watch_read_cost.is_some(),
+            "the reading cost is paid in the built-in reflector",
+        ),
+        (
+            "initial_sync",
+            raw.initial_sync == Some(InitialSync::WatchRv0),
+            "kube-runtime's watcher syncs by LIST or watch-list, never by a bare watch at \
+             resourceVersion 0",
+        ),
+    ];
+    fixed
+        .into_iter()
+        .find(|(_, set, _)| *set)
+        .map(|(field, _, why)| (field, why))
 }
 
 #[cfg(test)]
