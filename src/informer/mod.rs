@@ -11,13 +11,19 @@
 //! an [`Informer`]: a [`Status`] to wait on and a view of the store for the consistency
 //! oracle.
 
+mod event;
+mod key;
 pub mod kube_runtime;
 pub mod object;
 pub mod processor;
 pub mod queue;
 pub mod reflector;
+mod relist;
 pub mod store;
 pub mod transform;
+mod writer;
+
+pub use event::{Event, Status};
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -29,43 +35,11 @@ use tokio::task::JoinHandle;
 use crate::k8s::Identity;
 use crate::measure::Component;
 use crate::report::EventsReport;
-use crate::scenario::{Fault, Implementation, ObjectKind, Projection, VariantConfig};
+use crate::scenario::{Implementation, ObjectKind, Projection, VariantConfig};
 use object::Object;
 use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
-
-/// What the reflector tells the store, in the order of an informer's life (kube-runtime's
-/// `watcher::Event` words).
-#[derive(Debug)]
-pub enum Event<K> {
-    /// A (re)list starts: the state that follows replaces the store's content.
-    Init,
-    /// Items of a LIST: one page (kube-runtime) or every page joined (client-go's pager).
-    InitPage(Vec<K>),
-    /// An initial ADDED event of a watch-list.
-    InitApply(K),
-    /// A DELETED event before a watch-list's initial events are complete.
-    InitDelete(K),
-    /// The state is complete: the store now holds exactly what the server had.
-    InitDone,
-    /// ADDED or MODIFIED from the watch: the object's new state.
-    Apply(K),
-    /// DELETED from the watch: the object's last state.
-    Delete(K),
-}
-
-/// Where an informer is; published after every (re)list. Holds no heap data, so publishing
-/// it costs no allocation in the measured process.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Status {
-    /// The first (re)list is complete.
-    pub synced: bool,
-    /// (Re)lists completed.
-    pub lists: u64,
-    /// The informer stopped on an error.
-    pub failed: bool,
-}
 
 /// A read of an informer's store, for the consistency oracle and the object count.
 pub trait StoreView: Send + Sync {
@@ -365,46 +339,19 @@ async fn run_queued<K: Object>(
     result
 }
 
-/// Applies one event to the store: transform first (once per object), then the store.
+/// Applies one event to the store (through the writer: transform first, once per object).
 fn handle<K: Object>(
     store: &Mutex<Store<K>>,
     config: &VariantConfig,
     status: &watch::Sender<Status>,
     event: Event<K>,
 ) {
-    let transforms = &config.transform[..];
-    let trim = |mut obj: K| {
-        transform::apply(transforms, &mut obj);
-        obj
-    };
     let mut store = store.lock().unwrap_or_else(PoisonError::into_inner);
-    match event {
-        Event::Init => store.init(),
-        Event::InitPage(mut items) => {
-            for item in &mut items {
-                transform::apply(transforms, item);
-            }
-            store.init_page(items);
-        }
-        Event::InitApply(obj) if config.transform_initial_events => store.init_apply(trim(obj)),
-        // client-go#1415: the watch-list's temporary store skipped the transform; the
-        // objects were transformed only when they were replaced into the informer.
-        Event::InitApply(obj) => store.init_apply(obj),
-        Event::InitDelete(obj) => store.init_delete(&obj),
-        Event::InitDone => {
-            if config.transform_initial_events {
-                store.init_done(|_| {});
-            } else {
-                store.init_done(|obj| transform::apply(transforms, obj));
-            }
-            status.send_modify(|s| {
-                s.synced = true;
-                s.lists += 1;
-            });
-        }
-        Event::Apply(obj) => store.apply(trim(obj)),
-        Event::Delete(_) if config.fault == Some(Fault::IgnoreDeletes) => {}
-        Event::Delete(obj) => store.delete(&obj),
+    if writer::apply(writer::Rules::of(config), &mut *store, event) {
+        status.send_modify(|s| {
+            s.synced = true;
+            s.lists += 1;
+        });
     }
 }
 

@@ -40,7 +40,7 @@ impl Identity {
     pub fn of<K: Resource>(obj: &K) -> Identity {
         let meta = obj.meta();
         Identity {
-            key: super::store::ObjectKey::of(obj).to_string(),
+            key: super::key::ObjectKey::of(obj).to_string(),
             resource_version: meta.resource_version.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
         }

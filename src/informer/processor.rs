@@ -13,7 +13,7 @@
 //! items of its first `Replace` have all been popped; a handler when, besides, it has
 //! handled every notification of those items.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -22,13 +22,16 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
+use super::key::ObjectKey;
 use super::object::Object;
 use super::queue::{DeltaType, Queue};
-use super::store::{ObjectKey, Store, Stored};
-use super::{Event, Status, transform};
+use super::relist::{RelistBuffer, Relisted};
+use super::store::{Store, Stored};
+use super::writer::{self, Rules, Target};
+use super::{Event, Status};
 use crate::measure::Component;
 use crate::report::{EventCounts, HandlerReport, InformerEventsReport, QueueReport};
-use crate::scenario::{Fault, QueueKind, VariantConfig};
+use crate::scenario::{QueueKind, VariantConfig};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -103,22 +106,13 @@ impl<K> Listener<K> {
     }
 }
 
-/// The reflector's (re)list in progress, until it is complete and `Replace`d into the queue.
-#[derive(Debug)]
-enum Pending<K> {
-    /// Items of LIST pages (the pager's joined list).
-    Listed(Vec<K>),
-    /// A watch-list's temporary store.
-    Streamed(HashMap<ObjectKey, K>),
-}
-
 /// One informer's queue, process loop and handlers.
 #[derive(Debug)]
 pub struct Machinery<K> {
     config: VariantConfig,
     queue: Mutex<Queue<K>>,
     /// What the reflector has gathered of a (re)list.
-    pending: Mutex<Option<Pending<K>>>,
+    buffer: Mutex<RelistBuffer<K, K>>,
     store: Arc<Mutex<Store<K>>>,
     /// Wakes the process loop.
     queued: Notify,
@@ -151,7 +145,7 @@ impl<K: Object> Machinery<K> {
         Arc::new(Machinery {
             config: config.clone(),
             queue: Mutex::new(Queue::new(kind)),
-            pending: Mutex::new(None),
+            buffer: Mutex::new(RelistBuffer::default()),
             store,
             queued: Notify::new(),
             listeners,
@@ -178,77 +172,13 @@ impl<K: Object> Machinery<K> {
 
     /// Takes one reflector event into the queue (the reflector's store is the queue).
     pub fn handle(&self, event: Event<K>) {
-        let transforms = &self.config.transform[..];
-        let trim = |mut obj: K| {
-            transform::apply(transforms, &mut obj);
-            obj
-        };
         let mut queue = lock(&self.queue);
-        match event {
-            Event::Init => *lock(&self.pending) = None,
-            Event::InitPage(mut items) => {
-                for item in &mut items {
-                    transform::apply(transforms, item);
-                }
-                let mut pending = lock(&self.pending);
-                match &mut *pending {
-                    Some(Pending::Listed(listed)) => listed.extend(items),
-                    _ => *pending = Some(Pending::Listed(items)),
-                }
-            }
-            Event::InitApply(obj) => {
-                let obj = if self.config.transform_initial_events {
-                    trim(obj)
-                } else {
-                    obj
-                };
-                let mut pending = lock(&self.pending);
-                let key = ObjectKey::of(&obj);
-                match &mut *pending {
-                    Some(Pending::Streamed(temporary)) => {
-                        temporary.insert(key, obj);
-                    }
-                    _ => *pending = Some(Pending::Streamed(HashMap::from([(key, obj)]))),
-                }
-            }
-            Event::InitDelete(obj) => {
-                if let Some(Pending::Streamed(temporary)) = &mut *lock(&self.pending) {
-                    temporary.remove(&ObjectKey::of(&obj));
-                }
-            }
-            Event::InitDone => {
-                let items = match lock(&self.pending).take() {
-                    Some(Pending::Listed(items)) => Stored::listed(self.config.store, items),
-                    Some(Pending::Streamed(temporary)) => temporary
-                        .into_iter()
-                        .map(|(key, mut obj)| {
-                            if !self.config.transform_initial_events {
-                                transform::apply(transforms, &mut obj);
-                            }
-                            (key, Stored::Owned(Arc::new(obj)))
-                        })
-                        .collect(),
-                    None => Vec::new(),
-                };
-                queue.replace(items, &lock(&self.store));
-                self.status.send_modify(|s| s.lists += 1);
-            }
-            Event::Apply(obj) => {
-                let obj = trim(obj);
-                queue.add(
-                    DeltaType::Updated,
-                    ObjectKey::of(&obj),
-                    Stored::Owned(Arc::new(obj)),
-                );
-            }
-            Event::Delete(_) if self.config.fault == Some(Fault::IgnoreDeletes) => {}
-            Event::Delete(obj) => {
-                queue.add(
-                    DeltaType::Deleted,
-                    ObjectKey::of(&obj),
-                    Stored::Owned(Arc::new(obj)),
-                );
-            }
+        let intake = &mut Intake {
+            machinery: self,
+            queue: &mut queue,
+        };
+        if writer::apply(Rules::of(&self.config), intake, event) {
+            self.status.send_modify(|s| s.lists += 1);
         }
         self.note_queue(&queue);
         drop(queue);
@@ -388,6 +318,60 @@ impl<K: Object> Machinery<K> {
                 *at = Some(self.started.elapsed());
             }
         }
+    }
+}
+
+/// The queue as the target of event application: a (re)list is gathered in the relist
+/// buffer and `Replace`d into the queue whole; watch events are queued as deltas.
+struct Intake<'a, K> {
+    machinery: &'a Machinery<K>,
+    queue: &'a mut Queue<K>,
+}
+
+impl<K: Object> Target<K> for Intake<'_, K> {
+    fn init(&mut self) {
+        lock(&self.machinery.buffer).clear();
+    }
+
+    fn init_page(&mut self, items: Vec<K>) {
+        lock(&self.machinery.buffer).page(items);
+    }
+
+    fn init_apply(&mut self, obj: K) {
+        let key = ObjectKey::of(&obj);
+        lock(&self.machinery.buffer).stream(key, obj);
+    }
+
+    fn init_delete(&mut self, obj: K) {
+        lock(&self.machinery.buffer).forget(&obj);
+    }
+
+    fn init_done(&mut self, mut deferred: impl FnMut(&mut K)) {
+        let machinery = self.machinery;
+        let items = match lock(&machinery.buffer).take() {
+            Some(Relisted::Listed(items)) => Stored::listed(machinery.config.store, items),
+            Some(Relisted::Streamed(temporary)) => temporary
+                .into_iter()
+                .map(|(key, mut obj)| {
+                    deferred(&mut obj);
+                    (key, Stored::Owned(Arc::new(obj)))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        self.queue.replace(items, &lock(&machinery.store));
+    }
+
+    fn apply(&mut self, obj: K) {
+        let key = ObjectKey::of(&obj);
+        self.queue
+            .add(DeltaType::Updated, key, Stored::Owned(Arc::new(obj)));
+    }
+
+    fn delete(&mut self, obj: K) {
+        let key = ObjectKey::of(&obj);
+        self.queue
+            .add(DeltaType::Deleted, key, Stored::Owned(Arc::new(obj)));
     }
 }
 

@@ -15,7 +15,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::mem::size_of;
 
-use super::store::{ObjectKey, Store, Stored};
+use super::key::ObjectKey;
+use super::store::{Store, Stored};
 use crate::scenario::QueueKind;
 
 /// What happened to an object (client-go's `DeltaType`).

@@ -16,45 +16,15 @@
 //! version arrives, marks it with the relist's epoch, and sweeps the unmarked at the end.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
 use kube::Resource;
 
+use super::key::ObjectKey;
+use super::relist::{RelistBuffer, Relisted};
+use super::writer::Target;
 use crate::scenario::{Relist, StoreMode};
-
-/// `namespace/name`, or `name` for cluster-scoped objects (client-go's
-/// `MetaNamespaceKeyFunc`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectKey(String);
-
-impl ObjectKey {
-    /// The key of `obj`: `namespace/name`, or the name of a cluster-scoped object. One
-    /// allocation of exactly the key's length, as client-go's `MetaNamespaceKeyFunc`
-    /// (`namespace + "/" + name` in Go) makes.
-    pub fn of<K: Resource>(obj: &K) -> ObjectKey {
-        let meta = obj.meta();
-        let name = meta.name.as_deref().unwrap_or_default();
-        ObjectKey(match meta.namespace.as_deref() {
-            Some(ns) if !ns.is_empty() => [ns, "/", name].concat(),
-            _ => name.to_owned(),
-        })
-    }
-}
-
-impl ObjectKey {
-    /// The length of the key's text (what a copy of it holds on the heap).
-    pub fn heap_bytes(&self) -> usize {
-        self.0.len()
-    }
-}
-
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// How the store holds one object. A clone shares the object (queues and handlers hold
 /// clones, as client-go's deltas and notifications hold pointers).
@@ -126,15 +96,6 @@ struct Entry<K> {
     epoch: u32,
 }
 
-/// A buffered (re)list in progress: the new state, beside the live store.
-#[derive(Debug)]
-enum Pending<K> {
-    /// Items of LIST pages, in order (the pager's joined list).
-    Listed(Vec<K>),
-    /// A watch-list's temporary store, filled by initial events.
-    Streamed(HashMap<ObjectKey, Arc<K>>),
-}
-
 /// The cache.
 #[derive(Debug)]
 pub struct Store<K> {
@@ -142,7 +103,7 @@ pub struct Store<K> {
     relist: Relist,
     objects: HashMap<ObjectKey, Entry<K>>,
     /// The new state of a buffered relist, until [`Store::init_done`].
-    pending: Option<Pending<K>>,
+    buffer: RelistBuffer<K, Arc<K>>,
     /// Bumped by every (re)list; entries not marked with it by the end are swept.
     epoch: u32,
 }
@@ -154,7 +115,7 @@ impl<K: Resource> Store<K> {
             mode,
             relist,
             objects: HashMap::new(),
-            pending: None,
+            buffer: RelistBuffer::default(),
             epoch: 0,
         }
     }
@@ -182,16 +143,13 @@ impl<K: Resource> Store<K> {
     /// A (re)list starts.
     pub fn init(&mut self) {
         self.epoch = self.epoch.wrapping_add(1);
-        self.pending = None;
+        self.buffer.clear();
     }
 
     /// Items of one LIST response (a page, or the pager's joined pages).
     pub fn init_page(&mut self, items: Vec<K>) {
         match self.relist {
-            Relist::Buffered => match &mut self.pending {
-                Some(Pending::Listed(listed)) => listed.extend(items),
-                _ => self.pending = Some(Pending::Listed(items)),
-            },
+            Relist::Buffered => self.buffer.page(items),
             Relist::Incremental => self.insert_listed(items),
         }
     }
@@ -201,15 +159,7 @@ impl<K: Resource> Store<K> {
         match self.relist {
             Relist::Buffered => {
                 let key = ObjectKey::of(&obj);
-                match &mut self.pending {
-                    Some(Pending::Streamed(temporary)) => {
-                        temporary.insert(key, Arc::new(obj));
-                    }
-                    _ => {
-                        let temporary = HashMap::from([(key, Arc::new(obj))]);
-                        self.pending = Some(Pending::Streamed(temporary));
-                    }
-                }
+                self.buffer.stream(key, Arc::new(obj));
             }
             Relist::Incremental => self.apply(obj),
         }
@@ -218,11 +168,8 @@ impl<K: Resource> Store<K> {
     /// A deletion seen before the initial state is complete (a watch-list's temporary
     /// store takes deletions too).
     pub fn init_delete(&mut self, obj: &K) {
-        match &mut self.pending {
-            Some(Pending::Streamed(temporary)) => {
-                temporary.remove(&ObjectKey::of(obj));
-            }
-            _ => self.delete(obj),
+        if !self.buffer.forget(obj) {
+            self.delete(obj);
         }
     }
 
@@ -230,9 +177,9 @@ impl<K: Resource> Store<K> {
     /// `deferred` on each object of a watch-list's temporary store (a transform that
     /// skipped the initial events); an incremental store sweeps entries it did not see.
     pub fn init_done(&mut self, mut deferred: impl FnMut(&mut K)) {
-        match self.pending.take() {
-            Some(Pending::Listed(items)) => self.replace(items),
-            Some(Pending::Streamed(temporary)) => {
+        match self.buffer.take() {
+            Some(Relisted::Listed(items)) => self.replace(items),
+            Some(Relisted::Streamed(temporary)) => {
                 let epoch = self.epoch;
                 let objects = temporary
                     .into_iter()
@@ -328,6 +275,38 @@ impl<K: Resource> Store<K> {
     }
 }
 
+/// The store as the target of event application: an informer without a queue writes it
+/// directly.
+impl<K: Resource> Target<K> for Store<K> {
+    fn init(&mut self) {
+        Store::init(self);
+    }
+
+    fn init_page(&mut self, items: Vec<K>) {
+        Store::init_page(self, items);
+    }
+
+    fn init_apply(&mut self, obj: K) {
+        Store::init_apply(self, obj);
+    }
+
+    fn init_delete(&mut self, obj: K) {
+        Store::init_delete(self, &obj);
+    }
+
+    fn init_done(&mut self, deferred: impl FnMut(&mut K)) {
+        Store::init_done(self, deferred);
+    }
+
+    fn apply(&mut self, obj: K) {
+        Store::apply(self, obj);
+    }
+
+    fn delete(&mut self, obj: K) {
+        Store::delete(self, &obj);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,18 +341,6 @@ mod tests {
             Stored::InList { list, .. } => Some(Arc::clone(list)),
             Stored::Owned(_) => None,
         })
-    }
-
-    #[test]
-    fn keys_are_namespace_slash_name_in_one_exact_allocation() {
-        let key = ObjectKey::of(&cm("api-config-bbbbb"));
-        assert_eq!(key.to_string(), "ns/api-config-bbbbb");
-        assert_eq!(key.0.capacity(), key.heap_bytes());
-        let mut cluster_scoped = cm("node-1");
-        cluster_scoped.metadata.namespace = None;
-        assert_eq!(ObjectKey::of(&cluster_scoped).to_string(), "node-1");
-        cluster_scoped.metadata.namespace = Some(String::new());
-        assert_eq!(ObjectKey::of(&cluster_scoped).to_string(), "node-1");
     }
 
     #[test]
@@ -444,10 +411,5 @@ mod tests {
         assert_eq!(store.len(), 1);
         assert_eq!(deferred, 1, "the deferred transform runs once per object");
         assert!(store.get(&ObjectKey::of(&cm("cm-7"))).is_some());
-    }
-
-    #[test]
-    fn keys_are_namespace_slash_name() {
-        assert_eq!(ObjectKey::of(&cm("a")).to_string(), "ns/a");
     }
 }
