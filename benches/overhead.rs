@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use informer_mem::measure::{CountingJemalloc, alloc};
-use informer_mem::runner::variant::{Message, run};
+use informer_mem::runner::child::{Message, run};
 use informer_mem::scenario::Scenario;
 
 #[global_allocator]

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use informer_mem::apiserver::ApiServer;
 use informer_mem::measure::CountingJemalloc;
-use informer_mem::runner::variant::{Message, run};
+use informer_mem::runner::child::{Message, run};
 use informer_mem::scenario::{ObjectSpec, Scenario};
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::ObjectList;

@@ -7,18 +7,19 @@
 //! and timing. `--jobs N` runs up to N at once; exact figures do not depend on it, since
 //! each child counts only its own allocations.
 
-pub mod variant;
+pub mod child;
+mod phase;
+mod process;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
 use crate::scenario::Scenario;
-use variant::{Job, Message};
+use child::Message;
+use process::run_child;
 
 /// The hidden subcommand a child process runs.
 pub const CHILD_COMMAND: &str = "__run-variant";
@@ -26,9 +27,6 @@ pub const CHILD_COMMAND: &str = "__run-variant";
 /// The environment variable jemalloc reads its settings from, in tikv-jemalloc-sys's
 /// prefixed build.
 pub const MALLOC_CONF: &str = "_RJEM_MALLOC_CONF";
-
-/// How much of a failed child's stderr goes into its error.
-const STDERR_TAIL_BYTES: usize = 2000;
 
 /// What the runner reports while it works.
 #[derive(Debug)]
@@ -163,155 +161,4 @@ pub fn dhat_file(report: &Path, index: usize, name: &str) -> PathBuf {
     }
     let slug: String = slug.trim_matches('-').chars().take(64).collect();
     report.with_file_name(format!("{stem}.{index}-{slug}.dhat-heap.json"))
-}
-
-fn run_child(
-    exe: &Path,
-    scenario: &Scenario,
-    index: usize,
-    limits: &Limits<'_>,
-    progress: &mut impl FnMut(&Message),
-) -> VariantReport {
-    let variant = &scenario.variants[index];
-    let mut report = VariantReport {
-        name: variant.name.clone(),
-        config: variant.config.clone(),
-        error: None,
-        setup: None,
-        phases: Vec::new(),
-    };
-    if let Err(e) = drive_child(exe, scenario, index, limits, &mut report, progress) {
-        report.error = Some(e);
-    }
-    report
-}
-
-/// Runs the child and fills `report` from its messages; `Err` says why it did not finish.
-fn drive_child(
-    exe: &Path,
-    scenario: &Scenario,
-    index: usize,
-    limits: &Limits<'_>,
-    report: &mut VariantReport,
-    progress: &mut impl FnMut(&Message),
-) -> Result<(), String> {
-    let deadline = Instant::now() + limits.variant_timeout;
-    let mut command = Command::new(exe);
-    // The variant's jemalloc settings, read by jemalloc as the child starts (the prefixed
-    // build's name for `MALLOC_CONF`); they replace any the environment sets.
-    if let Some(conf) = scenario.variants[index].config.allocator.malloc_conf() {
-        command.env(MALLOC_CONF, conf);
-    }
-    let mut child = command
-        .arg(CHILD_COMMAND)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("failed to start `{}`: {e}", exe.display()))?;
-    let job = Job {
-        scenario: scenario.clone(),
-        variant: index,
-        dhat_file: limits.dhat_files.map(|files| files[index].clone()),
-    };
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let written = serde_json::to_writer(&mut stdin, &job)
-        .map_err(std::io::Error::from)
-        .and_then(|()| stdin.flush());
-    drop(stdin);
-    // Drain stderr on a thread so a chatty child cannot block on a full pipe.
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    // Messages are read on a thread, so that this one can keep the deadline.
-    let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
-    let (lines, messages) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in stdout.lines() {
-            let Ok(line) = line else { break };
-            let message = serde_json::from_str::<Message>(&line)
-                .map_err(|e| format!("unreadable output from the variant's process: {e}"));
-            let unreadable = message.is_err();
-            if lines.send(message).is_err() || unreadable {
-                break;
-            }
-        }
-    });
-    let mut failure = None;
-    let mut timed_out = false;
-    loop {
-        let message =
-            match messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(Ok(message)) => message,
-                Ok(Err(unreadable)) => {
-                    failure = Some(unreadable);
-                    break;
-                }
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => {
-                    // Stopped, stuck or just slow: it gets no more time. Its stdout closes
-                    // as it dies, which ends the reader.
-                    let _ = child.kill();
-                    timed_out = true;
-                    break;
-                }
-            };
-        progress(&message);
-        match message {
-            Message::Setup(setup) => report.setup = Some(setup),
-            Message::Phase(phase) => report.phases.push(*phase),
-            Message::Failed(error) => failure = Some(error),
-        }
-    }
-    let status = child
-        .wait()
-        .map_err(|e| format!("failed to wait for the variant's process: {e}"))?;
-    let _ = reader.join();
-    let stderr = stderr.join().unwrap_or_default();
-    if timed_out {
-        return Err(format!(
-            "the variant's process was still running after {} (--variant-timeout) and was \
-             killed; the phases it completed are kept",
-            humantime::format_duration(limits.variant_timeout)
-        ));
-    }
-    if !status.success() {
-        return Err(describe_exit(status, &stderr));
-    }
-    if let Err(e) = written {
-        return Err(format!(
-            "failed to send the job to the variant's process: {e}"
-        ));
-    }
-    match failure {
-        Some(error) => Err(error),
-        None if report.phases.len() < scenario.phases.len() => {
-            Err("the variant's process ended before its last phase".to_owned())
-        }
-        None => Ok(()),
-    }
-}
-
-fn describe_exit(status: ExitStatus, stderr: &str) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    let how = match (status.code(), status.signal()) {
-        (_, Some(9)) => "was killed (SIGKILL; out of memory?)".to_owned(),
-        (_, Some(signal)) => format!("died of signal {signal}"),
-        (Some(code), None) => format!("exited with code {code}"),
-        (None, None) => "ended abnormally".to_owned(),
-    };
-    let tail = stderr.trim();
-    let mut start = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-    while !tail.is_char_boundary(start) {
-        start += 1;
-    }
-    let tail = &tail[start..];
-    if tail.is_empty() {
-        format!("the variant's process {how}")
-    } else {
-        format!("the variant's process {how}: {tail}")
-    }
 }

@@ -1,0 +1,209 @@
+//! The parent's side of one variant: start its process, send it the job, read its
+//! messages into the variant's report within the deadline, and say why it did not finish
+//! when it did not.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::child::{Job, Message};
+use super::{CHILD_COMMAND, Limits, MALLOC_CONF};
+use crate::report::VariantReport;
+use crate::scenario::Scenario;
+
+/// How much of a failed child's stderr goes into its error.
+const STDERR_TAIL_BYTES: usize = 2000;
+
+/// Runs variant `index` in a child process of `exe`; a variant that fails is recorded with
+/// its error and the phases it completed.
+pub(super) fn run_child(
+    exe: &Path,
+    scenario: &Scenario,
+    index: usize,
+    limits: &Limits<'_>,
+    progress: &mut impl FnMut(&Message),
+) -> VariantReport {
+    let variant = &scenario.variants[index];
+    let mut report = VariantReport {
+        name: variant.name.clone(),
+        config: variant.config.clone(),
+        error: None,
+        setup: None,
+        phases: Vec::new(),
+    };
+    if let Err(e) = drive_child(exe, scenario, index, limits, &mut report, progress) {
+        report.error = Some(e);
+    }
+    report
+}
+
+/// How reading a child's messages ended.
+#[derive(Debug, Default)]
+struct Reading {
+    /// Why the child failed, as it said or as its output showed.
+    failure: Option<String>,
+    /// The deadline passed and the child was killed.
+    timed_out: bool,
+}
+
+/// Runs the child and fills `report` from its messages; `Err` says why it did not finish.
+fn drive_child(
+    exe: &Path,
+    scenario: &Scenario,
+    index: usize,
+    limits: &Limits<'_>,
+    report: &mut VariantReport,
+    progress: &mut impl FnMut(&Message),
+) -> Result<(), String> {
+    let deadline = Instant::now() + limits.variant_timeout;
+    let mut child = spawn(exe, scenario, index)?;
+    let job = Job {
+        scenario: scenario.clone(),
+        variant: index,
+        dhat_file: limits.dhat_files.map(|files| files[index].clone()),
+    };
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let written = serde_json::to_writer(&mut stdin, &job)
+        .map_err(std::io::Error::from)
+        .and_then(|()| stdin.flush());
+    drop(stdin);
+    let stderr = drain_stderr(&mut child);
+    let (reader, messages) = read_messages(&mut child);
+    let reading = receive(&mut child, &messages, deadline, report, progress);
+    let status = child
+        .wait()
+        .map_err(|e| format!("failed to wait for the variant's process: {e}"))?;
+    let _ = reader.join();
+    let stderr = stderr.join().unwrap_or_default();
+    if reading.timed_out {
+        return Err(format!(
+            "the variant's process was still running after {} (--variant-timeout) and was \
+             killed; the phases it completed are kept",
+            humantime::format_duration(limits.variant_timeout)
+        ));
+    }
+    if !status.success() {
+        return Err(describe_exit(status, &stderr));
+    }
+    if let Err(e) = written {
+        return Err(format!(
+            "failed to send the job to the variant's process: {e}"
+        ));
+    }
+    match reading.failure {
+        Some(error) => Err(error),
+        None if report.phases.len() < scenario.phases.len() => {
+            Err("the variant's process ended before its last phase".to_owned())
+        }
+        None => Ok(()),
+    }
+}
+
+/// Starts variant `index`'s process, its pipes open.
+fn spawn(exe: &Path, scenario: &Scenario, index: usize) -> Result<Child, String> {
+    let mut command = Command::new(exe);
+    // The variant's jemalloc settings, read by jemalloc as the child starts (the prefixed
+    // build's name for `MALLOC_CONF`); they replace any the environment sets.
+    if let Some(conf) = scenario.variants[index].config.allocator.malloc_conf() {
+        command.env(MALLOC_CONF, conf);
+    }
+    command
+        .arg(CHILD_COMMAND)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("failed to start `{}`: {e}", exe.display()))
+}
+
+/// Reads stderr to its end on a thread, so a chatty child cannot block on a full pipe.
+fn drain_stderr(child: &mut Child) -> JoinHandle<String> {
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    })
+}
+
+/// The child's messages, or why a line could not be read.
+type Messages = Receiver<Result<Message, String>>;
+
+/// Reads the child's messages on a thread, so that the caller can keep the deadline.
+fn read_messages(child: &mut Child) -> (JoinHandle<()>, Messages) {
+    let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let (lines, messages) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            let message = serde_json::from_str::<Message>(&line)
+                .map_err(|e| format!("unreadable output from the variant's process: {e}"));
+            let unreadable = message.is_err();
+            if lines.send(message).is_err() || unreadable {
+                break;
+            }
+        }
+    });
+    (reader, messages)
+}
+
+/// Takes the child's messages into `report` until it stops talking or the deadline
+/// passes (then it is killed).
+fn receive(
+    child: &mut Child,
+    messages: &Messages,
+    deadline: Instant,
+    report: &mut VariantReport,
+    progress: &mut impl FnMut(&Message),
+) -> Reading {
+    let mut reading = Reading::default();
+    loop {
+        let message =
+            match messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Ok(message)) => message,
+                Ok(Err(unreadable)) => {
+                    reading.failure = Some(unreadable);
+                    break;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    // Stopped, stuck or just slow: it gets no more time. Its stdout closes
+                    // as it dies, which ends the reader.
+                    let _ = child.kill();
+                    reading.timed_out = true;
+                    break;
+                }
+            };
+        progress(&message);
+        match message {
+            Message::Setup(setup) => report.setup = Some(setup),
+            Message::Phase(phase) => report.phases.push(*phase),
+            Message::Failed(error) => reading.failure = Some(error),
+        }
+    }
+    reading
+}
+
+fn describe_exit(status: ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match (status.code(), status.signal()) {
+        (_, Some(9)) => "was killed (SIGKILL; out of memory?)".to_owned(),
+        (_, Some(signal)) => format!("died of signal {signal}"),
+        (Some(code), None) => format!("exited with code {code}"),
+        (None, None) => "ended abnormally".to_owned(),
+    };
+    let tail = stderr.trim();
+    let mut start = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+    while !tail.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &tail[start..];
+    if tail.is_empty() {
+        format!("the variant's process {how}")
+    } else {
+        format!("the variant's process {how}: {tail}")
+    }
+}
