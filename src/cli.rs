@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::apiserver::serve::ServeConfig;
+use crate::commands::{ChartOutput, CheckConfig, Command, DiffConfig, ExportConfig, RunConfig};
 use crate::output::Destination;
 use crate::report::compare::Tolerance;
 use crate::report::diff::DiffFormat;
 use crate::report::export::ExportFormat;
-use crate::{ChartOutput, CheckConfig, Command, DiffConfig, ExportConfig, RunConfig};
 
 /// Memory profiler for Kubernetes informers.
 ///

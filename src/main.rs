@@ -20,7 +20,7 @@ static GLOBAL: dhat::Alloc = dhat::Alloc;
 
 fn main() -> ExitCode {
     let command = Cli::parse().into_command();
-    match informer_mem::run(command) {
+    match informer_mem::commands::run(command) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::runner::Progress;
-use crate::runner::variant::Message;
+use crate::runner::child::Message;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

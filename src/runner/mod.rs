@@ -67,7 +67,7 @@ enum Event {
 /// With more than one job, variants run in parallel, and `progress` still sees them one
 /// at a time, in order: the lowest unfinished variant live, the others' messages held
 /// until it is their turn.
-pub fn run_scenario(
+pub fn run_variants(
     scenario: &Scenario,
     exe: &Path,
     limits: &Limits<'_>,

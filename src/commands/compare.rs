@@ -1,0 +1,45 @@
+//! The commands that read reports: `diff` (two reports side by side), `check` (a report
+//! gated on a baseline) and `export` (a report in another format).
+
+use std::process::ExitCode;
+
+use super::{CheckConfig, DiffConfig, ExportConfig};
+use crate::exit_codes;
+use crate::report::Report;
+use crate::report::compare::{Comparison, Tolerances};
+use crate::report::diff::{render_check, render_diff};
+use crate::report::export;
+
+/// `informer-mem diff`: prints the comparison; never fails on what it finds.
+pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {
+    let base = Report::read(&config.base)?;
+    let head = Report::read(&config.head)?;
+    let tolerances = Tolerances::for_report(&head, &[]);
+    let comparison = Comparison::new(&base, &head, &tolerances)?;
+    print!("{}", render_diff(&comparison, config.format));
+    Ok(ExitCode::from(exit_codes::OK))
+}
+
+/// `informer-mem check`: exit code 1 when a figure moved beyond its tolerance.
+pub(super) fn check(config: &CheckConfig) -> anyhow::Result<ExitCode> {
+    let baseline = Report::read(&config.baseline)?;
+    let head = Report::read(&config.head)?;
+    let tolerances = Tolerances::for_report(&head, &config.tolerances);
+    let comparison = Comparison::new(&baseline, &head, &tolerances)?;
+    print!("{}", render_check(&comparison));
+    Ok(ExitCode::from(if comparison.failed() {
+        exit_codes::FAILED
+    } else {
+        exit_codes::OK
+    }))
+}
+
+/// `informer-mem export`: the report rendered in the format asked for.
+pub(super) fn export(config: &ExportConfig) -> anyhow::Result<ExitCode> {
+    let report = Report::read(&config.report)?;
+    let text = export::render(&report, config.format);
+    config
+        .out
+        .write(config.format.describe(), text.as_bytes())?;
+    Ok(ExitCode::from(exit_codes::OK))
+}

@@ -1,0 +1,114 @@
+//! The commands: `run`, `serve`, `diff`, `check` and `export`, each a plain config struct
+//! that [`crate::cli`] builds from the command line, and [`run`] that carries one out and
+//! picks the exit code ([`crate::exit_codes`]). The layer between the command line and
+//! the stages: only this module and `cli` decide what is printed and written.
+
+mod compare;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::apiserver;
+use crate::exit_codes;
+use crate::output::Destination;
+use crate::report;
+use crate::report::export::ExportFormat;
+
+/// What to do; built from the command line by [`cli`].
+#[derive(Debug)]
+pub enum Command {
+    /// Run a scenario.
+    Run(RunConfig),
+    /// Serve a scenario's objects over HTTP.
+    Serve(apiserver::serve::ServeConfig),
+    /// Compare two reports.
+    Diff(DiffConfig),
+    /// Gate a report against a baseline.
+    Check(CheckConfig),
+    /// Convert a report into another format.
+    Export(ExportConfig),
+    /// Run one variant as a child process of `run`.
+    RunVariant,
+}
+
+/// Settings of `informer-mem diff`.
+#[derive(Debug)]
+pub struct DiffConfig {
+    /// The report to compare against.
+    pub base: PathBuf,
+    /// The report to compare.
+    pub head: PathBuf,
+    /// How to print.
+    pub format: report::diff::DiffFormat,
+}
+
+/// Settings of `informer-mem check`.
+#[derive(Debug)]
+pub struct CheckConfig {
+    /// The report to check.
+    pub head: PathBuf,
+    /// The report it must not regress from.
+    pub baseline: PathBuf,
+    /// Tolerances beyond the defaults.
+    pub tolerances: Vec<report::compare::Tolerance>,
+}
+
+/// Settings of `informer-mem run`.
+#[derive(Debug)]
+pub struct RunConfig {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// Where to write the JSON report; `None` for `reports/<scenario name>.json`.
+    pub out: Option<PathBuf>,
+    /// Where to draw the chart.
+    pub chart: ChartOutput,
+    /// More outputs, each in its format.
+    pub exports: Vec<(ExportFormat, Destination)>,
+    /// Show no progress.
+    pub quiet: bool,
+    /// How long a variant's process may run (real time) before it is killed.
+    pub variant_timeout: std::time::Duration,
+    /// How many variants' processes may run at once.
+    pub jobs: usize,
+}
+
+/// Where `run` draws its chart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChartOutput {
+    /// Beside the report, with the extension `.svg`.
+    BesideReport,
+    /// At this path (`-` is standard output).
+    At(PathBuf),
+    /// Nowhere.
+    None,
+}
+
+/// Settings of `informer-mem export`.
+#[derive(Debug)]
+pub struct ExportConfig {
+    /// The report to convert.
+    pub report: PathBuf,
+    /// Into what.
+    pub format: ExportFormat,
+    /// Where to write it.
+    pub out: Destination,
+}
+
+/// Runs a command; the exit code follows [`exit_codes`]. Errors mean exit code 2.
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::RunVariant => {
+            crate::runner::child::main()?;
+            Ok(ExitCode::from(exit_codes::OK))
+        }
+        Command::Run(config) => run::run(&config),
+        Command::Serve(config) => {
+            apiserver::serve::serve(&config)?;
+            Ok(ExitCode::from(exit_codes::OK))
+        }
+        Command::Diff(config) => compare::diff(&config),
+        Command::Check(config) => compare::check(&config),
+        Command::Export(config) => compare::export(&config),
+    }
+}

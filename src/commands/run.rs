@@ -1,0 +1,147 @@
+//! `informer-mem run`: load the scenario, plan every output before anything runs, run the
+//! variants, print the table, write the outputs, and pick the exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+use super::{ChartOutput, RunConfig};
+use crate::exit_codes;
+use crate::measure;
+use crate::output::Destination;
+use crate::progress::{Mode, Reporter};
+use crate::report::export::{self, ExportFormat};
+use crate::report::{Report, render_table};
+use crate::runner;
+use crate::scenario::Scenario;
+
+/// Runs a scenario; exit code 2 if a variant failed, 1 if a store did not match the server.
+pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
+    let scenario = Scenario::load(&config.scenario)?;
+    let outputs = Outputs::plan(config, &scenario)?;
+    let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
+    let mut progress = Reporter::new(
+        Mode::detect(config.quiet),
+        scenario.phases.iter().map(|p| p.name.clone()).collect(),
+    );
+    let limits = runner::Limits {
+        variant_timeout: config.variant_timeout,
+        dhat_files: outputs.dhat_files.as_deref(),
+        jobs: config.jobs,
+    };
+    let report = runner::run_variants(&scenario, &exe, &limits, |p| progress.show(p));
+    progress.finish();
+    outputs.write(&report, config.quiet)?;
+    Ok(ExitCode::from(verdict(&report)))
+}
+
+/// Every file and stream a run writes, decided and checked before anything runs.
+#[derive(Debug)]
+struct Outputs {
+    /// Each output with its format: the JSON report first, then the chart, then exports.
+    exports: Vec<(ExportFormat, Destination)>,
+    /// The heap-profiling build: one dhat file per variant, beside the report.
+    dhat_files: Option<Vec<PathBuf>>,
+}
+
+impl Outputs {
+    /// The outputs `config` asks for: the report (by default `reports/<scenario>.json`),
+    /// its chart and the exports. Refuses, before anything runs, outputs that cannot be
+    /// written, that would overwrite the scenario, that share a file, or that share
+    /// standard output.
+    fn plan(config: &RunConfig, scenario: &Scenario) -> anyhow::Result<Outputs> {
+        let out = config
+            .out
+            .clone()
+            .unwrap_or_else(|| Path::new("reports").join(format!("{}.json", scenario.name)));
+        let mut exports = vec![(ExportFormat::Json, Destination::File(out.clone()))];
+        match &config.chart {
+            ChartOutput::BesideReport => exports.push((
+                ExportFormat::Svg,
+                Destination::File(out.with_extension("svg")),
+            )),
+            ChartOutput::At(path) => exports.push((ExportFormat::Svg, path.clone().into())),
+            ChartOutput::None => {}
+        }
+        exports.extend(config.exports.iter().cloned());
+        for (i, (format, destination)) in exports.iter().enumerate() {
+            if let Some((other, _)) = exports[..i].iter().find(|(_, d)| d == destination) {
+                bail!(
+                    "{} and {} would both go to {destination}; give each its own path",
+                    other.describe(),
+                    format.describe()
+                );
+            }
+        }
+        for (format, destination) in &exports {
+            destination.prepare(format.describe(), &[&config.scenario])?;
+        }
+        let dhat_files = measure::dhat::BUILD.then(|| {
+            scenario
+                .variants
+                .iter()
+                .enumerate()
+                .map(|(i, v)| runner::dhat_file(&out, i, &v.name))
+                .collect::<Vec<_>>()
+        });
+        for file in dhat_files.iter().flatten() {
+            Destination::File(file.clone()).prepare("a dhat profile", &[&config.scenario])?;
+        }
+        Ok(Outputs {
+            exports,
+            dhat_files,
+        })
+    }
+
+    /// Prints the table (to stderr when an export has standard output) and writes every
+    /// output, saying where unless `quiet`.
+    fn write(&self, report: &Report, quiet: bool) -> anyhow::Result<()> {
+        let table = render_table(report);
+        if self.exports.iter().any(|(_, d)| *d == Destination::Stdout) {
+            eprint!("{table}");
+        } else {
+            print!("{table}");
+        }
+        if let Some(files) = &self.dhat_files
+            && !quiet
+        {
+            for file in files.iter().filter(|f| f.exists()) {
+                eprintln!("wrote a dhat profile to {}", file.display());
+            }
+        }
+        for (format, destination) in &self.exports {
+            destination.write(
+                format.describe(),
+                export::render(report, *format).as_bytes(),
+            )?;
+            if let Destination::File(path) = destination
+                && !quiet
+            {
+                eprintln!("wrote {} to {}", format.describe(), path.display());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The run's exit code: a failed variant is an error (2); a store that did not match the
+/// server where the scenario expects it to is a failed run (1).
+fn verdict(report: &Report) -> u8 {
+    let failed = report.variants.iter().any(|v| v.error.is_some());
+    let inconsistent = report.unexpected_inconsistencies().count();
+    if inconsistent > 0 {
+        eprintln!(
+            "error: {inconsistent} phase(s) ended with a store that does not match the server \
+             (see the `store` column); set `expect_consistent = false` on a phase that shows \
+             this on purpose"
+        );
+    }
+    if failed {
+        exit_codes::ERROR
+    } else if inconsistent > 0 {
+        exit_codes::FAILED
+    } else {
+        exit_codes::OK
+    }
+}
