@@ -66,22 +66,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         let addr = listener
             .local_addr()
             .context("failed to read the bound address")?;
-        let url = format!("http://{addr}");
-        let namespace = super::generate::namespace(&scenario.objects, 0);
-        write_kubeconfig(&kubeconfig, &url, &namespace)?;
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on {url}")?;
-        writeln!(stdout, "kubeconfig written to {}", kubeconfig.display())?;
-        stdout.flush()?;
-        drop(stdout);
-        eprintln!(
-            "serving {} {} objects of `{}`; try: KUBECONFIG={} kubectl get {} -A",
-            scenario.objects.count,
-            scenario.objects.kind.as_str(),
-            scenario.name,
-            kubeconfig.display(),
-            scenario.objects.kind.plural(),
-        );
+        announce(&scenario, &kubeconfig, &format!("http://{addr}"))?;
         let server = ApiServer::new(scenario.objects.clone());
         let history = config
             .history_events
@@ -93,28 +78,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         server.yield_during_scans(SCAN_CHUNK);
         let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
         let connections = GracefulShutdown::new();
-        let signal = loop {
-            tokio::select! {
-                signal = signals.next() => break signal,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        let connection = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(config.read_header_timeout)
-                            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
-                        let connection = connections.watch(connection);
-                        tokio::spawn(async move {
-                            // A client that hangs up or times out is not the server's error.
-                            let _ = connection.await;
-                        });
-                    }
-                    // Out of file descriptors, or a connection reset before it was
-                    // accepted: wait a little rather than spin, and go on serving.
-                    Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
-                },
-            }
-        };
-        drop(listener);
+        let signal = accept(listener, &app, &connections, &mut signals, config).await;
         // Open watches would hold the connections for up to their timeout.
         server.disconnect_watchers();
         say(&format!(
@@ -139,6 +103,60 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
 }
 
 /// A line on stderr that cannot fail: a stop must not depend on whoever reads stderr
+/// Writes the kubeconfig for `url` and says where the server listens, on stdout (for
+/// scripts) and how to try it, on stderr.
+fn announce(scenario: &Scenario, kubeconfig: &Path, url: &str) -> anyhow::Result<()> {
+    let namespace = super::generate::namespace(&scenario.objects, 0);
+    write_kubeconfig(kubeconfig, url, &namespace)?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on {url}")?;
+    writeln!(stdout, "kubeconfig written to {}", kubeconfig.display())?;
+    stdout.flush()?;
+    drop(stdout);
+    eprintln!(
+        "serving {} {} objects of `{}`; try: KUBECONFIG={} kubectl get {} -A",
+        scenario.objects.count,
+        scenario.objects.kind.as_str(),
+        scenario.name,
+        kubeconfig.display(),
+        scenario.objects.kind.plural(),
+    );
+    Ok(())
+}
+
+/// Serves every connection `listener` accepts, each on a task of its own watched by
+/// `connections`, until a stop signal comes; returns it.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    app: &axum::Router,
+    connections: &GracefulShutdown,
+    signals: &mut StopSignals,
+    config: &ServeConfig,
+) -> StopSignal {
+    loop {
+        tokio::select! {
+            signal = signals.next() => return signal,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let service = TowerToHyperService::new(app.clone());
+                    let connection = http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(config.read_header_timeout)
+                        .serve_connection(TokioIo::new(stream), service);
+                    let connection = connections.watch(connection);
+                    tokio::spawn(async move {
+                        // A client that hangs up or times out is not the server's error.
+                        let _ = connection.await;
+                    });
+                }
+                // Out of file descriptors, or a connection reset before it was accepted:
+                // wait a little rather than spin, and go on serving.
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            },
+        }
+    }
+}
+
 /// (`eprintln!` panics when that pipe is gone).
 fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");

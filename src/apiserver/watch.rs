@@ -146,35 +146,11 @@ pub(super) fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
 
 impl WatchCursor {
     async fn next_line(&mut self) -> Option<Bytes> {
-        // A terminated watch-list that still owes its initial-events-end bookmark closes
-        // gracefully: kube-apiserver schedules that bookmark at once, so it is already in
-        // the watcher's input when the dispatcher gives up on it, and the cacher then
-        // drains the input (`graceful = true` in cacheWatcher.add) instead of cutting the
-        // stream. The client gets its whole initial state and re-watches from the
-        // bookmark; a legacy `resourceVersion=0` watch has no such bookmark and is cut.
-        let graceful = self.initial_events_end.is_some();
-        if self.finished
-            || (self.slot.is_terminated() && !graceful)
-            || self.disconnect.has_changed().unwrap_or(true)
-        {
+        if self.closed() {
             return None;
         }
-        if let Some(version) = self.initial.next() {
-            return Some(event_line(
-                EventKind::Added,
-                &self.generator,
-                self.form,
-                &version,
-            ));
-        }
-        // The client has read every initial event: a legacy watch asks for the next line,
-        // a watch-list gets its end bookmark.
-        if std::mem::take(&mut self.initial_state) {
-            self.server
-                .count_request(|r| r.initial_events_completed += 1);
-        }
-        if let Some(rv) = self.initial_events_end.take() {
-            return Some(bookmark_line(self.selection.kind, self.form, rv, true));
+        if let Some(line) = self.initial_line() {
+            return Some(line);
         }
         self.slot.following();
         loop {
@@ -184,24 +160,7 @@ impl WatchCursor {
             if self.disconnect.has_changed().unwrap_or(true) || self.slot.is_terminated() {
                 return None;
             }
-            let (head, next) = {
-                let state = self.server.state();
-                let next = state.event_after(self.rv).map(|event| {
-                    event.map(|e| {
-                        // For an update, the version it replaced decides whether the
-                        // object moved into or out of the selection.
-                        let before = (e.kind == EventKind::Modified).then(|| {
-                            state.version(Identity {
-                                generation: e.object.generation - 1,
-                                resource_version: e.previous_resource_version,
-                                ..e.object
-                            })
-                        });
-                        (e.kind, state.version(e.object), before)
-                    })
-                });
-                (state.resource_version(), next)
-            };
+            let (head, next) = self.event_after_rv();
             match next {
                 Err(expired) => {
                     // kube-apiserver answers a too-old watch with HTTP 200 and one ERROR
@@ -217,15 +176,7 @@ impl WatchCursor {
                     }
                 }
                 Ok(None) => {
-                    // No event of this resource after `rv`: the watch is current up to the
-                    // head, which writes to other resources may have moved on (as etcd's
-                    // progress notifications tell kube-apiserver's watch cache).
-                    if head > self.rv {
-                        self.rv = head;
-                        self.slot.delivered(head);
-                    }
-                    // Caught up: `rv` is the newest resourceVersion, which is what a
-                    // bookmark reports.
+                    self.caught_up(head);
                     let bookmark_due = async {
                         match self.bookmark.as_mut() {
                             Some(timer) => timer.as_mut().await,
@@ -242,23 +193,95 @@ impl WatchCursor {
                         }
                         _ = self.disconnect.changed() => return None,
                         () = self.server.dispatcher().terminated() => {}
-                        () = bookmark_due => {
-                            let next = next_bookmark(Instant::now(), self.deadline_at);
-                            if let Some(timer) = self.bookmark.as_mut() {
-                                timer.as_mut().reset(next);
-                            }
-                            return Some(bookmark_line(
-                                self.selection.kind,
-                                self.form,
-                                self.rv,
-                                false,
-                            ));
-                        }
+                        () = bookmark_due => return Some(self.bookmark_line()),
                         () = &mut self.deadline => return None,
                     }
                 }
             }
         }
+    }
+
+    /// Whether the watch has ended: finished, disconnected, or terminated as a slow
+    /// watcher. A terminated watch-list that still owes its initial-events-end bookmark
+    /// closes gracefully: kube-apiserver schedules that bookmark at once, so it is already
+    /// in the watcher's input when the dispatcher gives up on it, and the cacher then
+    /// drains the input (`graceful = true` in cacheWatcher.add) instead of cutting the
+    /// stream. The client gets its whole initial state and re-watches from the bookmark; a
+    /// legacy `resourceVersion=0` watch has no such bookmark and is cut.
+    fn closed(&self) -> bool {
+        let graceful = self.initial_events_end.is_some();
+        self.finished
+            || (self.slot.is_terminated() && !graceful)
+            || self.disconnect.has_changed().unwrap_or(true)
+    }
+
+    /// The next line of the initial state: an ADDED event, then (watch-list) the
+    /// initial-events-end bookmark; `None` once all are sent.
+    fn initial_line(&mut self) -> Option<Bytes> {
+        if let Some(version) = self.initial.next() {
+            return Some(event_line(
+                EventKind::Added,
+                &self.generator,
+                self.form,
+                &version,
+            ));
+        }
+        // The client has read every initial event: a legacy watch asks for the next line,
+        // a watch-list gets its end bookmark.
+        if std::mem::take(&mut self.initial_state) {
+            self.server
+                .count_request(|r| r.initial_events_completed += 1);
+        }
+        let rv = self.initial_events_end.take()?;
+        Some(bookmark_line(self.selection.kind, self.form, rv, true))
+    }
+
+    /// The server's head and the first event after `rv`, with the version an update
+    /// replaced (it decides whether the object moved into or out of the selection).
+    #[allow(
+        clippy::type_complexity,
+        reason = "read once, matched at once by the one caller"
+    )]
+    fn event_after_rv(
+        &self,
+    ) -> (
+        u64,
+        Result<Option<(EventKind, Version, Option<Version>)>, Expired>,
+    ) {
+        let state = self.server.state();
+        let next = state.event_after(self.rv).map(|event| {
+            event.map(|e| {
+                let before = (e.kind == EventKind::Modified).then(|| {
+                    state.version(Identity {
+                        generation: e.object.generation - 1,
+                        resource_version: e.previous_resource_version,
+                        ..e.object
+                    })
+                });
+                (e.kind, state.version(e.object), before)
+            })
+        });
+        (state.resource_version(), next)
+    }
+
+    /// No event of this resource after `rv`: the watch is current up to the head, which
+    /// writes to other resources may have moved on (as etcd's progress notifications tell
+    /// kube-apiserver's watch cache). `rv` is then the newest resourceVersion, which is
+    /// what a bookmark reports.
+    fn caught_up(&mut self, head: u64) {
+        if head > self.rv {
+            self.rv = head;
+            self.slot.delivered(head);
+        }
+    }
+
+    /// The periodic bookmark at `rv`, with the timer set for the next one.
+    fn bookmark_line(&mut self) -> Bytes {
+        let next = next_bookmark(Instant::now(), self.deadline_at);
+        if let Some(timer) = self.bookmark.as_mut() {
+            timer.as_mut().reset(next);
+        }
+        bookmark_line(self.selection.kind, self.form, self.rv, false)
     }
 
     /// The line for `now` seen as `kind`: shared with other watchers when the server

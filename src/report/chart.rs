@@ -131,6 +131,35 @@ fn each_variant(report: &Report, series: impl Fn(&VariantReport) -> Figures) -> 
         .collect()
 }
 
+/// A variant's live bytes (the informer's when `attributed`): the line through the
+/// samples and phase ends, and each phase's peak.
+fn live_figures(v: &VariantReport, attributed: bool) -> Figures {
+    let start = v.setup.map(|s| {
+        let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
+        live.0 as f64
+    });
+    let (line, ends) = Figures::of(
+        v,
+        start,
+        |s| {
+            let live = if attributed {
+                s.components.informer
+            } else {
+                s.live_bytes
+            };
+            Some(live.0 as f64)
+        },
+        |phase| Some(live_and_peak(phase).0),
+    );
+    let peaks = v
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(p, phase)| (p as f64, live_and_peak(phase).1))
+        .collect();
+    Figures { line, ends, peaks }
+}
+
 /// Renders the report's chart as SVG text.
 pub fn render_svg(report: &Report) -> String {
     let attributed = report
@@ -162,32 +191,7 @@ pub fn render_svg(report: &Report) -> String {
     let resident_title = format!("jemalloc resident bytes {when} (advisory)");
     let live = Panel {
         title: &live_title,
-        series: each_variant(report, |v| {
-            let start = v.setup.map(|s| {
-                let live = s.components.map_or(s.live_bytes, |c| c.informer.live_bytes);
-                live.0 as f64
-            });
-            let (line, ends) = Figures::of(
-                v,
-                start,
-                |s| {
-                    let live = if attributed {
-                        s.components.informer
-                    } else {
-                        s.live_bytes
-                    };
-                    Some(live.0 as f64)
-                },
-                |phase| Some(live_and_peak(phase).0),
-            );
-            let peaks = v
-                .phases
-                .iter()
-                .enumerate()
-                .map(|(p, phase)| (p as f64, live_and_peak(phase).1))
-                .collect();
-            Figures { line, ends, peaks }
-        }),
+        series: each_variant(report, |v| live_figures(v, attributed)),
     };
     let resident = Panel {
         title: &resident_title,

@@ -400,27 +400,7 @@ fn container(app: &str, c: usize, v: &PodValues) -> Container {
     let name = container_name(app, c);
     let port = if c == 0 { 8080 } else { 15000 + c as i32 };
     let (ns, version) = (&v.labels.ns, &v.labels.version);
-    let probe = |path: &str, period| Probe {
-        http_get: Some(HTTPGetAction {
-            path: Some(path.to_owned()),
-            port: IntOrString::Int(port),
-            scheme: Some("HTTP".to_owned()),
-            ..Default::default()
-        }),
-        initial_delay_seconds: Some(5),
-        period_seconds: Some(period),
-        timeout_seconds: Some(1),
-        success_threshold: Some(1),
-        failure_threshold: Some(3),
-        ..Default::default()
-    };
-    let env = |k: &str, v: String| EnvVar {
-        name: k.to_owned(),
-        value: Some(v),
-        ..Default::default()
-    };
     let is_app = c == 0;
-    let quantity = |s: &str| Quantity(s.to_owned());
     Container {
         // Pinned by digest, as production images usually are.
         image: Some(format!(
@@ -437,60 +417,99 @@ fn container(app: &str, c: usize, v: &PodValues) -> Container {
                 ..Default::default()
             }]
         }),
-        env: Some(if !is_app {
-            vec![env("LOG_LEVEL", "info".to_owned())]
-        } else {
-            vec![
-                env("LOG_LEVEL", "info".to_owned()),
-                env("SERVICE_NAME", format!("{app}.{ns}.svc.cluster.local")),
-                EnvVar {
-                    name: "POD_NAME".to_owned(),
-                    value_from: Some(EnvVarSource {
-                        field_ref: Some(ObjectFieldSelector {
-                            api_version: Some("v1".to_owned()),
-                            field_path: "metadata.name".to_owned(),
-                        }),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                },
-            ]
-        }),
-        resources: Some(ResourceRequirements {
-            requests: Some(
-                [("cpu", quantity("100m")), ("memory", quantity("128Mi"))]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v))
-                    .collect(),
-            ),
-            limits: Some(
-                [("memory".to_owned(), quantity("256Mi"))]
-                    .into_iter()
-                    .collect(),
-            ),
-            ..Default::default()
-        }),
+        env: Some(container_env(app, ns, is_app)),
+        resources: Some(container_resources()),
         // Sidecars commonly run without probes.
-        liveness_probe: is_app.then(|| probe("/healthz", 10)),
+        liveness_probe: is_app.then(|| http_probe("/healthz", port, 10)),
         readiness_probe: None,
         termination_message_path: Some("/dev/termination-log".to_owned()),
         termination_message_policy: Some("File".to_owned()),
-        volume_mounts: Some(vec![
-            VolumeMount {
-                name: "config".to_owned(),
-                mount_path: "/etc/config".to_owned(),
-                read_only: Some(true),
-                ..Default::default()
-            },
-            VolumeMount {
-                name: v.token_volume(),
-                mount_path: "/var/run/secrets/kubernetes.io/serviceaccount".to_owned(),
-                read_only: Some(true),
-                ..Default::default()
-            },
-        ]),
+        volume_mounts: Some(container_volume_mounts(v)),
         ..Default::default()
     }
+}
+
+/// The environment: a log level for every container, and the app's service name and pod
+/// name (from the downward API) for the app's.
+fn container_env(app: &str, ns: &str, is_app: bool) -> Vec<EnvVar> {
+    let env = |k: &str, v: String| EnvVar {
+        name: k.to_owned(),
+        value: Some(v),
+        ..Default::default()
+    };
+    if !is_app {
+        return vec![env("LOG_LEVEL", "info".to_owned())];
+    }
+    vec![
+        env("LOG_LEVEL", "info".to_owned()),
+        env("SERVICE_NAME", format!("{app}.{ns}.svc.cluster.local")),
+        EnvVar {
+            name: "POD_NAME".to_owned(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    api_version: Some("v1".to_owned()),
+                    field_path: "metadata.name".to_owned(),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ]
+}
+
+/// Requests of CPU and memory, a memory limit.
+fn container_resources() -> ResourceRequirements {
+    let quantity = |s: &str| Quantity(s.to_owned());
+    ResourceRequirements {
+        requests: Some(
+            [("cpu", quantity("100m")), ("memory", quantity("128Mi"))]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        ),
+        limits: Some(
+            [("memory".to_owned(), quantity("256Mi"))]
+                .into_iter()
+                .collect(),
+        ),
+        ..Default::default()
+    }
+}
+
+/// An HTTP GET probe of `path` on `port`, every `period` seconds.
+fn http_probe(path: &str, port: i32, period: i32) -> Probe {
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some(path.to_owned()),
+            port: IntOrString::Int(port),
+            scheme: Some("HTTP".to_owned()),
+            ..Default::default()
+        }),
+        initial_delay_seconds: Some(5),
+        period_seconds: Some(period),
+        timeout_seconds: Some(1),
+        success_threshold: Some(1),
+        failure_threshold: Some(3),
+        ..Default::default()
+    }
+}
+
+/// The config volume and the service account token, mounted read-only.
+fn container_volume_mounts(v: &PodValues) -> Vec<VolumeMount> {
+    vec![
+        VolumeMount {
+            name: "config".to_owned(),
+            mount_path: "/etc/config".to_owned(),
+            read_only: Some(true),
+            ..Default::default()
+        },
+        VolumeMount {
+            name: v.token_volume(),
+            mount_path: "/var/run/secrets/kubernetes.io/serviceaccount".to_owned(),
+            read_only: Some(true),
+            ..Default::default()
+        },
+    ]
 }
 
 /// A stable fake sha256 digest for an image.
