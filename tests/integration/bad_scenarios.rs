@@ -2,17 +2,12 @@
 //! the file, the key as written and the line, and nothing is written. The messages are
 //! pinned in one snapshot, so a change to any of them shows in review.
 
-use super::bin;
+use predicates::prelude::*;
+
+use crate::util::bin;
 
 /// A valid scenario that the cases below break one way each.
-const BASE: &str = r#"name = "t"
-[objects]
-count = 10
-[[variant]]
-name = "a"
-[[phase]]
-kind = "list"
-"#;
+const BASE: &str = include_str!("../fixtures/minimal.toml");
 
 /// `BASE` with `old` replaced by `new`.
 fn with(old: &str, new: &str) -> String {
@@ -214,4 +209,92 @@ fn refusal(dir: &std::path::Path, file: &str, label: &str) -> String {
     assert!(!stderr.contains("$__"), "{label}: {stderr}");
     assert!(!dir.join("out").exists(), "{label}: something was written");
     stderr
+}
+
+/// Runs `run` on a scenario text written to `bad.toml` in a fresh working directory and
+/// checks the failure: exit code 2, an error naming the file and `expected`, and nothing
+/// written under reports/.
+fn rejects(text: &str, expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.toml"), text).unwrap();
+    let assert = bin()
+        .current_dir(dir.path())
+        .args(["run", "bad.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("failed to load `bad.toml`"));
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for e in expected {
+        assert!(stderr.contains(e), "{stderr:?} lacks {e:?}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        !dir.path().join("reports").exists(),
+        "nothing may be written"
+    );
+}
+
+const VALID: &str = include_str!("../fixtures/valid.toml");
+
+#[test]
+fn missing_file_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["run", "nope.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("failed to read `nope.toml`"));
+    assert!(!dir.path().join("reports").exists());
+}
+
+#[test]
+fn malformed_toml_is_rejected_with_its_line() {
+    rejects(&VALID.replace("[objects]", "[objects"), &["line 2"]);
+}
+
+#[test]
+fn unknown_key_is_rejected() {
+    rejects(
+        &VALID.replace("count = 10", "count = 10\nsize = 3"),
+        &["objects", "unknown field `size`"],
+    );
+}
+
+#[test]
+fn zero_count_is_rejected() {
+    rejects(
+        &VALID.replace("count = 10", "count = 0"),
+        &["at `objects.count` (line 3)", "out of range"],
+    );
+}
+
+#[test]
+fn negative_count_is_rejected() {
+    rejects(
+        &VALID.replace("count = 10", "count = -3"),
+        &["at `objects.count` (line 3)"],
+    );
+}
+
+#[test]
+fn fraction_outside_zero_one_is_rejected() {
+    for bad in ["0", "0.0", "1.01", "-0.5"] {
+        rejects(
+            &VALID.replace("fraction = 0.5", &format!("fraction = {bad}")),
+            &["at `phase[1].fraction` (line 11)", "outside (0, 1]"],
+        );
+    }
+}
+
+#[test]
+fn unknown_store_mode_is_rejected_with_the_choices() {
+    rejects(
+        &VALID.replace("shared-array", "shared"),
+        &[
+            "at `variant[0].store` (line 6)",
+            "shared-array",
+            "per-item-copy",
+        ],
+    );
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::{phase, repo_file, run_report};
+use crate::util::{phase, repo_file, run_report};
 
 /// The shipped scenario `name` with `count` objects, written into `dir`.
 fn scaled(dir: &tempfile::TempDir, name: &str, count: i64) -> PathBuf {

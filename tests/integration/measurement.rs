@@ -5,27 +5,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{bin, fixture, phase, phases, run_report, run_text};
+use crate::util::{bin, fixture, phase, phases, run_report, run_text};
 
-const CALIBRATION: &str = r#"
-name = "calibration"
-[objects]
-count = 300
-[[variant]]
-name = "builtin"
-[[variant]]
-name = "kube-runtime"
-implementation = "kube-runtime"
-[[phase]]
-kind = "list"
-[[phase]]
-kind = "calibrate"
-bytes = 1234567
-blocks = 3001
-[[phase]]
-kind = "update"
-fraction = 0.2
-"#;
+const CALIBRATION: &str = include_str!("../fixtures/calibration.toml");
 
 #[test]
 fn a_calibration_phase_shows_exactly_the_blocks_and_bytes_it_allocated() {

@@ -7,27 +7,10 @@ use std::process::Output;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use super::bin;
+use crate::util::{bin, fixture};
 
 /// Two variants, three phases, 60 pods: a run of a fraction of a second.
-const TINY: &str = r#"
-name = "tiny"
-[objects]
-count = 60
-[[variant]]
-name = "client-go"
-[[variant]]
-name = "kube-runtime"
-implementation = "kube-runtime"
-[[phase]]
-kind = "list"
-[[phase]]
-kind = "update"
-count = 10
-[[phase]]
-kind = "delete"
-count = 20
-"#;
+const TINY: &str = include_str!("../fixtures/tiny.toml");
 
 /// A folder holding `tiny.toml`.
 fn tiny() -> (tempfile::TempDir, PathBuf) {
@@ -260,4 +243,17 @@ fn outputs_are_checked_before_anything_runs() {
     assert_eq!(std::fs::read(&scenario).unwrap(), before);
     let entries = std::fs::read_dir(dir.path()).unwrap().count();
     assert_eq!(entries, 1, "nothing but the scenario was written");
+}
+
+#[test]
+fn report_into_a_directory_is_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .arg("run")
+        .arg(fixture("small.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a directory"));
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::phases;
+use crate::util::phases;
 
 /// The processes whose parent is `pid` (from `/proc/*/stat`).
 fn children_of(pid: u32) -> Vec<u32> {
