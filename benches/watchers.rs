@@ -41,7 +41,7 @@ async fn request(
 async fn writes_per_second(watchers: usize, shared: bool) -> f64 {
     let server = ApiServer::new(ObjectSpec::pods(100));
     if shared {
-        server.share_encodings(informer_mem::apiserver::serve::SHARED_ENCODING_BYTES);
+        server.share_encodings(informer_mem::apiserver::SHARED_ENCODING_BYTES);
     }
     let uri = common::first_pod_uri(&server).await;
     let head = server.resource_version();

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::apiserver::serve::ServeConfig;
+use crate::apiserver::ServeConfig;
 use crate::commands::{ChartOutput, CheckConfig, Command, DiffConfig, ExportConfig, RunConfig};
 use crate::output::Destination;
 use crate::report::compare::Tolerance;

@@ -7,7 +7,7 @@
 )]
 
 use axum::body::Body;
-use informer_mem::apiserver::{ApiServer, routes::router};
+use informer_mem::apiserver::{ApiServer, router};
 use tower::ServiceExt;
 
 /// Sends one request to `server`'s router, in process (no `content-type` when empty).

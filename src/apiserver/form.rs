@@ -1,10 +1,13 @@
 //! What of each object a response carries: the whole object or its metadata only
 //! (`PartialObjectMetadata`), from the request's `Accept` header.
 
-use axum::http::{HeaderMap, header};
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
 
 use super::generate::Generator;
-use super::written::Version;
+use super::status::json_response;
+use super::version::Version;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Form {
@@ -54,4 +57,15 @@ impl Form {
             Form::Metadata => version.write_metadata(buf, generator),
         }
     }
+}
+
+/// One object as the response body.
+pub(super) fn object_response(
+    code: StatusCode,
+    generator: &Generator,
+    version: &Version,
+) -> Response {
+    let mut buf = Vec::with_capacity(8 * 1024);
+    version.write(&mut buf, generator);
+    json_response(code, Body::from(buf))
 }

@@ -18,7 +18,7 @@ use super::generate::Generator;
 use super::query::{Query, Selection, decode_continue, encode_continue, parse_rv};
 use super::state::Expired;
 use super::status::{ApiError, expired_response, json_response};
-use super::written::{ObjectKey, Version};
+use super::version::{NamespacedName, Version};
 
 /// Target size of one streamed LIST chunk.
 const LIST_CHUNK_BYTES: usize = 64 * 1024;
@@ -120,12 +120,12 @@ struct ListMeta {
     continue_token: Option<String>,
 }
 
-/// A request the server refuses: a `Status` with kube-apiserver's code and reason.
-
+/// Which state a LIST reads: (resourceVersion, first index, page size).
+/// `index_of` finds the object a continue token names.
 fn list_plan(
     q: &Query,
     head: u64,
-    index_of: impl FnOnce(&ObjectKey) -> Option<u32>,
+    index_of: impl FnOnce(&NamespacedName) -> Option<u32>,
 ) -> Result<(u64, u32, Option<usize>), ApiError> {
     if let Some(token) = &q.continue_token {
         if q.resource_version.is_some() {

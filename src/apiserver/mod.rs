@@ -9,23 +9,26 @@
 //! - [`write`] and [`patch`]: POST, PUT, PATCH and deletecollection (`serve`);
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes.
 
-pub mod discovery;
-pub mod dispatch;
+mod discovery;
+mod dispatch;
 mod encodings;
-pub mod extract;
+mod extract;
 mod form;
-pub mod generate;
+pub(crate) mod generate;
 mod list;
-pub mod patch;
+mod patch;
 mod query;
-pub mod routes;
-pub mod serve;
-pub mod state;
+mod routes;
+mod serve;
+mod state;
 mod status;
 pub mod transport;
+mod version;
 mod watch;
-pub mod write;
-pub mod written;
+
+pub use routes::router;
+pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve};
+mod write;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -35,9 +38,9 @@ use crate::k8s::{LabelSelector, TruthEntry};
 use crate::measure::Component;
 use crate::report::RequestCounts;
 use crate::scenario::{Amount, ObjectSpec};
-use generate::{Generator, Identity};
+use generate::{Generator, ObjectId};
 use state::State;
-use written::{ObjectKey, Version, Written};
+use version::{NamespacedName, Version, Written};
 
 /// A handle to the server; clones share it.
 #[derive(Debug, Clone)]
@@ -277,13 +280,13 @@ impl ApiServer {
     }
 
     /// The index of the object `key` names, live or deleted, if it ever existed.
-    fn index_of_key(&self, key: &ObjectKey) -> Option<u32> {
+    fn index_of_key(&self, key: &NamespacedName) -> Option<u32> {
         self.index_of(&self.state(), &key.namespace, &key.name)
     }
 
     /// The index of object `namespace/name`, live or deleted, if it ever existed.
     fn index_of(&self, state: &State, namespace: &str, name: &str) -> Option<u32> {
-        let key = ObjectKey {
+        let key = NamespacedName {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         };
@@ -305,7 +308,7 @@ impl ApiServer {
     /// the live one's resourceVersion (0 for a create).
     pub fn write<E>(
         &self,
-        key: &ObjectKey,
+        key: &NamespacedName,
         dry_run: bool,
         body: impl FnOnce(Option<&Version>, &str) -> Result<serde_json::Value, E>,
     ) -> Result<Version, E> {
@@ -319,7 +322,7 @@ impl ApiServer {
         let new_uid = generate::uid(self.shared.generator.spec(), new_index, incarnation);
         let written = Written::new(body(current.as_ref(), &new_uid)?);
         if dry_run {
-            let id = current.map(|c| c.id).unwrap_or(Identity {
+            let id = current.map(|c| c.id).unwrap_or(ObjectId {
                 index: new_index,
                 incarnation,
                 generation: 1,

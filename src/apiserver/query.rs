@@ -8,9 +8,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
 use super::ApiServer;
-use super::generate::{self, Identity};
+use super::generate::{self, ObjectId};
 use super::status::ApiError;
-use super::written::{ObjectKey, Version, Written};
+use super::version::{NamespacedName, Version, Written};
 use crate::k8s::{FieldSelector, LabelSelector};
 use crate::scenario::ObjectKind;
 use crate::scenario::ObjectSpec;
@@ -64,7 +64,7 @@ impl Selection {
     pub(super) fn matches_parts(
         &self,
         spec: &ObjectSpec,
-        id: &Identity,
+        id: &ObjectId,
         written: Option<&Written>,
     ) -> bool {
         if !self.holds {
@@ -85,7 +85,7 @@ impl Selection {
             && self.labels.matches(w.labels())
     }
 
-    fn matches_generated(&self, spec: &ObjectSpec, id: &Identity) -> bool {
+    fn matches_generated(&self, spec: &ObjectSpec, id: &ObjectId) -> bool {
         if self
             .namespace
             .as_ref()
@@ -284,7 +284,7 @@ pub(super) fn encode_continue(spec: &ObjectSpec, rv: u64, last: &Version) -> Str
 }
 
 /// The token's resourceVersion and the key of the last object listed.
-pub(super) fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
+pub(super) fn decode_continue(token: &str) -> Result<(u64, NamespacedName), String> {
     let invalid = || {
         "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_owned()
     };
@@ -295,7 +295,7 @@ pub(super) fn decode_continue(token: &str) -> Result<(u64, ObjectKey), String> {
     }
     let key = token.start.strip_suffix('\u{0}').ok_or_else(invalid)?;
     let (namespace, name) = key.split_once('/').ok_or_else(invalid)?;
-    let key = ObjectKey {
+    let key = NamespacedName {
         namespace: namespace.to_owned(),
         name: name.to_owned(),
     };

@@ -13,13 +13,12 @@ use axum::routing::get;
 
 use serde_json::json;
 
-use super::form::Form;
-use super::generate::Generator;
+use super::form::{Form, object_response};
 use super::query::{Query, Selection};
 use super::status::{
     ApiError, json_response, method_not_allowed, namespace_not_found, object_not_found,
 };
-use super::written::Version;
+use super::version::Version;
 use super::{ApiServer, discovery, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
@@ -126,8 +125,7 @@ async fn get_namespace(
     json_response(StatusCode::OK, Body::from(body.to_string()))
 }
 
-/// 404 for a namespace that does not exist.
-
+/// Answers a request for one object: the object `find` returns, or 404.
 pub(super) fn by_name(
     server: &ApiServer,
     resource: &str,
@@ -146,17 +144,6 @@ pub(super) fn by_name(
         Some(version) => object_response(StatusCode::OK, server.generator(), &version),
         None => object_not_found(kind, name),
     }
-}
-
-/// One object as the response body.
-pub(super) fn object_response(
-    code: StatusCode,
-    generator: &Generator,
-    version: &Version,
-) -> Response {
-    let mut buf = Vec::with_capacity(8 * 1024);
-    version.write(&mut buf, generator);
-    json_response(code, Body::from(buf))
 }
 
 async fn not_found() -> Response {

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::generate::Identity;
-use super::written::{ObjectKey, Version, Written};
+use super::generate::ObjectId;
+use super::version::{NamespacedName, Version, Written};
 
 /// One object's identity and version data; the index is its position in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct HistoryEvent {
     pub kind: EventKind,
     /// The object as the event shows it (for DELETED: its last state, with the deletion's
     /// resourceVersion, as kube-apiserver sends it).
-    pub object: Identity,
+    pub object: ObjectId,
     /// The object's resourceVersion before the event (0 for ADDED).
     pub previous_resource_version: u64,
 }
@@ -77,7 +77,7 @@ pub struct Expired {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
     /// Objects in the page, in table order.
-    pub items: Vec<Identity>,
+    pub items: Vec<ObjectId>,
     /// The resourceVersion the page is consistent with.
     pub resource_version: u64,
     /// Index to continue from, when more objects follow.
@@ -112,7 +112,7 @@ pub struct State {
     bodies: BTreeMap<u64, (u32, Arc<Written>)>,
     /// Objects whose names came over HTTP, not from the generator. An index keeps its name
     /// for good, as a generated one does, so a create after a delete reuses it.
-    http_names: HashMap<ObjectKey, u32>,
+    http_names: HashMap<NamespacedName, u32>,
     http_indices: HashSet<u32>,
 }
 
@@ -151,7 +151,7 @@ impl State {
     }
 
     /// Version `id` as sent: its written body, if it has one.
-    pub fn version(&self, id: Identity) -> Version {
+    pub fn version(&self, id: ObjectId) -> Version {
         Version {
             id,
             written: self.written(&id).cloned(),
@@ -168,8 +168,8 @@ impl State {
         self.alive
     }
 
-    fn identity(index: u32, r: &Record) -> Identity {
-        Identity {
+    fn identity(index: u32, r: &Record) -> ObjectId {
+        ObjectId {
             index,
             incarnation: r.incarnation,
             generation: r.generation,
@@ -179,7 +179,7 @@ impl State {
 
     /// The live generated objects `selected` accepts, in table order. Objects named over
     /// HTTP are left out: the generator cannot make their next version.
-    pub fn alive_where(&self, selected: impl Fn(&Identity) -> bool) -> Vec<u32> {
+    pub fn alive_where(&self, selected: impl Fn(&ObjectId) -> bool) -> Vec<u32> {
         (0u32..)
             .zip(&self.records)
             .filter(|&(i, r)| {
@@ -205,7 +205,7 @@ impl State {
     /// Applies one mutation to a live object, records its event and returns the object as
     /// the event shows it. `body` is the new version's body when it was written over HTTP;
     /// a deletion keeps the last body, for the DELETED event.
-    fn mutate(&mut self, index: u32, kind: EventKind, body: Option<Arc<Written>>) -> Identity {
+    fn mutate(&mut self, index: u32, kind: EventKind, body: Option<Arc<Written>>) -> ObjectId {
         self.resource_version += 1;
         let rv = self.resource_version;
         let r = &mut self.records[index as usize];
@@ -237,12 +237,12 @@ impl State {
     }
 
     /// Deletes one live object; returns its last state, with the deletion's version.
-    pub fn delete_one(&mut self, index: u32) -> Identity {
+    pub fn delete_one(&mut self, index: u32) -> ObjectId {
         self.mutate(index, EventKind::Deleted, None)
     }
 
     /// The body of version `id`, when it was written over HTTP; `None` for a generated one.
-    pub fn written(&self, id: &Identity) -> Option<&Arc<Written>> {
+    pub fn written(&self, id: &ObjectId) -> Option<&Arc<Written>> {
         self.bodies
             .get(&id.resource_version)
             .filter(|(index, _)| *index == id.index)
@@ -250,7 +250,7 @@ impl State {
     }
 
     /// The index of an object named over HTTP (live or not).
-    pub fn http_index(&self, key: &ObjectKey) -> Option<u32> {
+    pub fn http_index(&self, key: &NamespacedName) -> Option<u32> {
         self.http_names.get(key).copied()
     }
 
@@ -262,7 +262,7 @@ impl State {
     /// Stores a body written over HTTP as the next version of object `index`: an update
     /// when it is live, a new incarnation (new UID) when it was deleted, or a new object
     /// named over HTTP when `index` is `None`. Returns the version written.
-    pub fn write(&mut self, index: Option<u32>, body: Written) -> Identity {
+    pub fn write(&mut self, index: Option<u32>, body: Written) -> ObjectId {
         let body = Arc::new(body);
         match index {
             Some(i) if self.get(i).is_some() => self.mutate(i, EventKind::Modified, Some(body)),
@@ -277,14 +277,14 @@ impl State {
     }
 
     /// The live object at `index`, if any.
-    pub fn get(&self, index: u32) -> Option<Identity> {
+    pub fn get(&self, index: u32) -> Option<ObjectId> {
         let r = self.records.get(index as usize)?;
         r.alive.then(|| State::identity(index, r))
     }
 
     /// Brings object `index` (new, or deleted before) into existence as a new
     /// incarnation: new UID, generation 1, next resourceVersion.
-    fn add(&mut self, index: u32, body: Option<Arc<Written>>) -> Identity {
+    fn add(&mut self, index: u32, body: Option<Arc<Written>>) -> ObjectId {
         self.resource_version += 1;
         let rv = self.resource_version;
         let record = match self.records.get(index as usize) {
@@ -387,7 +387,7 @@ impl State {
     }
 
     /// Every live object, in table order.
-    pub fn alive_identities(&self) -> impl Iterator<Item = Identity> + '_ {
+    pub fn alive_identities(&self) -> impl Iterator<Item = ObjectId> + '_ {
         (0u32..)
             .zip(&self.records)
             .filter(|(_, r)| r.alive)
@@ -434,7 +434,7 @@ impl State {
         from: u32,
         limit: Option<usize>,
         rv: u64,
-        filter: impl Fn(&Identity) -> bool,
+        filter: impl Fn(&ObjectId) -> bool,
     ) -> Result<Page, Expired> {
         self.scan_where(from, limit, rv, u32::MAX, filter)
             .map(|scan| scan.page)
@@ -448,31 +448,31 @@ impl State {
         limit: Option<usize>,
         rv: u64,
         budget: u32,
-        filter: impl Fn(&Identity) -> bool,
+        filter: impl Fn(&ObjectId) -> bool,
     ) -> Result<Scan, Expired> {
         self.check_not_expired(rv)?;
         let rv = rv.min(self.resource_version);
         // Objects changed after `rv` are rolled back through the history: the first event
         // after `rv` for an index tells what the object was at `rv`.
-        let mut before: HashMap<u32, Option<Identity>> = HashMap::new();
+        let mut before: HashMap<u32, Option<ObjectId>> = HashMap::new();
         let first_after = self
             .history
             .partition_point(|e| e.object.resource_version <= rv);
         for e in self.history.range(first_after..) {
             before.entry(e.object.index).or_insert(match e.kind {
                 EventKind::Added => None,
-                EventKind::Modified => Some(Identity {
+                EventKind::Modified => Some(ObjectId {
                     generation: e.object.generation - 1,
                     resource_version: e.previous_resource_version,
                     ..e.object
                 }),
-                EventKind::Deleted => Some(Identity {
+                EventKind::Deleted => Some(ObjectId {
                     resource_version: e.previous_resource_version,
                     ..e.object
                 }),
             });
         }
-        let at_rv = |i: u32| -> Option<Identity> {
+        let at_rv = |i: u32| -> Option<ObjectId> {
             let r = &self.records[i as usize];
             if r.resource_version <= rv {
                 r.alive.then(|| State::identity(i, r))

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::state::Expired;
 use crate::scenario::ObjectKind;
 
+/// 404 for a namespace that does not exist.
 pub(super) fn namespace_not_found(namespace: &str) -> Response {
     let message = format!("namespaces {namespace:?} not found");
     ApiError::new(StatusCode::NOT_FOUND, "NotFound", message)
@@ -16,8 +17,7 @@ pub(super) fn namespace_not_found(namespace: &str) -> Response {
         .into_response()
 }
 
-/// Answers a request for one object: the object `find` returns, or 404.
-
+/// 404 for an object of `kind` named `name` that does not exist.
 pub(super) fn object_not_found(kind: ObjectKind, name: &str) -> Response {
     ApiError::not_found(kind, name).into_response()
 }
@@ -30,6 +30,7 @@ pub(super) async fn method_not_allowed() -> Response {
     )
 }
 
+/// A request the server refuses: a `Status` with kube-apiserver's code and reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ApiError {
     pub(super) code: StatusCode,
@@ -99,9 +100,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Which state a LIST reads: (resourceVersion, first index, page size).
-/// `index_of` finds the object a continue token names.
-
+/// 410 Expired for a LIST at a resourceVersion the history no longer holds, in
+/// kube-apiserver's words (a continued list says the continue token is too old).
 pub(super) fn expired_response(expired: Expired, continuing: bool) -> Response {
     let message = if continuing {
         "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results.".to_owned()

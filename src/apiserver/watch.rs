@@ -18,12 +18,12 @@ use tokio::time::{Instant, Sleep};
 use super::ApiServer;
 use super::dispatch::WatcherSlot;
 use super::form::Form;
-use super::generate::{Generator, Identity};
+use super::generate::{Generator, ObjectId};
 use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
 use super::state::{EventKind, Expired};
 use super::status::{ApiError, expired_response, json_response, status_body};
-use super::written::Version;
+use super::version::Version;
 use crate::scenario::ObjectKind;
 
 /// kube-apiserver's default watch timeout when the client sets none (`--min-request-timeout`).
@@ -252,7 +252,7 @@ impl WatchCursor {
         let next = state.event_after(self.rv).map(|event| {
             event.map(|e| {
                 let before = (e.kind == EventKind::Modified).then(|| {
-                    state.version(Identity {
+                    state.version(ObjectId {
                         generation: e.object.generation - 1,
                         resource_version: e.previous_resource_version,
                         ..e.object

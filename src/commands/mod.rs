@@ -21,7 +21,7 @@ pub enum Command {
     /// Run a scenario.
     Run(RunConfig),
     /// Serve a scenario's objects over HTTP.
-    Serve(apiserver::serve::ServeConfig),
+    Serve(apiserver::ServeConfig),
     /// Compare two reports.
     Diff(DiffConfig),
     /// Gate a report against a baseline.
@@ -104,7 +104,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Run(config) => run::run(&config),
         Command::Serve(config) => {
-            apiserver::serve::serve(&config)?;
+            apiserver::serve(&config)?;
             Ok(ExitCode::from(exit_codes::OK))
         }
         Command::Diff(config) => compare::diff(&config),

@@ -13,14 +13,14 @@
 
 mod event;
 mod key;
-pub mod kube_runtime;
-pub mod object;
-pub mod processor;
-pub mod queue;
-pub mod reflector;
+mod kube_runtime;
+mod object;
+mod processor;
+mod queue;
+mod reflector;
 mod relist;
-pub mod store;
-pub mod transform;
+mod store;
+mod transform;
 mod writer;
 
 pub use event::{Event, Status};

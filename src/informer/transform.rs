@@ -71,11 +71,11 @@ fn has_field(value: &serde_json::Value, path: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::generate::{self, Identity, test_spec};
+    use crate::apiserver::generate::{self, ObjectId, test_spec};
     use k8s_openapi::api::core::v1::Pod;
 
     fn pod() -> Pod {
-        let id = Identity {
+        let id = ObjectId {
             index: 3,
             incarnation: 0,
             generation: 1,
@@ -88,7 +88,7 @@ mod tests {
     fn managed_fields_and_last_applied_are_cut_and_nothing_else() {
         let mut spec = test_spec();
         spec.last_applied = true;
-        let id = Identity {
+        let id = ObjectId {
             index: 1,
             incarnation: 0,
             generation: 1,

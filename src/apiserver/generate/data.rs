@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::fields::field_set;
 use super::template::{Base64, Seconds, holes};
-use super::{Identity, LabelValues, hex, label_values, labels_from, rng, suffix, time, uid};
+use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
 use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectKind, ObjectSpec};
 
 holes! {
@@ -28,7 +28,7 @@ holes! {
 }
 
 impl MetaValues {
-    fn of(spec: &ObjectSpec, id: Identity) -> MetaValues {
+    fn of(spec: &ObjectSpec, id: ObjectId) -> MetaValues {
         let mut rng = rng(
             spec.seed,
             &[0xc0ffee, u64::from(id.index), u64::from(id.generation)],
@@ -134,7 +134,7 @@ holes! {
 }
 
 impl ConfigMapValues {
-    pub(super) fn of(spec: &ObjectSpec, id: Identity) -> ConfigMapValues {
+    pub(super) fn of(spec: &ObjectSpec, id: ObjectId) -> ConfigMapValues {
         ConfigMapValues {
             meta: MetaValues::of(spec, id),
             index: id.index.to_string(),
@@ -212,7 +212,7 @@ holes! {
 const CREDENTIALS: [(&str, usize); 3] = [("username", 12), ("password", 32), ("api-key", 64)];
 
 impl SecretValues {
-    pub(super) fn of(spec: &ObjectSpec, id: Identity) -> SecretValues {
+    pub(super) fn of(spec: &ObjectSpec, id: ObjectId) -> SecretValues {
         let data = match spec.data_keys {
             Some(_) => vec![Base64(
                 format!(

@@ -28,6 +28,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 pub use fields::owned_fields;
+#[cfg(test)]
 pub use pod::pod;
 
 use crate::scenario::{ObjectKind, ObjectSpec};
@@ -62,7 +63,7 @@ const APPS: [&str; 10] = [
 
 /// What identifies one object on the server; everything else about it is generated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
+pub struct ObjectId {
     /// Position in the server's object table; fixes name and namespace.
     pub index: u32,
     /// Bumped by delete+recreate: a new incarnation has a new UID.
@@ -127,17 +128,17 @@ impl Generator {
     }
 
     /// Appends the JSON of object `id` to `buf`.
-    pub fn write_object(&self, buf: &mut Vec<u8>, id: Identity) {
+    pub fn write_object(&self, buf: &mut Vec<u8>, id: ObjectId) {
         self.write(buf, id, Form::Object);
     }
 
     /// Appends the JSON of object `id`'s `metadata` to `buf`: what a metadata-only client
     /// gets.
-    pub fn write_metadata(&self, buf: &mut Vec<u8>, id: Identity) {
+    pub fn write_metadata(&self, buf: &mut Vec<u8>, id: ObjectId) {
         self.write(buf, id, Form::Metadata);
     }
 
-    fn write(&self, buf: &mut Vec<u8>, id: Identity, form: Form) {
+    fn write(&self, buf: &mut Vec<u8>, id: ObjectId, form: Form) {
         let app = app_index(&self.spec, id.index);
         write_object(
             buf,
@@ -155,7 +156,7 @@ impl Generator {
 fn write_object(
     buf: &mut Vec<u8>,
     spec: &ObjectSpec,
-    id: Identity,
+    id: ObjectId,
     form: Form,
     template: Option<&OnceLock<Option<Template>>>,
 ) {
@@ -240,7 +241,7 @@ fn to_json(object: &impl Serialize) -> Vec<u8> {
 /// Appends the JSON of object `id` of `spec` to `buf`, building it field by field: the
 /// slow path the templates stand for, for tests to hold them to.
 #[cfg(test)]
-fn write_built(buf: &mut Vec<u8>, spec: &ObjectSpec, id: Identity, form: Form) {
+fn write_built(buf: &mut Vec<u8>, spec: &ObjectSpec, id: ObjectId, form: Form) {
     write_object(buf, spec, id, form, None);
 }
 
@@ -422,8 +423,8 @@ pub(crate) fn test_spec() -> ObjectSpec {
 mod tests {
     use super::*;
 
-    fn id(index: u32) -> Identity {
-        Identity {
+    fn id(index: u32) -> ObjectId {
+        ObjectId {
             index,
             incarnation: 0,
             generation: 1,
@@ -590,7 +591,7 @@ mod tests {
             )
     }
 
-    fn any_identity() -> impl proptest::strategy::Strategy<Value = Identity> {
+    fn any_identity() -> impl proptest::strategy::Strategy<Value = ObjectId> {
         use proptest::prelude::*;
         (
             0..crate::scenario::MAX_OBJECTS as u32,
@@ -599,7 +600,7 @@ mod tests {
             any::<u64>(),
         )
             .prop_map(
-                |(index, incarnation, generation, resource_version)| Identity {
+                |(index, incarnation, generation, resource_version)| ObjectId {
                     index,
                     incarnation,
                     generation,

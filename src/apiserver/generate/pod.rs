@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::fields::{field_set, root_field_set};
 use super::template::{Int, Seconds, holes};
-use super::{Identity, LabelValues, hex, label_values, labels_from, rng, suffix, time, uid};
+use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
 use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectSpec};
 
 const SIDECARS: [&str; 6] = [
@@ -106,7 +106,7 @@ holes! {
 }
 
 impl PodValues {
-    pub(super) fn of(spec: &ObjectSpec, app: &str, id: Identity) -> PodValues {
+    pub(super) fn of(spec: &ObjectSpec, app: &str, id: ObjectId) -> PodValues {
         let index = id.index;
         let created = i64::from(index);
         let started = created + 3;
@@ -632,8 +632,10 @@ fn managed_fields(spec: &ObjectSpec, pod: &Value, v: &PodValues) -> Vec<ManagedF
     out
 }
 
-/// The full pod for `id`, built field by field (the slow path the templates stand for).
-pub fn pod(spec: &ObjectSpec, id: Identity) -> Pod {
+/// The full pod for `id`, built field by field (the slow path the templates stand for);
+/// for tests that need a typed pod.
+#[cfg(test)]
+pub fn pod(spec: &ObjectSpec, id: ObjectId) -> Pod {
     let app = super::app_of(spec, id.index);
     pod_from(spec, app, &PodValues::of(spec, app, id))
 }

@@ -6,7 +6,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use tokio::time::Instant;
 
-use crate::apiserver::generate::{self, Identity};
+use crate::apiserver::generate::{self, ObjectId};
 use crate::apiserver::query::{decode_continue, encode_continue, parse_bool};
 use crate::k8s::LabelSelector;
 use crate::scenario::ObjectSpec;
@@ -165,7 +165,7 @@ async fn every_refusal_is_a_status_with_kube_apiservers_code_and_reason() {
 fn continue_tokens_round_trip_and_garbage_is_rejected() {
     let spec = crate::apiserver::generate::test_spec();
     let last = Version {
-        id: Identity {
+        id: ObjectId {
             index: 17,
             incarnation: 0,
             generation: 1,

@@ -57,7 +57,7 @@ fn a_scan_in_chunks_with_writes_between_finds_what_one_scan_at_its_version_finds
     let mut s = State::new(50);
     s.delete(&[3, 30]);
     let rv = s.resource_version();
-    let even = |id: &Identity| id.index.is_multiple_of(2);
+    let even = |id: &ObjectId| id.index.is_multiple_of(2);
     let whole = s.list_where(0, Some(20), rv, even).unwrap();
     let mut items = Vec::new();
     let mut from = 0;
@@ -255,9 +255,9 @@ proptest::proptest! {
     ) {
         let mut s = State::new(4);
         // Each version's objects, and whether each had a written body then.
-        let mut seen: Vec<(u64, Vec<(Identity, bool)>)> = Vec::new();
+        let mut seen: Vec<(u64, Vec<(ObjectId, bool)>)> = Vec::new();
         let mut names = 0;
-        let with_bodies = |s: &State, items: Vec<Identity>| -> Vec<(Identity, bool)> {
+        let with_bodies = |s: &State, items: Vec<ObjectId>| -> Vec<(ObjectId, bool)> {
             items.into_iter().map(|id| (id, s.written(&id).is_some())).collect()
         };
         let snapshot = |s: &State| {

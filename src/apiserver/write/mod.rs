@@ -24,11 +24,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::apiserver::ApiServer;
+use crate::apiserver::form::object_response;
 use crate::apiserver::patch::{self, PatchError, PatchType};
 use crate::apiserver::query::{Query, Selection};
-use crate::apiserver::routes::object_response;
 use crate::apiserver::status::{ApiError, json_response, namespace_not_found, object_not_found};
-use crate::apiserver::written::ObjectKey;
+use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
 use body::{check_json_body, decode, normalize, unsupported_media_type};
 use options::{DeleteOptions, WriteOptions};
@@ -117,7 +117,7 @@ pub async fn patch(
                 ));
             }
         };
-        let key = ObjectKey {
+        let key = NamespacedName {
             namespace: namespace.clone(),
             name: name.clone(),
         };
@@ -172,7 +172,7 @@ impl<'a> Write<'a> {
         &mut self,
         object: Value,
         url_name: Option<&str>,
-    ) -> Result<(ObjectKey, Value), ApiError> {
+    ) -> Result<(NamespacedName, Value), ApiError> {
         let validation = self.options.field_validation;
         let mut object = normalize(self.kind, object, validation, &mut self.warnings)?;
         let key = object_key(
@@ -189,7 +189,7 @@ impl<'a> Write<'a> {
     /// Replaces the live object `key` with what `new_body` makes of its current JSON.
     fn update(
         &mut self,
-        key: &ObjectKey,
+        key: &NamespacedName,
         new_body: impl FnOnce(&mut Self, &Value) -> Result<Value, ApiError>,
     ) -> Result<Response, ApiError> {
         let kind = self.kind;

@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use super::body::FieldValidation;
 use crate::apiserver::generate::Generator;
 use crate::apiserver::status::ApiError;
-use crate::apiserver::written::Version;
+use crate::apiserver::version::Version;
 use crate::scenario::ObjectKind;
 
 /// Longest `fieldManager` kube-apiserver accepts.

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
 use crate::apiserver::status::ApiError;
-use crate::apiserver::written::ObjectKey;
+use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
 
 /// Most bytes of annotation keys and values one object may carry (apimachinery's
@@ -21,7 +21,7 @@ pub(super) fn object_key(
     object: &mut Value,
     url_name: Option<&str>,
     server: &ApiServer,
-) -> Result<ObjectKey, ApiError> {
+) -> Result<NamespacedName, ApiError> {
     let meta = object
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
@@ -64,7 +64,7 @@ pub(super) fn object_key(
             "metadata.name: Required value: name or generateName is required",
         ));
     }
-    Ok(ObjectKey {
+    Ok(NamespacedName {
         namespace: namespace.to_owned(),
         name,
     })
@@ -81,7 +81,11 @@ fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
 
 /// The checks kube-apiserver's validation makes that a client is likely to trip over:
 /// the name is a DNS subdomain and a Pod has containers, each with an image.
-pub(super) fn object(kind: ObjectKind, key: &ObjectKey, object: &Value) -> Result<(), ApiError> {
+pub(super) fn object(
+    kind: ObjectKind,
+    key: &NamespacedName,
+    object: &Value,
+) -> Result<(), ApiError> {
     if !is_dns_subdomain(&key.name) {
         return Err(invalid_object(
             kind,
@@ -146,7 +150,7 @@ pub(super) fn is_dns_subdomain(name: &str) -> bool {
 /// Refuses an update written against another version or another object (HTTP 409).
 pub(super) fn check_preconditions(
     kind: ObjectKind,
-    key: &ObjectKey,
+    key: &NamespacedName,
     object: &Value,
     current: &Value,
 ) -> Result<(), ApiError> {

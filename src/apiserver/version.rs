@@ -1,4 +1,6 @@
-//! Objects written over HTTP: the bodies `serve` keeps for POST, PUT and PATCH.
+//! What the server serves of one object: a [`Version`] (an identity whose body is generated
+//! on demand, or a body written over HTTP), and [`Written`], the bodies `serve` keeps for
+//! POST, PUT and PATCH.
 //!
 //! Generated objects need no body (see [`super::generate`]); an object a client wrote does.
 //! [`Written`] is one version of such an object, shared by the state, the history and the
@@ -11,11 +13,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::generate::{Generator, Identity};
+use super::generate::{Generator, ObjectId};
 
 /// An object's namespace and name: its key on the server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ObjectKey {
+pub struct NamespacedName {
     /// `metadata.namespace`.
     pub namespace: String,
     /// `metadata.name`.
@@ -27,7 +29,7 @@ pub struct ObjectKey {
 /// at a later version than the one that wrote it.
 #[derive(Debug)]
 pub struct Written {
-    key: ObjectKey,
+    key: NamespacedName,
     uid: Box<str>,
     labels: BTreeMap<String, String>,
     /// The object's compact JSON, keys in order, without its resourceVersion's value.
@@ -42,7 +44,7 @@ impl Written {
     pub fn new(mut body: Value) -> Written {
         let meta = &body["metadata"];
         let text = |field: &str| meta[field].as_str().unwrap_or_default();
-        let key = ObjectKey {
+        let key = NamespacedName {
             namespace: text("namespace").to_owned(),
             name: text("name").to_owned(),
         };
@@ -67,7 +69,7 @@ impl Written {
     }
 
     /// Namespace and name.
-    pub fn key(&self) -> &ObjectKey {
+    pub fn key(&self) -> &NamespacedName {
         &self.key
     }
 
@@ -149,7 +151,7 @@ const PARTIAL_OBJECT_METADATA_HEAD: &[u8] =
 #[derive(Debug, Clone)]
 pub struct Version {
     /// Which object, at which version.
-    pub id: Identity,
+    pub id: ObjectId,
     /// The body a client wrote; `None` for a generated object.
     pub written: Option<Arc<Written>>,
 }
