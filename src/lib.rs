@@ -1,9 +1,16 @@
 //! informer-mem: a memory profiler for Kubernetes informers.
 //!
-//! The pipeline, one module per stage: [`scenario`] (TOML -> validated scenario) ->
-//! [`runner`] (one child process per variant) -> in each child, [`apiserver`] and
-//! [`informer`] driven through the phases under [`measure`] -> [`report`] (table, JSON).
-//! [`cli`] is the only module that knows clap.
+//! The commands ([`commands`]: `run`, `serve`, `diff`, `check`, `export`) sit between the
+//! command line ([`cli`], the only module that knows clap) and the stages:
+//! [`scenario`] (TOML -> validated scenario) -> [`runner`] (one child process per variant)
+//! -> in each child, the built-in [`apiserver`] and the [`informer`]s under test driven
+//! through the phases under [`measure`] -> [`report`] (the data model; table, JSON, chart,
+//! diff, gate, exports). Below them: [`k8s`] (selectors, object identities), [`metric`]
+//! (the gate's metric names), [`units`], [`output`] and [`exit_codes`].
+//!
+//! docs/architecture.md draws the whole layout, the layers imports follow, and the files
+//! to touch to add a phase kind or a variant setting; `tests/integration/architecture.rs`
+//! holds the code to it.
 
 pub mod apiserver;
 pub mod cli;

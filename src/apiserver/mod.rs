@@ -2,12 +2,14 @@
 //! kube-apiserver's LIST and WATCH semantics. Feeds the informer; the runner's phases
 //! mutate it.
 //!
-//! - [`state`]: the compact object table, resourceVersions and event history (the truth);
-//! - [`generate`]: object bodies built on demand from (seed, index, generation);
-//! - [`written`]: bodies of objects written over HTTP, which cannot be generated;
-//! - [`http`]: the routes, query parameters, Status errors and streamed bodies;
-//! - [`write`] and [`patch`]: POST, PUT, PATCH and deletecollection (`serve`);
-//! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes.
+//! - `state.rs`: the compact object table, resourceVersions and event history (the truth);
+//! - `generate/`: object bodies built on demand from (seed, index, generation);
+//! - `version.rs`: what is served of an object, and bodies written over HTTP;
+//! - `routes.rs`, `query.rs`, `list.rs`, `watch.rs`, `status.rs`, `form.rs`: the routes,
+//!   ListOptions and continue tokens, streamed LIST and WATCH bodies, Status errors;
+//! - `write/` and `patch.rs`: POST, PUT, PATCH, DELETE and deletecollection (`serve`);
+//! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes;
+//!   [`serve()`]: the same router on a TCP port.
 
 mod discovery;
 mod dispatch;
@@ -407,7 +409,7 @@ impl ApiServer {
     }
 
     /// Starts terminating watchers that read too slowly, as kube-apiserver's dispatcher does
-    /// (see [`dispatch`]). Off unless started: in `run`, a phase's changes arrive all at once
+    /// (see `dispatch.rs`). Off unless started: in `run`, a phase's changes arrive all at once
     /// in virtual time, when no budget has accrued, which no real cluster does.
     pub fn terminate_slow_watchers(&self) {
         let shared = Arc::downgrade(&self.shared);

@@ -31,7 +31,7 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     /// Where to write a kubeconfig; `None` for one in the temporary directory.
     pub kubeconfig: Option<PathBuf>,
-    /// Events of history to keep; `None` for the scenario's, else [`WATCH_CACHE_EVENTS`].
+    /// Events of history to keep; `None` for the scenario's, else the watch cache's default size.
     pub history_events: Option<u64>,
     /// How long a stop waits for requests in flight before closing every connection.
     pub shutdown_grace: Duration,

@@ -15,7 +15,7 @@ use crate::output::Destination;
 use crate::report;
 use crate::report::export::ExportFormat;
 
-/// What to do; built from the command line by [`cli`].
+/// What to do; built from the command line by [`crate::cli`].
 #[derive(Debug)]
 pub enum Command {
     /// Run a scenario.

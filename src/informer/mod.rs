@@ -1,12 +1,14 @@
 //! The informers under test, behind one handle the runner drives.
 //!
 //! Two implementations cache the same objects from the same apiserver:
-//! - the built-in informer, modelled on client-go's `tools/cache`: the [`reflector`] turns
-//!   LIST responses and WATCH events into [`Event`]s, a [`transform`] trims each object,
-//!   and the [`store`] applies them;
-//! - [`kube_runtime`], kube-runtime's `watcher()` + `reflector()` as their users run them.
+//! - the built-in informer, modelled on client-go's `tools/cache`: the reflector
+//!   (`reflector.rs`) turns LIST responses and WATCH events into [`Event`]s, and the writer
+//!   (`writer.rs`) transforms each object and applies it to the store (`store.rs`)
+//!   directly or through the queue and its handlers (`queue.rs`, `processor.rs`), a
+//!   (re)list gathered in the relist buffer (`relist.rs`);
+//! - kube-runtime's `watcher()` + `reflector()` as their users run them (`kube_runtime.rs`).
 //!
-//! Either is generic over the cached kind ([`object::Object`]: Pod, ConfigMap, Secret, or
+//! Either is generic over the cached kind (`object.rs`: Pod, ConfigMap, Secret, or
 //! their metadata-only forms); [`spawn`] picks the type from the scenario. The runner sees
 //! an [`Informer`]: a [`Status`] to wait on and a view of the store for the consistency
 //! oracle.

@@ -1,5 +1,8 @@
-//! The report: a data model produced once per run, then rendered as a table or written as
-//! JSON (later: markdown, diff and gate read it too). Its JSON keys are a public interface,
+//! The report: a data model produced once per run; the stages write into it (the informer
+//! its events, the apiserver its request counts, the runner its measurements), and every
+//! output only reads it: the table and markdown ([`render_table`], [`render_markdown`]),
+//! JSON, the chart ([`chart`]), the comparison that `diff` and `check` render
+//! ([`compare`], [`diff`]) and the benchmark exports ([`export`]). Its JSON keys are a public interface,
 //! versioned by [`FORMAT_VERSION`]: keys may be added within a version, never renamed or
 //! removed.
 

@@ -2,7 +2,7 @@
 //! drive. Feeds the runner.
 //!
 //! Loading is two steps, as ripgrep does with its flags: serde reads the TOML into the
-//! structs of [`raw`] (unknown keys rejected), then [`Scenario::from_raw`] checks the rules
+//! structs of `raw.rs` (unknown keys rejected), then `Scenario::from_raw` checks the rules
 //! serde cannot express and produces the validated [`Scenario`] the rest of the crate sees.
 //! Every rejection names the file, the key path and, where known, the line.
 

@@ -17,7 +17,7 @@ pub struct AllocCounters {
     pub alloc_bytes: u64,
     /// Bytes requested and not yet freed (never negative on the measured thread).
     pub live_bytes: u64,
-    /// Highest `live_bytes` since the last [`reset_peak`].
+    /// Highest `live_bytes` since the last [`reset_peak`](super::reset_peak).
     pub peak_live_bytes: u64,
 }
 

@@ -12,7 +12,7 @@
 //! arenas of its own, so a block's owner is the arena it came from: the apiserver and the
 //! harness each have an explicit arena and thread cache (`MALLOCX_ARENA`,
 //! `MALLOCX_TCACHE`) whose memory comes from a region of reserved address space of its
-//! own (extent hooks, see [`HOOKS`]); the informer, which makes most allocations (92% of a
+//! own (extent hooks, see `regions.rs`); the informer, which makes most allocations (92% of a
 //! LIST's), takes jemalloc's automatic arenas and fast paths, exactly as it would without
 //! this wrapper, and owns every block outside the regions. A block freed or
 //! grown by another component is charged to its allocator and stays in its arena. The
