@@ -40,21 +40,9 @@ impl fmt::Display for ObjectKey {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::ObjectMeta;
 
     use super::*;
-
-    fn cm(name: &str) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.to_owned()),
-                namespace: Some("ns".to_owned()),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
+    use crate::informer::object::test_config_map as cm;
 
     #[test]
     fn keys_are_namespace_slash_name_in_one_exact_allocation() {

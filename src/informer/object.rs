@@ -46,3 +46,16 @@ impl Identity {
         }
     }
 }
+
+/// A ConfigMap `ns/<name>` with nothing else: what the informer's unit tests cache.
+#[cfg(test)]
+pub(super) fn test_config_map(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some("ns".to_owned()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}

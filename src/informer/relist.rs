@@ -81,20 +81,9 @@ impl<K: Resource, V> RelistBuffer<K, V> {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::ObjectMeta;
 
     use super::*;
-
-    fn cm(name: &str) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.to_owned()),
-                namespace: Some("ns".to_owned()),
-                ..ObjectMeta::default()
-            },
-            ..ConfigMap::default()
-        }
-    }
+    use crate::informer::object::test_config_map as cm;
 
     #[test]
     fn pages_are_joined_in_order() {

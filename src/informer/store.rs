@@ -310,19 +310,8 @@ impl<K: Resource> Target<K> for Store<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::informer::object::test_config_map as cm;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::ObjectMeta;
-
-    fn cm(name: &str) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.to_owned()),
-                namespace: Some("ns".to_owned()),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
 
     fn items(n: usize) -> Vec<ConfigMap> {
         (0..n).map(|i| cm(&format!("cm-{i}"))).collect()
