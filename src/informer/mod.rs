@@ -316,7 +316,11 @@ macro_rules! list_and_watch {
     };
 }
 
-/// The informer without a queue: the reflector writes the store.
+/// The informer without a queue: the reflector writes the store. The task owns the
+/// variant's settings and event application reads only its [`writer::Rules`] of them.
+/// Owning just those rules would make the task 128 bytes smaller, which every variant
+/// without a queue would show in its exact `alloc_bytes` (measured); the committed
+/// reports were made with the whole settings.
 async fn run<K: Object>(
     mut reflector: Reflector<K>,
     store: Arc<Mutex<Store<K>>>,
