@@ -1,13 +1,24 @@
-//! Where `run` and `export` put what they write: a file or standard output.
+//! Where the commands put what they write: a file or standard output. Every writer goes
+//! through here (`run`'s report, chart and exports, `export`, `serve`'s kubeconfig).
 //!
-//! Every file destination is checked before a run starts ([`Destination::prepare`]), so a
-//! bad path fails in a second rather than after minutes of measuring, and files appear
-//! whole or not at all ([`Destination::write`] writes beside the file and renames).
+//! What a path names decides how it is written ([`Destination::write`]):
+//! - a regular file, new or existing: written beside it and renamed over it, so a reader
+//!   never sees half of it;
+//! - a symbolic link: followed, and its target written as above; the link stays;
+//! - anything else (a character device such as `/dev/null`, a FIFO, a socket, or this
+//!   process's own descriptors such as `/dev/stdout`): opened and written in place, never
+//!   renamed over;
+//! - `-`: standard output.
+//!
+//! Every destination is checked before a command starts ([`Destination::prepare`],
+//! [`refuse_overlaps`]), so a bad path fails in a second rather than after minutes of
+//! measuring, and two outputs, or an output and an input, that are one file under two
+//! spellings (`r.json` and `./r.json`, a symlinked folder) are refused, naming both.
 
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The longest file name Linux file systems take, in bytes.
@@ -77,6 +88,12 @@ impl Destination {
                 )));
             }
         }
+        let path = match target(path).map_err(|e| fail(e.to_string()))? {
+            // A device, a FIFO or a descriptor: nothing to try without writing to it.
+            Target::InPlace(_) => return Ok(()),
+            Target::Atomic(resolved) => resolved,
+        };
+        let path = &path;
         let dir = folder_of(path);
         // The nearest folder that exists: the rest is created when the file is written.
         let existing = dir
@@ -119,21 +136,11 @@ impl Destination {
         Ok(())
     }
 
-    /// Writes `bytes`: to standard output, or to the file whole (written beside it, then
-    /// renamed into place, so a reader never sees half of it).
+    /// Writes `bytes`: to standard output (see [`print`]), or to the file whole (written
+    /// beside it, then renamed into place, so a reader never sees half of it).
     pub fn write(&self, what: &str, bytes: &[u8]) -> Result<(), Error> {
         match self {
-            Destination::Stdout => {
-                let mut stdout = std::io::stdout().lock();
-                stdout
-                    .write_all(bytes)
-                    .and_then(|()| stdout.flush())
-                    .map_err(|e| Error {
-                        what: what.to_owned(),
-                        path: PathBuf::from("-"),
-                        why: e.to_string(),
-                    })
-            }
+            Destination::Stdout => print(what, bytes),
             Destination::File(path) => write_file(path, bytes).map_err(|e| Error {
                 what: what.to_owned(),
                 path: path.clone(),
@@ -143,8 +150,87 @@ impl Destination {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all, creating its folder.
+/// Writes `bytes` (`what`: "the table") to standard output and flushes. A reader that went
+/// away (a closed pipe, as with `| head`) is not an error: the rest is dropped quietly,
+/// as other command-line tools do, and the command ends with the exit code it would have
+/// had. Any other failure (`> /dev/full`) is an error.
+pub fn print(what: &str, bytes: &[u8]) -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written.map_err(|e| Error {
+            what: what.to_owned(),
+            path: PathBuf::from("-"),
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// Where the bytes for a path really go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// A regular file, new or existing, at this path (symbolic links followed): written
+    /// beside it and renamed over it.
+    Atomic(PathBuf),
+    /// Not a regular file (a device, a FIFO, a socket, or one of this process's
+    /// descriptors): opened and written in place.
+    InPlace(PathBuf),
+}
+
+/// Most symbolic links followed from one path, as Linux's `MAXSYMLINKS`.
+const MAX_LINKS: usize = 40;
+
+/// What `path` names, its symbolic links followed by hand so that a dangling link's target
+/// is still known (and created).
+fn target(path: &Path) -> std::io::Result<Target> {
+    let mut at = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        // `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: a descriptor of this process,
+        // whatever it is open on; renaming over its link would not reach it.
+        if std::fs::canonicalize(folder_of(&at)).is_ok_and(|dir| dir.starts_with("/proc")) {
+            return Ok(Target::InPlace(path.to_owned()));
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = std::fs::read_link(&at)?;
+                if link.starts_with("/proc") {
+                    return Ok(Target::InPlace(path.to_owned()));
+                }
+                at = folder_of(&at).join(link);
+            }
+            Ok(meta) if meta.is_file() => return Ok(Target::Atomic(at)),
+            Ok(meta) if meta.is_dir() => {
+                return Err(std::io::Error::other(format!(
+                    "`{}` is a directory",
+                    at.display()
+                )));
+            }
+            Ok(_) => return Ok(Target::InPlace(at)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Atomic(at)),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links from `{}`",
+        path.display()
+    )))
+}
+
+/// Writes `bytes` to what `path` names (see the module's doc): a regular file whole or
+/// not at all, creating its folder; anything else in place.
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match target(path)? {
+        Target::Atomic(file) => write_atomically(&file, bytes),
+        Target::InPlace(other) => {
+            let mut file = std::fs::OpenOptions::new().write(true).open(other)?;
+            file.write_all(bytes)?;
+            file.flush()
+        }
+    }
+}
+
+/// Writes `bytes` to the regular file `path` whole or not at all, creating its folder.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = folder_of(path);
     std::fs::create_dir_all(dir)?;
     // Created as any file is (0666 less the umask), not with a temporary file's 0600.
@@ -164,11 +250,83 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+/// What a path is on disk, to tell two spellings of one file apart from two files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FileId {
+    /// An existing file: its device and inode.
+    Inode(u64, u64),
+    /// A file not made yet: its folder's canonical path and its name.
+    New(PathBuf),
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
+    match std::fs::metadata(path) {
+        Ok(meta) => Some(FileId::Inode(meta.dev(), meta.ino())),
+        Err(_) => match target(path).ok()? {
+            Target::Atomic(file) => {
+                // The nearest folder that exists, with the rest of the path after it.
+                let dir = folder_of(&file);
+                let existing = dir
+                    .ancestors()
+                    .find(|a| a.exists())
+                    .unwrap_or(Path::new("."));
+                let rest = dir.strip_prefix(existing).ok()?;
+                let canonical = std::fs::canonicalize(existing).ok()?;
+                Some(FileId::New(canonical.join(rest).join(file.file_name()?)))
+            }
+            Target::InPlace(_) => None,
+        },
     }
+}
+
+/// Whether `a` and `b` are one regular file (or would be once written). Devices, FIFOs
+/// and descriptors are written in place and may take any number of outputs.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let regular = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.is_file());
+    regular(a) && regular(b) && file_id(a).is_some_and(|id| Some(id) == file_id(b))
+}
+
+/// Two outputs that would go to one place, or an output onto an input.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Overlap(String);
+
+/// Refuses, before anything runs, outputs that would go to one file (or both to standard
+/// output), and outputs that would overwrite an input; each entry is (what it is, where),
+/// and the refusal names both.
+pub fn refuse_overlaps(
+    outputs: &[(&str, &Destination)],
+    inputs: &[(&str, &Path)],
+) -> Result<(), Overlap> {
+    for (i, (what, destination)) in outputs.iter().enumerate() {
+        for (other, earlier) in &outputs[..i] {
+            let overlap = match (destination, earlier) {
+                (Destination::Stdout, Destination::Stdout) => true,
+                (Destination::File(a), Destination::File(b)) => same_file(a, b),
+                _ => false,
+            };
+            if overlap {
+                return Err(Overlap(format!(
+                    "{other} ({earlier}) and {what} ({destination}) would both go to \
+                     {earlier}; give each its own path"
+                )));
+            }
+        }
+        let Destination::File(path) = destination else {
+            continue;
+        };
+        for (input, input_path) in inputs {
+            if same_file(path, input_path) {
+                return Err(Overlap(format!(
+                    "cannot write {what} to `{}`: that is the input `{}` ({input}); choose \
+                     another path",
+                    path.display(),
+                    input_path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use super::ApiServer;
 use super::extract::RequestTimeout;
 use super::routes::router;
+use crate::output::{self, Destination};
 use crate::scenario::Scenario;
 
 /// Settings of `informer-mem serve`.
@@ -51,6 +52,13 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("informer-mem-{}.kubeconfig", scenario.name))
     });
+    // Checked before the server starts: never written over the scenario it serves.
+    let destination = Destination::File(kubeconfig.clone());
+    output::refuse_overlaps(
+        &[("the kubeconfig", &destination)],
+        &[("the scenario", &config.scenario)],
+    )?;
+    destination.prepare("the kubeconfig", &[&config.scenario])?;
     // One thread, as in `run`: tokio's multi-threaded runtime would change the size of
     // its timer entries for `run` too (a cargo feature is crate-wide), and with it the
     // exact figures of every committed report.
@@ -108,11 +116,11 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
 fn announce(scenario: &Scenario, kubeconfig: &Path, url: &str) -> anyhow::Result<()> {
     let namespace = super::generate::namespace(&scenario.objects, 0);
     write_kubeconfig(kubeconfig, url, &namespace)?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on {url}")?;
-    writeln!(stdout, "kubeconfig written to {}", kubeconfig.display())?;
-    stdout.flush()?;
-    drop(stdout);
+    let lines = format!(
+        "listening on {url}\nkubeconfig written to {}\n",
+        kubeconfig.display()
+    );
+    output::print("the address", lines.as_bytes())?;
     eprintln!(
         "serving {} {} objects of `{}`; try: KUBECONFIG={} kubectl get {} -A",
         scenario.objects.count,
@@ -242,6 +250,6 @@ fn write_kubeconfig(path: &Path, server: &str, namespace: &str) -> anyhow::Resul
          - name: informer-mem\n  context:\n    cluster: informer-mem\n    user: informer-mem\n    namespace: {namespace}\n\
          current-context: informer-mem\n"
     );
-    std::fs::write(path, text)
+    crate::output::write_file(path, text.as_bytes())
         .with_context(|| format!("failed to write the kubeconfig `{}`", path.display()))
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use super::{CheckConfig, DiffConfig, ExportConfig};
 use crate::exit_codes;
+use crate::output;
 use crate::report::Report;
 use crate::report::compare::{Comparison, Tolerances};
 use crate::report::diff::{render_check, render_diff};
@@ -16,7 +17,10 @@ pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {
     let head = Report::read(&config.head)?;
     let tolerances = Tolerances::for_report(&head, &[]);
     let comparison = Comparison::new(&base, &head, &tolerances)?;
-    print!("{}", render_diff(&comparison, config.format));
+    output::print(
+        "the comparison",
+        render_diff(&comparison, config.format).as_bytes(),
+    )?;
     Ok(ExitCode::from(exit_codes::OK))
 }
 
@@ -26,7 +30,7 @@ pub(super) fn check(config: &CheckConfig) -> anyhow::Result<ExitCode> {
     let head = Report::read(&config.head)?;
     let tolerances = Tolerances::for_report(&head, &config.tolerances);
     let comparison = Comparison::new(&baseline, &head, &tolerances)?;
-    print!("{}", render_check(&comparison));
+    output::print("the verdict", render_check(&comparison).as_bytes())?;
     Ok(ExitCode::from(if comparison.failed() {
         exit_codes::FAILED
     } else {
@@ -36,6 +40,9 @@ pub(super) fn check(config: &CheckConfig) -> anyhow::Result<ExitCode> {
 
 /// `informer-mem export`: the report rendered in the format asked for.
 pub(super) fn export(config: &ExportConfig) -> anyhow::Result<ExitCode> {
+    let what = config.format.describe();
+    output::refuse_overlaps(&[(what, &config.out)], &[("the report", &config.report)])?;
+    config.out.prepare(what, &[&config.report])?;
     let report = Report::read(&config.report)?;
     let text = export::render(&report, config.format);
     config

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use super::{ChartOutput, RunConfig};
 use crate::exit_codes;
 use crate::measure;
-use crate::output::Destination;
+use crate::output::{self, Destination};
 use crate::progress::{Mode, Reporter};
 use crate::report::export::{self, ExportFormat};
 use crate::report::{Report, render_table};
@@ -65,18 +65,6 @@ impl Outputs {
             ChartOutput::None => {}
         }
         exports.extend(config.exports.iter().cloned());
-        for (i, (format, destination)) in exports.iter().enumerate() {
-            if let Some((other, _)) = exports[..i].iter().find(|(_, d)| d == destination) {
-                bail!(
-                    "{} and {} would both go to {destination}; give each its own path",
-                    other.describe(),
-                    format.describe()
-                );
-            }
-        }
-        for (format, destination) in &exports {
-            destination.prepare(format.describe(), &[&config.scenario])?;
-        }
         let dhat_files = measure::dhat::BUILD.then(|| {
             scenario
                 .variants
@@ -85,8 +73,19 @@ impl Outputs {
                 .map(|(i, v)| runner::dhat_file(&out, i, &v.name))
                 .collect::<Vec<_>>()
         });
-        for file in dhat_files.iter().flatten() {
-            Destination::File(file.clone()).prepare("a dhat profile", &[&config.scenario])?;
+        let dhat_destinations: Vec<Destination> = dhat_files
+            .iter()
+            .flatten()
+            .map(|file| Destination::File(file.clone()))
+            .collect();
+        let all: Vec<(&str, &Destination)> = exports
+            .iter()
+            .map(|(format, destination)| (format.describe(), destination))
+            .chain(dhat_destinations.iter().map(|d| ("a dhat profile", d)))
+            .collect();
+        output::refuse_overlaps(&all, &[("the scenario", &config.scenario)])?;
+        for (what, destination) in all {
+            destination.prepare(what, &[&config.scenario])?;
         }
         Ok(Outputs {
             exports,
@@ -95,14 +94,16 @@ impl Outputs {
     }
 
     /// Prints the table (to stderr when an export has standard output) and writes every
-    /// output, saying where unless `quiet`.
+    /// output, saying where unless `quiet`. The files are written even when the table
+    /// could not be (a full standard output); that error comes after them.
     fn write(&self, report: &Report, quiet: bool) -> anyhow::Result<()> {
         let table = render_table(report);
-        if self.exports.iter().any(|(_, d)| *d == Destination::Stdout) {
+        let printed = if self.exports.iter().any(|(_, d)| *d == Destination::Stdout) {
             eprint!("{table}");
+            Ok(())
         } else {
-            print!("{table}");
-        }
+            output::print("the table", table.as_bytes())
+        };
         if let Some(files) = &self.dhat_files
             && !quiet
         {
@@ -121,7 +122,7 @@ impl Outputs {
                 eprintln!("wrote {} to {}", format.describe(), path.display());
             }
         }
-        Ok(())
+        Ok(printed?)
     }
 }
 

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::{PhaseReport, Report};
+use super::{PhaseReport, Report, VariantReport};
 use crate::metric::Metric;
 
 impl Metric {
@@ -173,6 +173,60 @@ pub struct LostConsistency {
     pub phase: String,
 }
 
+/// A variant that failed in the head report and not in the base, or completed fewer of its
+/// phases there: always a regression, whatever its figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedVariant {
+    /// The variant's name.
+    pub variant: String,
+    /// Why it failed, as the head report says; `None` when it has no error but fewer
+    /// phases.
+    pub error: Option<String>,
+    /// Phases the base report has for it.
+    pub base_phases: usize,
+    /// Phases the head report has for it.
+    pub head_phases: usize,
+}
+
+/// The head's variants that failed where the base's did not, or stopped earlier. The two
+/// reports must have the same variants, and each head variant's phases must be the first of
+/// its base phases (a failed variant stops early); else they are not comparable.
+fn failed_variants(base: &Report, head: &Report) -> Result<Vec<FailedVariant>, Incomparable> {
+    let names = |r: &Report| {
+        r.variants
+            .iter()
+            .map(|v| v.name.clone())
+            .collect::<Vec<_>>()
+    };
+    if names(base) != names(head) {
+        return Err(Incomparable(
+            "the variants differ (a variant was added, removed or renamed)".to_owned(),
+        ));
+    }
+    let mut failed = Vec::new();
+    for (vb, vh) in base.variants.iter().zip(&head.variants) {
+        let phase_names =
+            |v: &VariantReport| v.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        let (pb, ph) = (phase_names(vb), phase_names(vh));
+        if ph.len() > pb.len() || pb[..ph.len()] != ph[..] {
+            return Err(Incomparable(format!(
+                "variant {:?} ran other phases in the two reports",
+                vb.name
+            )));
+        }
+        let new_error = vh.error.is_some() && vb.error.is_none();
+        if new_error || ph.len() < pb.len() {
+            failed.push(FailedVariant {
+                variant: vh.name.clone(),
+                error: vh.error.clone(),
+                base_phases: pb.len(),
+                head_phases: ph.len(),
+            });
+        }
+    }
+    Ok(failed)
+}
+
 /// Two reports of the same scenario, metric by metric.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -182,6 +236,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Phases whose store became inconsistent: always a regression.
     pub lost_consistency: Vec<LostConsistency>,
+    /// Variants that failed in the head and not in the base, or completed fewer phases:
+    /// always a regression.
+    pub failed_variants: Vec<FailedVariant>,
 }
 
 /// Why two reports cannot be compared.
@@ -217,24 +274,7 @@ impl Comparison {
                 b.name
             )));
         }
-        let names = |r: &Report| -> Vec<(String, Vec<String>)> {
-            r.variants
-                .iter()
-                .map(|v| {
-                    (
-                        v.name.clone(),
-                        v.phases.iter().map(|p| p.name.clone()).collect(),
-                    )
-                })
-                .collect()
-        };
-        if names(base) != names(head) {
-            return Err(Incomparable(
-                "the variants or their completed phases differ (a variant was added, removed, \
-                 renamed or failed)"
-                    .to_owned(),
-            ));
-        }
+        let failed_variants = failed_variants(base, head)?;
         let mut rows = Vec::new();
         let mut lost_consistency = Vec::new();
         for (vb, vh) in base.variants.iter().zip(&head.variants) {
@@ -257,6 +297,7 @@ impl Comparison {
             scenario: b.name.clone(),
             rows,
             lost_consistency,
+            failed_variants,
         })
     }
 
@@ -281,7 +322,9 @@ impl Comparison {
 
     /// Whether `check` fails: a regression, or a store that stopped matching the server.
     pub fn failed(&self) -> bool {
-        self.regressions().next().is_some() || !self.lost_consistency.is_empty()
+        self.regressions().next().is_some()
+            || !self.lost_consistency.is_empty()
+            || !self.failed_variants.is_empty()
     }
 }
 

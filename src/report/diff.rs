@@ -48,13 +48,16 @@ pub fn render_check(comparison: &Comparison) -> String {
     if comparison.failed() {
         out.push_str(&format!(
             "FAILED: {} regression(s) beyond tolerance in scenario {:?}\n",
-            regressions.len() + comparison.lost_consistency.len(),
+            regressions.len()
+                + comparison.lost_consistency.len()
+                + comparison.failed_variants.len(),
             comparison.scenario
         ));
         if !regressions.is_empty() {
             out.push_str(&format!("{}\n", rows_table(&regressions, true)));
         }
         out.push_str(&lost_lines(comparison));
+        out.push_str(&failed_lines(comparison));
     } else {
         out.push_str(&format!(
             "ok: {} figures of scenario {:?} within tolerance\n",
@@ -75,14 +78,20 @@ pub fn render_check(comparison: &Comparison) -> String {
 fn summary(comparison: &Comparison) -> String {
     let count = |v: Verdict| comparison.rows.iter().filter(|r| r.verdict == v).count();
     let lost = comparison.lost_consistency.len();
+    let failed = comparison.failed_variants.len();
     format!(
-        "{} regression(s), {} improvement(s), {} within tolerance, {} unchanged{}",
+        "{} regression(s), {} improvement(s), {} within tolerance, {} unchanged{}{}",
         count(Verdict::Regression),
         count(Verdict::Improvement),
         count(Verdict::Within),
         count(Verdict::Unchanged),
         if lost > 0 {
             format!(", {lost} phase(s) whose store stopped matching the server")
+        } else {
+            String::new()
+        },
+        if failed > 0 {
+            format!(", {failed} variant(s) that failed in the head")
         } else {
             String::new()
         }
@@ -96,7 +105,26 @@ fn render_table(comparison: &Comparison) -> String {
         out.push_str(&format!("{}\n", rows_table(&changed, false)));
     }
     out.push_str(&lost_lines(comparison));
+    out.push_str(&failed_lines(comparison));
     out
+}
+
+/// One line per variant that failed in the head and not in the base, or stopped earlier.
+fn failed_lines(comparison: &Comparison) -> String {
+    comparison
+        .failed_variants
+        .iter()
+        .map(|failed| {
+            let why = failed
+                .error
+                .as_deref()
+                .unwrap_or("it has no error, but fewer phases");
+            format!(
+                "variant {:?} failed in the head after {} of {} phases: {why}\n",
+                failed.variant, failed.head_phases, failed.base_phases
+            )
+        })
+        .collect()
 }
 
 /// One line per phase whose store stopped matching the server.
@@ -220,6 +248,15 @@ fn render_markdown(comparison: &Comparison) -> String {
             "- :red_circle: `{}` / `{}`: the store no longer matches the server\n",
             cell(&lost.variant),
             cell(&lost.phase)
+        ));
+    }
+    for failed in &comparison.failed_variants {
+        head.push_str(&format!(
+            "- :red_circle: `{}` failed in the head after {} of {} phases: {}\n",
+            cell(&failed.variant),
+            failed.head_phases,
+            failed.base_phases,
+            cell(failed.error.as_deref().unwrap_or("fewer phases, no error"))
         ));
     }
     let changed: Vec<&Row> = comparison.changed().collect();

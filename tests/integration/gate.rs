@@ -105,3 +105,42 @@ fn diff_prints_what_changed_in_every_format() {
     assert_eq!(regressions.len(), 1);
     assert_eq!(regressions[0]["metric"], "live_bytes");
 }
+
+#[test]
+fn check_fails_when_a_variant_crashed_in_the_head_and_diff_says_so() {
+    let baseline = repo_file("reports/kube-parity.json");
+    // A variant that died after its first phase, and one that reports an error although
+    // every phase is there.
+    let (_dir, head) = edited_report(|r| {
+        let first = &mut r["variants"][0];
+        first["error"] = "the variant's process was killed (SIGKILL; out of memory?)".into();
+        first["phases"].as_array_mut().unwrap().truncate(1);
+        r["variants"][1]["error"] = "phase `update`: informer failed".into();
+    });
+    let output = check(&head, &baseline).assert().code(1);
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("FAILED"), "{stdout}");
+    assert!(stdout.contains("failed in the head after 1 of"), "{stdout}");
+    assert!(stdout.contains("SIGKILL"), "{stdout}");
+    assert!(stdout.contains("informer failed"), "{stdout}");
+    // diff shows it too, in every format, and still exits 0.
+    for format in ["table", "markdown", "json"] {
+        let output = bin()
+            .arg("diff")
+            .arg(&baseline)
+            .arg(&head)
+            .args(["--format", format])
+            .assert()
+            .success();
+        let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+        assert!(stdout.contains("SIGKILL"), "{format}: {stdout}");
+    }
+    // A variant that failed in the base too is no new failure.
+    let (_base_dir, failing_base) = edited_report(|r| {
+        r["variants"][1]["error"] = "phase `update`: informer failed".into();
+    });
+    let (_head_dir, same_head) = edited_report(|r| {
+        r["variants"][1]["error"] = "phase `update`: informer failed".into();
+    });
+    check(&same_head, &failing_base).assert().success();
+}
