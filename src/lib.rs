@@ -17,6 +17,7 @@ pub mod cli;
 pub mod commands;
 pub mod exit_codes;
 pub mod informer;
+pub mod input;
 pub mod k8s;
 pub mod measure;
 pub mod metric;

@@ -206,7 +206,15 @@ fn target(path: &Path) -> std::io::Result<Target> {
                 )));
             }
             Ok(_) => return Ok(Target::InPlace(at)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Atomic(at)),
+            // Not there yet (or under a file, which `prepare` names): made when written.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Target::Atomic(at));
+            }
             Err(e) => return Err(e),
         }
     }

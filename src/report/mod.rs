@@ -22,6 +22,7 @@ pub use table::{render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::input::{MAX_REPORT_BYTES, read_limited};
 use crate::k8s::{Identity, TruthEntry};
 use crate::measure::dhat::Allocator;
 use crate::measure::timeline::{Sample, TimelineSpec};
@@ -499,7 +500,7 @@ impl Report {
     /// Reads a report written by `run`. A report of another format version is refused
     /// before anything else is read from it, since its keys may mean other things.
     pub fn read(path: &Path) -> Result<Report, Error> {
-        let text = std::fs::read(path).map_err(|source| Error::Read {
+        let text = read_limited(path, MAX_REPORT_BYTES).map_err(|source| Error::Read {
             path: path.to_owned(),
             source,
         })?;
@@ -527,7 +528,24 @@ impl Report {
                 ));
             }
         }
-        serde_json::from_value(value).map_err(|e| invalid(format!("not a valid report: {e}")))
+        // Read again from the text, for the key path and the line of whatever is wrong.
+        let mut json = serde_json::Deserializer::from_slice(&text);
+        serde_path_to_error::deserialize(&mut json).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            let message = inner.to_string();
+            // serde_json ends its message with the place; the key and line go first here.
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(m, _)| m)
+                .replace("expected u64", "expected a whole number")
+                .replace("expected i64", "expected an integer")
+                .replace("expected f64", "expected a number");
+            invalid(format!(
+                "at `{key}` (line {}): not a valid report: {message}",
+                inner.line()
+            ))
+        })
     }
 
     /// Phases whose store did not match the server although the scenario expected it to:

@@ -1,6 +1,7 @@
 //! Why a scenario is refused, and where: errors naming the file, the key path and the
 //! line, and the value checks every part of validation shares.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -58,13 +59,21 @@ impl fmt::Display for Invalid {
 }
 
 pub(super) fn parse_raw(text: &str) -> Result<RawScenario, Problem> {
-    let deserializer = toml::Deserializer::parse(text).map_err(|e| Problem {
-        key: None,
-        span: e.span().or_else(|| too_deep_at(text, e.message())),
-        message: in_toml_words(e.message()),
-        hint: hint_for(e.message()),
-        first: None,
+    let deserializer = toml::Deserializer::parse(text).map_err(|e| {
+        let span = e.span().or_else(|| too_deep_at(text, e.message()));
+        Problem {
+            // A duplicate key is named by the parser's place, in its table.
+            key: span
+                .clone()
+                .filter(|_| e.message().contains("duplicate key"))
+                .and_then(|span| key_at(text, span)),
+            span,
+            message: in_toml_words(e.message()),
+            hint: hint_for(e.message()),
+            first: None,
+        }
     })?;
+    check_tables(text)?;
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let key = key_as_written(e.path());
         let inner = e.into_inner();
@@ -80,13 +89,137 @@ pub(super) fn parse_raw(text: &str) -> Result<RawScenario, Problem> {
 
 /// A TOML or serde message in the words of the file, not of Rust's types.
 fn in_toml_words(message: &str) -> String {
+    let message = message.trim_end();
+    if message == "duplicate key" {
+        return "this key is set twice in its table".to_owned();
+    }
+    // Serde's names for this crate's types are not the file's words.
+    if message.contains("untagged enum RawCost") {
+        return "expected a duration (\"5ms\") or a list of durations, one per handler".to_owned();
+    }
+    if let Some(number) = message
+        .strip_prefix("invalid type: integer `")
+        .and_then(|rest| rest.split_once("` as i128"))
+        .map(|(n, _)| n)
+    {
+        return format!("{number} is out of range for an integer");
+    }
+    let message = match message.find(", expected struct Raw") {
+        Some(at) => format!("{}, expected a table", &message[..at]),
+        None => message.to_owned(),
+    };
     message
-        .trim_end()
         .replace("expected i64", "expected an integer")
         .replace("expected u64", "expected a whole number")
         .replace("expected f64", "expected a number")
         .replace("expected a boolean", "expected true or false")
         .replace("wanted string or table", "expected a string")
+}
+
+/// The key path of the key at `span`, from the table headers above it: `variant[1].name`.
+fn key_at(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    let start = span.start.min(text.len());
+    let key = text.get(span)?.trim().trim_matches('"');
+    let mut table: Option<String> = None;
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for line in text[..start].lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split_once("]]")) {
+            let name = name.0.trim().to_owned();
+            let index = counts.entry(name.clone()).or_insert(0);
+            table = Some(format!("{name}[{index}]"));
+            *index += 1;
+        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split_once(']')) {
+            table = Some(name.0.trim().to_owned());
+        }
+    }
+    Some(match table {
+        Some(table) => format!("{table}.{key}"),
+        None => key.to_owned(),
+    })
+}
+
+/// Where a scenario has a table (or an array of tables), a table it must be: serde would
+/// otherwise read an array into a table by position (`allocator = [0, 0, 1, true]`).
+fn check_tables(text: &str) -> Result<(), Problem> {
+    use toml::Value;
+    let Ok(document) = toml::from_str::<toml::Table>(text) else {
+        return Ok(()); // the typed reading says what is wrong
+    };
+    let not_a_table = |key: String, found: &Value| {
+        let at = key_line_span(text, &key);
+        Problem {
+            key: Some(key),
+            span: at,
+            message: format!("expected a table, found {}", found.type_str()),
+            hint: Some(
+                "write it as a `[table]` with its keys below it, or inline: `{ ... }`".to_owned(),
+            ),
+            first: None,
+        }
+    };
+    for key in ["objects", "apiserver", "timeline", "gate"] {
+        if let Some(value) = document.get(key).filter(|v| !v.is_table()) {
+            return Err(not_a_table(key.to_owned(), value));
+        }
+    }
+    for section in ["variant", "phase"] {
+        let Some(Value::Array(items)) = document.get(section) else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let Some(table) = item.as_table() else {
+                return Err(not_a_table(format!("{section}[{i}]"), item));
+            };
+            if let Some(value) = table.get("allocator").filter(|v| !v.is_table()) {
+                return Err(not_a_table(format!("{section}[{i}].allocator"), value));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where the key at `path` (`variant[1].store`, `objects`) is written: the first line
+/// that sets it, within its `[[section]]` when it has one; for serde's checks and this
+/// crate's, which know the key but not the place.
+pub(super) fn key_line_span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
+    let (section, field) = match path.split_once('.') {
+        Some((section, field)) => (Some(section), field),
+        None => (None, path),
+    };
+    let field = field.split(['.', '[']).next()?;
+    let mut offset = 0;
+    let mut inside = section.is_none();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let wanted = section.and_then(|s| {
+        let (name, index) = s.split_once('[')?;
+        Some((name, index.trim_end_matches(']').parse::<usize>().ok()?))
+    });
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if let Some(name) = trimmed.strip_prefix("[[").and_then(|l| l.split_once("]]")) {
+            let name = name.0.trim();
+            let index = seen.entry(name).or_insert(0);
+            inside = wanted == Some((name, *index));
+            *index += 1;
+        } else if trimmed.starts_with('[') {
+            let name = trimmed
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim();
+            inside = wanted.is_none() && section == Some(name);
+        } else if inside
+            && trimmed
+                .strip_prefix(field)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        {
+            return Some(offset..offset + line.len());
+        }
+        offset += line.len();
+    }
+    None
 }
 
 /// Where a file the parser found nested too deeply goes too deep: the parser says no
@@ -153,6 +286,13 @@ pub(super) fn duration_ms(v: &Spanned<String>, key: &str) -> Result<u64, Problem
     const DAY_MS: u64 = 24 * 3600 * 1000;
     let text = v.as_ref();
     match humantime::parse_duration(text) {
+        // Kept exactly or refused: never truncated to the millisecond.
+        Ok(d) if d.subsec_nanos() % 1_000_000 != 0 => Err(Problem::at(
+            key,
+            v.span(),
+            format!("{text:?} is finer than a millisecond, the unit this key counts in"),
+        )
+        .hint("write whole milliseconds: `1ms`, `500ms`, `2s`")),
         Ok(d) if d.as_millis() <= u128::from(DAY_MS) => Ok(d.as_millis() as u64),
         Ok(_) => Err(Problem::at(
             key,
@@ -248,10 +388,14 @@ impl Problem {
         if let Some(first) = self.first {
             message.push_str(&format!(" (first on line {})", line_of(first)));
         }
+        // A check that knows the key but not the place: the line that sets the key.
+        let span = self
+            .span
+            .or_else(|| key_line_span(text, self.key.as_deref()?));
         ScenarioError::Invalid(Box::new(Invalid {
             file: file.to_owned(),
             key: self.key,
-            line: self.span.map(line_of),
+            line: span.map(line_of),
             message,
             hint: self.hint,
         }))

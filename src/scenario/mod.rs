@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::input::{MAX_SCENARIO_BYTES, read_limited};
 use crate::measure::timeline::{Every, TimelineSpec};
 use crate::metric::Metric;
 pub use error::{Invalid, ScenarioError};
@@ -66,10 +67,11 @@ pub struct Scenario {
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(file: &Path) -> Result<Scenario, ScenarioError> {
-        let bytes = std::fs::read(file).map_err(|source| ScenarioError::Read {
-            file: file.to_owned(),
-            source,
-        })?;
+        let bytes =
+            read_limited(file, MAX_SCENARIO_BYTES).map_err(|source| ScenarioError::Read {
+                file: file.to_owned(),
+                source,
+            })?;
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             let at = e.valid_up_to();
             let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;

@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["measure"],
     &["k8s", "metric"],
-    &["units", "output", "exit_codes"],
+    &["units", "input", "output", "exit_codes"],
 ];
 
 const MAX_FILE_LINES: usize = 800;

@@ -161,6 +161,56 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
             "nested too deeply",
             plus(&format!("{}x = 1\n", "a.".repeat(10_000))),
         ),
+        // Issue 23: the file's words, the key and the line for every refusal.
+        (
+            "objects is not a table",
+            BASE.replace("[objects]\ncount = 10", "objects = 5"),
+        ),
+        (
+            "objects is an array",
+            BASE.replace("[objects]\ncount = 10", "objects = [10]"),
+        ),
+        (
+            "allocator is an array, read by position",
+            with("name = \"a\"", "name = \"a\"\nallocator = [0, 0, 1, true]"),
+        ),
+        (
+            "a variant is an array",
+            "name = \"t\"\nvariant = [[1, 2]]\n[objects]\ncount = 10\n[[phase]]\nkind = \"list\"\n"
+                .to_owned(),
+        ),
+        (
+            "handler_cost is a number",
+            with(
+                "name = \"a\"",
+                "name = \"a\"\nhandlers = 1\nhandler_cost = 5",
+            ),
+        ),
+        (
+            "count is beyond any integer",
+            with("count = 10", "count = 99999999999999999999"),
+        ),
+        (
+            "a key set twice",
+            with(
+                "name = \"a\"",
+                "name = \"a\"\nstore = \"shared-array\"\nstore = \"per-item-copy\"",
+            ),
+        ),
+        (
+            "a duration finer than a millisecond",
+            with(
+                "name = \"a\"",
+                "name = \"a\"\nhandlers = 1\nresync_period = \"500us\"",
+            ),
+        ),
+        (
+            "a setting kube-runtime fixes",
+            with(
+                "name = \"a\"",
+                "name = \"a\"\nimplementation = \"kube-runtime\"\nstore = \"shared-array\"",
+            ),
+        ),
     ]);
     cases.push(("not UTF-8", b"name = \"t\xff\"\n".to_vec()));
     cases
@@ -207,6 +257,20 @@ fn refusal(dir: &std::path::Path, file: &str, label: &str) -> String {
     assert_eq!(stderr.matches("error: ").count(), 1, "{label}: {stderr}");
     assert!(stderr.contains(&format!("`{file}`")), "{label}: {stderr}");
     assert!(!stderr.contains("$__"), "{label}: {stderr}");
+    // Parser internals: Rust's type names are not the file's words.
+    for internal in ["struct Raw", "enum Raw", "i128", "i64", "u64", "f64"] {
+        assert!(
+            !stderr.contains(internal),
+            "{label}: {internal} in {stderr}"
+        );
+    }
+    // Every refusal about one key names it and its line (a whole-file one names the file).
+    if stderr.contains(" at `") {
+        assert!(
+            stderr.contains("(line "),
+            "{label}: a key without its line: {stderr}"
+        );
+    }
     assert!(!dir.join("out").exists(), "{label}: something was written");
     stderr
 }

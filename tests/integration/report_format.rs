@@ -3,7 +3,7 @@
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::util::{check, fixture, run_report};
+use crate::util::{bin, check, edited_report, fixture, run_report};
 
 #[test]
 fn report_keys_are_stable() {
@@ -61,4 +61,35 @@ fn a_format_1_report_from_before_later_keys_still_reads() {
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with("ok: "));
+}
+
+#[test]
+fn a_bad_report_is_refused_naming_the_key_and_the_line_and_an_endless_one_at_its_limit() {
+    let (_dir, bad) = edited_report(|r| {
+        r["variants"][1]["phases"][0]["alloc_count"] = "many".into();
+    });
+    let output = bin()
+        .arg("check")
+        .arg(&bad)
+        .arg("--baseline")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("at `variants[1].phases[0]") && stderr.contains("(line 1)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\"many\", expected a whole number"),
+        "{stderr}"
+    );
+    let output = bin()
+        .args(["export", "/dev/zero", "--format", "markdown", "--out", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("larger than 256.0 MiB"), "{stderr}");
 }
