@@ -38,6 +38,8 @@ pub(super) struct ApiError {
     pub(super) message: String,
     /// The Status's `details`: which object (name, resource) the error is about.
     details: Option<(String, &'static str)>,
+    /// The Status's `details.causes`: each field at fault (reason, message, field).
+    causes: Vec<(&'static str, String, String)>,
 }
 
 impl ApiError {
@@ -52,11 +54,18 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            causes: Vec::new(),
         }
     }
 
+    /// Adds the fields at fault, as kube-apiserver's `details.causes`.
+    pub(super) fn with_causes(mut self, causes: Vec<(&'static str, String, String)>) -> ApiError {
+        self.causes = causes;
+        self
+    }
+
     /// Names the object the error is about, as kube-apiserver's `details`.
-    fn about(mut self, name: &str, resource: &'static str) -> ApiError {
+    pub(super) fn about(mut self, name: &str, resource: &'static str) -> ApiError {
         self.details = Some((name.to_owned(), resource));
         self
     }
@@ -95,6 +104,16 @@ impl IntoResponse for ApiError {
         let mut body = status_body(self.code.as_u16(), self.reason, &self.message);
         if let Some((name, kind)) = self.details {
             body["details"] = json!({"name": name, "kind": kind});
+        }
+        if !self.causes.is_empty() {
+            let causes: Vec<_> = self
+                .causes
+                .iter()
+                .map(|(reason, message, field)| {
+                    json!({"reason": reason, "message": message, "field": field})
+                })
+                .collect();
+            body["details"]["causes"] = json!(causes);
         }
         json_response(self.code, Body::from(body.to_string()))
     }

@@ -144,3 +144,90 @@ pub(super) enum FieldValidation {
     /// Refuse the request (400).
     Strict,
 }
+
+/// The paths of keys a JSON body sets twice in one object (`.metadata.name`), first
+/// occurrence order. serde_json keeps the last silently; kube-apiserver's strict decoding
+/// refuses them and its default warns.
+pub(super) fn duplicate_fields(body: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut json = serde_json::Deserializer::from_slice(body);
+    // A body that is not JSON is refused by `decode`, with kube-apiserver's words.
+    let _ = serde::de::DeserializeSeed::deserialize(
+        Duplicates {
+            path: String::new(),
+            found: &mut found,
+        },
+        &mut json,
+    );
+    found
+}
+
+/// Walks a JSON value, noting every key set twice in one object.
+struct Duplicates<'a> {
+    path: String,
+    found: &'a mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Duplicates<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Duplicates<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = format!("{}.{key}", self.path);
+            if !seen.insert(key) {
+                self.found.push(path.clone());
+            }
+            map.next_value_seed(Duplicates {
+                path,
+                found: self.found,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while seq
+            .next_element_seed(Duplicates {
+                path: format!("{}[{i}]", self.path),
+                found: self.found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}

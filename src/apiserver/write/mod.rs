@@ -30,7 +30,9 @@ use crate::apiserver::query::{Query, Selection};
 use crate::apiserver::status::{ApiError, json_response, namespace_not_found, object_not_found};
 use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
-use body::{check_json_body, decode, normalize, unsupported_media_type};
+use body::{
+    FieldValidation, check_json_body, decode, duplicate_fields, normalize, unsupported_media_type,
+};
 use options::{DeleteOptions, WriteOptions};
 use server_fields::finish;
 use validate::{check_preconditions, object_key};
@@ -49,7 +51,8 @@ pub async fn create(
             return Ok(namespace_not_found(&namespace));
         }
         let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
-        let (key, object) = write.received(decode(write.kind, &body)?, None)?;
+        let object = write.decoded(&body)?;
+        let (key, object) = write.received(object, None)?;
         let kind = write.kind;
         let version = server.write(&key, write.options.dry_run, |current, uid| match current {
             Some(_) => Err(ApiError::new(
@@ -84,7 +87,8 @@ pub async fn replace(
     respond(|| {
         check_json_body(&headers)?;
         let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
-        let (key, object) = write.received(decode(write.kind, &body)?, Some(&name))?;
+        let object = write.decoded(&body)?;
+        let (key, object) = write.received(object, Some(&name))?;
         let response = write.update(&key, |_, _| Ok(object))?;
         Ok(write.respond(response))
     })
@@ -164,6 +168,29 @@ impl<'a> Write<'a> {
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
         })
+    }
+
+    /// A create's or replace's body as JSON. Keys set twice in one object are refused
+    /// under strict field validation and warned of under the default, as kube-apiserver
+    /// does; serde_json alone would keep the last silently.
+    fn decoded(&mut self, body: &[u8]) -> Result<Value, ApiError> {
+        let duplicates = duplicate_fields(body)
+            .into_iter()
+            .map(|path| format!("duplicate field {:?}", path.trim_start_matches('.')));
+        match self.options.field_validation {
+            FieldValidation::Ignore => {}
+            FieldValidation::Warn => self.warnings.extend(duplicates),
+            FieldValidation::Strict => {
+                let duplicates: Vec<String> = duplicates.collect();
+                if !duplicates.is_empty() {
+                    return Err(ApiError::bad_request(format!(
+                        "strict decoding error: {}",
+                        duplicates.join(", ")
+                    )));
+                }
+            }
+        }
+        decode(self.kind, body)
     }
 
     /// The object a client sent (or a patch made), as the type has it, with its key

@@ -87,8 +87,36 @@ impl DeleteOptions {
             ..DeleteOptions::default()
         };
         for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-            if key == "propagationPolicy" {
-                check_propagation_policy(&value)?;
+            match &*key {
+                "propagationPolicy" => check_propagation_policy(&value)?,
+                // Typed parameters of the wrong type: 400 before anything is deleted, in
+                // Go's words, as kube-apiserver's query decoding answers.
+                "gracePeriodSeconds" if value.parse::<i64>().is_err() => {
+                    return Err(ApiError::bad_request(format!(
+                        "strconv.ParseInt: parsing {value:?}: invalid syntax"
+                    )));
+                }
+                "orphanDependents"
+                    if !matches!(
+                        &*value,
+                        "1" | "t"
+                            | "T"
+                            | "true"
+                            | "TRUE"
+                            | "True"
+                            | "0"
+                            | "f"
+                            | "F"
+                            | "false"
+                            | "FALSE"
+                            | "False"
+                    ) =>
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "strconv.ParseBool: parsing {value:?}: invalid syntax"
+                    )));
+                }
+                _ => {}
             }
         }
         if body.iter().all(u8::is_ascii_whitespace) {

@@ -1,3 +1,4 @@
+use super::body::duplicate_fields;
 use super::server_fields::qos_class;
 use super::validate::is_dns_subdomain;
 use super::*;
@@ -556,4 +557,130 @@ proptest::proptest! {
             proptest::prop_assert_eq!(before, after);
         }
     }
+}
+
+#[tokio::test]
+async fn invalid_objects_get_422_with_every_field_at_fault_and_nothing_is_stored() {
+    let server = server();
+    let item = format!("{PODS}/web");
+    let cases = [
+        (
+            json!({"metadata": {"labels": {"bad key!": "x"}}}),
+            "metadata.labels",
+        ),
+        (
+            json!({"metadata": {"labels": {"app": "not a value"}}}),
+            "metadata.labels",
+        ),
+        (
+            json!({"metadata": {"labels": {"a/b/c": "x"}}}),
+            "metadata.labels",
+        ),
+        (
+            json!({"metadata": {"annotations": {"-bad": "x"}}}),
+            "metadata.annotations",
+        ),
+        (
+            json!({"spec": {"containers": [{"name": "Upper", "image": "i"}]}}),
+            "spec.containers[0].name",
+        ),
+        (
+            json!({"spec": {"containers": [{"name": "a", "image": "i"}, {"name": "a", "image": "j"}]}}),
+            "spec.containers[1].name",
+        ),
+        (
+            json!({"spec": {"terminationGracePeriodSeconds": -5}}),
+            "spec.terminationGracePeriodSeconds",
+        ),
+        (
+            json!({"spec": {"activeDeadlineSeconds": 0}}),
+            "spec.activeDeadlineSeconds",
+        ),
+    ];
+    let rv = server.resource_version();
+    for (extra, field) in cases {
+        let (code, status) = send(&server, "POST", PODS, JSON, &web(extra.clone())).await;
+        assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {status}");
+        assert_eq!(status["reason"], "Invalid", "{extra}");
+        let causes = status["details"]["causes"].as_array().unwrap();
+        assert!(
+            causes.iter().any(|c| c["field"] == field),
+            "{extra}: {status}"
+        );
+        assert!(
+            status["message"].as_str().unwrap().contains(field),
+            "{status}"
+        );
+    }
+    // Every fault at once, as kube-apiserver lists them.
+    let many = json!({"metadata": {"labels": {"bad key!": "x"}},
+                      "spec": {"terminationGracePeriodSeconds": -1}});
+    let (_, status) = send(&server, "POST", PODS, JSON, &web(many)).await;
+    assert_eq!(
+        status["details"]["causes"].as_array().unwrap().len(),
+        2,
+        "{status}"
+    );
+    assert!(
+        status["message"].as_str().unwrap().contains(": ["),
+        "{status}"
+    );
+    assert_eq!(server.resource_version(), rv, "nothing was stored");
+    let (code, _) = send(&server, "GET", &item, JSON, "").await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn duplicate_keys_are_refused_under_strict_validation_and_warned_of_otherwise() {
+    let server = server();
+    let body = r#"{"metadata":{"name":"web","name":"other"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#;
+    let (code, status) = send(
+        &server,
+        "POST",
+        &format!("{PODS}?fieldValidation=Strict"),
+        JSON,
+        body,
+    )
+    .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains(r#"duplicate field "metadata.name""#),
+        "{status}"
+    );
+    assert_eq!(
+        duplicate_fields(br#"{"a":{"b":1,"b":2},"c":[{"d":1,"d":1}]}"#),
+        [".a.b", ".c[0].d"]
+    );
+    assert!(duplicate_fields(br#"{"a":1,"b":{"a":2}}"#).is_empty());
+    // The default warns and keeps the last, as serde_json and kube-apiserver do.
+    let (code, pod) = send(&server, "POST", PODS, JSON, body).await;
+    assert_eq!(code, StatusCode::CREATED, "{pod}");
+    assert_eq!(pod["metadata"]["name"], "other");
+}
+
+#[tokio::test]
+async fn a_delete_with_a_parameter_of_the_wrong_type_is_400_and_deletes_nothing() {
+    let server = server();
+    let (code, _) = send(&server, "POST", PODS, JSON, &web(json!({}))).await;
+    assert_eq!(code, StatusCode::CREATED);
+    for query in ["gracePeriodSeconds=soon", "orphanDependents=maybe"] {
+        let uri = format!("{PODS}/web?{query}");
+        let (code, status) = send(&server, "DELETE", &uri, "", "").await;
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{query}: {status}");
+        assert_eq!(status["kind"], "Status");
+        let (code, _) = send(&server, "GET", &format!("{PODS}/web"), JSON, "").await;
+        assert_eq!(code, StatusCode::OK, "{query}: the pod is still there");
+    }
+    let (code, _) = send(
+        &server,
+        "DELETE",
+        &format!("{PODS}/web?gracePeriodSeconds=0"),
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
 }

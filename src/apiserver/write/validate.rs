@@ -79,64 +79,201 @@ fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
     )
 }
 
-/// The checks kube-apiserver's validation makes that a client is likely to trip over:
-/// the name is a DNS subdomain and a Pod has containers, each with an image.
+/// The checks kube-apiserver's validation makes that a client is likely to trip over,
+/// all of them at once as it reports them (422 `Invalid`, one cause per field): the name
+/// is a DNS-1123 subdomain; label keys are qualified names and values valid label
+/// values; annotation keys are qualified names, all annotations together at most 256 KiB;
+/// a Pod has containers, each named with a unique DNS-1123 label and with an image, and
+/// no negative grace period or deadline.
 pub(super) fn object(
     kind: ObjectKind,
     key: &NamespacedName,
     object: &Value,
 ) -> Result<(), ApiError> {
+    let mut causes = Causes::default();
     if !is_dns_subdomain(&key.name) {
-        return Err(invalid_object(
-            kind,
-            &key.name,
-            &format!(
-                "metadata.name: Invalid value: {:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-                key.name
-            ),
-        ));
+        causes.invalid("metadata.name", &json!(key.name), DNS_SUBDOMAIN);
+    }
+    let meta = &object["metadata"];
+    for (k, v) in meta["labels"].as_object().into_iter().flatten() {
+        let field = "metadata.labels";
+        if let Some(why) = qualified_name_error(k) {
+            causes.invalid(field, &json!(k), &why);
+        }
+        let value = v.as_str().unwrap_or_default();
+        if !is_label_value(value) {
+            causes.invalid(field, &json!(value), LABEL_VALUE);
+        }
+    }
+    let annotations = meta["annotations"].as_object();
+    for k in annotations.into_iter().flatten().map(|(k, _)| k) {
+        if let Some(why) = qualified_name_error(k) {
+            causes.invalid("metadata.annotations", &json!(k), &why);
+        }
     }
     // apimachinery's ValidateAnnotationsSize: keys and values together.
-    let annotations = object["metadata"]["annotations"].as_object();
     let size: usize = annotations
         .into_iter()
         .flatten()
         .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
         .sum();
     if size > MAX_ANNOTATIONS_BYTES {
-        return Err(invalid_object(
-            kind,
-            &key.name,
-            &format!(
-                "metadata.annotations: Too long: may not be more than {MAX_ANNOTATIONS_BYTES} bytes"
-            ),
-        ));
+        causes.push(
+            "FieldValueTooLong",
+            "metadata.annotations",
+            format!("Too long: may not be more than {MAX_ANNOTATIONS_BYTES} bytes"),
+        );
     }
     if kind == ObjectKind::Pod {
-        let containers = object["spec"]["containers"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if containers.is_empty() {
-            return Err(invalid_object(
-                kind,
-                &key.name,
-                "spec.containers: Required value",
-            ));
+        pod_spec(&object["spec"], &mut causes);
+    }
+    causes.into_result(kind, &key.name)
+}
+
+/// A Pod's containers and the numbers it stores.
+fn pod_spec(spec: &Value, causes: &mut Causes) {
+    let containers = spec["containers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if containers.is_empty() {
+        causes.push(
+            "FieldValueRequired",
+            "spec.containers",
+            "Required value".to_owned(),
+        );
+    }
+    let mut names = std::collections::HashSet::new();
+    let init = spec["initContainers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let all = init
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("spec.initContainers[{i}]"), c))
+        .chain(
+            containers
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("spec.containers[{i}]"), c)),
+        );
+    for (at, c) in all {
+        let name = c["name"].as_str().unwrap_or_default();
+        if name.is_empty() {
+            causes.push(
+                "FieldValueRequired",
+                &format!("{at}.name"),
+                "Required value".to_owned(),
+            );
+        } else if !is_dns_label(name) {
+            causes.invalid(&format!("{at}.name"), &json!(name), DNS_LABEL);
+        } else if !names.insert(name) {
+            causes.push(
+                "FieldValueDuplicate",
+                &format!("{at}.name"),
+                format!("Duplicate value: {:?}", name),
+            );
         }
-        for (i, c) in containers.iter().enumerate() {
-            for field in ["name", "image"] {
-                if c[field].as_str().unwrap_or_default().is_empty() {
-                    return Err(invalid_object(
-                        kind,
-                        &key.name,
-                        &format!("spec.containers[{i}].{field}: Required value"),
-                    ));
-                }
-            }
+        if c["image"].as_str().unwrap_or_default().is_empty() {
+            causes.push(
+                "FieldValueRequired",
+                &format!("{at}.image"),
+                "Required value".to_owned(),
+            );
         }
     }
-    Ok(())
+    for (field, least) in [
+        ("terminationGracePeriodSeconds", 0),
+        ("activeDeadlineSeconds", 1),
+    ] {
+        if let Some(n) = spec[field].as_i64().filter(|n| *n < least) {
+            causes.invalid(
+                &format!("spec.{field}"),
+                &json!(n),
+                &format!("must be greater than or equal to {least}"),
+            );
+        }
+    }
+}
+
+const DNS_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// The fields at fault, gathered as kube-apiserver's field.ErrorList.
+#[derive(Debug, Default)]
+struct Causes(Vec<(&'static str, String, String)>);
+
+impl Causes {
+    fn push(&mut self, reason: &'static str, field: &str, message: String) {
+        self.0.push((reason, message, field.to_owned()));
+    }
+
+    fn invalid(&mut self, field: &str, value: &Value, why: &str) {
+        self.push(
+            "FieldValueInvalid",
+            field,
+            format!("Invalid value: {value}: {why}"),
+        );
+    }
+
+    /// `Ok` when nothing is at fault; else 422 with every cause, worded as
+    /// kube-apiserver words them (one: `field: message`; more: `[a: x, b: y]`).
+    fn into_result(self, kind: ObjectKind, name: &str) -> Result<(), ApiError> {
+        let mut listed: Vec<String> = self.0.iter().map(|(_, m, f)| format!("{f}: {m}")).collect();
+        let what = match listed.len() {
+            0 => return Ok(()),
+            1 => listed.remove(0),
+            _ => format!("[{}]", listed.join(", ")),
+        };
+        Err(invalid_object(kind, name, &what)
+            .about(name, kind.plural())
+            .with_causes(self.0))
+    }
+}
+
+/// Why `key` is not a qualified name (`[prefix/]name`, as label and annotation keys are),
+/// if it is not.
+fn qualified_name_error(key: &str) -> Option<String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix
+        && (prefix.is_empty() || !is_dns_subdomain(prefix))
+    {
+        return Some(format!("prefix part {DNS_SUBDOMAIN}"));
+    }
+    let ok = |c: char| c.is_ascii_alphanumeric();
+    let valid = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(ok)
+        && name.ends_with(ok)
+        && name.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'));
+    (!valid).then(|| {
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63)".to_owned()
+    })
+}
+
+/// A label value: empty, or at most 63 alphanumerics, `-`, `_` and `.`, alphanumeric at
+/// both ends.
+fn is_label_value(value: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric();
+    value.is_empty()
+        || (value.len() <= 63
+            && value.starts_with(ok)
+            && value.ends_with(ok)
+            && value.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.')))
+}
+
+/// A DNS-1123 label: at most 63 lowercase alphanumerics and `-`, alphanumeric at both ends.
+fn is_dns_label(name: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    name.len() <= 63
+        && name.starts_with(ok)
+        && name.ends_with(ok)
+        && name.chars().all(|c| ok(c) || c == '-')
 }
 
 pub(super) fn is_dns_subdomain(name: &str) -> bool {
