@@ -23,7 +23,8 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["measure"],
     &["k8s", "metric"],
-    &["units", "input", "output", "exit_codes"],
+    &["input", "output"],
+    &["units", "exit_codes"],
 ];
 
 const MAX_FILE_LINES: usize = 800;
