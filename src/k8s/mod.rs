@@ -4,6 +4,7 @@
 //! them has to import another for it.
 
 mod identity;
+pub mod names;
 mod selector;
 
 pub use identity::{Identity, TruthEntry};

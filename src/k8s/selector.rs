@@ -160,30 +160,16 @@ fn parse_requirement(part: &str) -> Result<LabelRequirement, String> {
     }
 }
 
+/// A label key as apimachinery's selector parser takes it: a qualified name.
 fn valid_key(key: &str) -> Result<String, String> {
-    let name = key.rsplit_once('/').map_or(key, |(_, n)| n);
-    let ok = !name.is_empty()
-        && name.len() <= 63
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-        && key
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric());
-    if ok {
-        Ok(key.to_owned())
-    } else {
-        Err(format!("invalid label key {key:?}"))
+    match super::names::qualified_name_error(key) {
+        None => Ok(key.to_owned()),
+        Some(why) => Err(format!("invalid label key {key:?}: {why}")),
     }
 }
 
 fn valid_value(value: &str) -> Result<String, String> {
-    let ok = value.len() <= 63
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
+    if super::names::is_label_value(value) {
         Ok(value.to_owned())
     } else {
         Err(format!("invalid label value {value:?}"))
@@ -308,5 +294,35 @@ mod tests {
                 .contains("not supported")
         );
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    /// Found by the query fuzz target: a key whose prefix is not a DNS subdomain (here
+    /// with `` ` `` and `=` in it) was taken, and printed back as a selector that does
+    /// not parse. Both parts of a key are checked now, as apimachinery checks them.
+    #[test]
+    fn a_key_with_a_bad_prefix_is_refused_and_what_parses_prints_back_to_itself() {
+        let input = include_bytes!("../../tests/fixtures/fuzz/selector-key-with-a-bad-prefix");
+        let text = std::str::from_utf8(&input[1..]).unwrap();
+        let error = LabelSelector::parse(text).unwrap_err();
+        assert!(error.contains("invalid label key"), "{error}");
+        for text in [
+            "app=web",
+            "example.com/tier in (a,b)",
+            "!canary",
+            "x!=y,z",
+            "a.b/c=-",
+        ] {
+            if let Ok(selector) = LabelSelector::parse(text) {
+                assert_eq!(
+                    LabelSelector::parse(&selector.to_string()),
+                    Ok(selector),
+                    "{text}"
+                );
+            }
+        }
+        assert!(
+            LabelSelector::parse("a.b/c=-").is_err(),
+            "a value may not start with -"
+        );
     }
 }

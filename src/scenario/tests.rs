@@ -403,3 +403,19 @@ fn duplicate_variant_names_are_rejected() {
     let text = format!("{MINIMAL}[[variant]]\nname = \"a\"\n");
     assert!(error_of(&text).contains("at `variant[1].name`"));
 }
+
+/// Found by the scenario fuzz target: a value that quotes Rust's names for the parser's
+/// types is refused for what it is, and the message quotes it back as written.
+#[test]
+fn a_value_quoting_rust_type_names_is_quoted_back_not_taken_for_a_parser_message() {
+    let text = include_str!("../../tests/fixtures/fuzz/scenario-quotes-rust-names.toml");
+    let error = Scenario::parse(Path::new("fuzz.toml"), text)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("at `name`"), "{error}");
+    assert!(error.contains("invalid scenario name"), "{error}");
+    assert!(
+        error.contains("enum RawCost"),
+        "quoted back as written: {error}"
+    );
+}

@@ -588,3 +588,20 @@ fn booleans_are_true_unless_zero_or_false() {
         assert!(!parse_bool(falsy), "{falsy:?}");
     }
 }
+
+/// Found by the query fuzz target: an exact read at a resourceVersion from the future is
+/// kube-apiserver's 504 Timeout, as a `Status`.
+#[tokio::test]
+async fn an_exact_list_from_the_future_is_a_504_status() {
+    let input = include_bytes!("../../../tests/fixtures/fuzz/query-future-resource-version");
+    // The target's first byte picks the form: 'c' % 5 == 4, an exact read at this version.
+    assert_eq!(input[0] % 5, 4);
+    let rv = std::str::from_utf8(&input[1..]).unwrap();
+    let server = ApiServer::new(ObjectSpec::pods(30));
+    assert!(rv.parse::<u64>().unwrap() > server.resource_version());
+    let uri = format!("/api/v1/pods?resourceVersion={rv}&resourceVersionMatch=Exact&limit=3");
+    let (code, body) = send(&server, "GET", &uri).await;
+    assert_eq!(code, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(body["kind"], "Status");
+    assert_eq!(body["reason"], "Timeout");
+}

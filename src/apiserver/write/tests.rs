@@ -1,8 +1,8 @@
 use super::body::duplicate_fields;
 use super::server_fields::qos_class;
-use super::validate::is_dns_subdomain;
 use super::*;
 use crate::k8s::LabelSelector;
+use crate::k8s::names::is_dns_subdomain;
 use crate::scenario::Amount;
 use serde_json::json;
 

@@ -7,6 +7,10 @@ use serde_json::{Value, json};
 use crate::apiserver::ApiServer;
 use crate::apiserver::status::ApiError;
 use crate::apiserver::version::NamespacedName;
+use crate::k8s::names::{
+    DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, is_dns_label, is_dns_subdomain, is_label_value,
+    qualified_name_error,
+};
 use crate::scenario::ObjectKind;
 
 /// Most bytes of annotation keys and values one object may carry (apimachinery's
@@ -197,10 +201,6 @@ fn pod_spec(spec: &Value, causes: &mut Causes) {
     }
 }
 
-const DNS_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
 /// The fields at fault, gathered as kube-apiserver's field.ErrorList.
 #[derive(Debug, Default)]
 struct Causes(Vec<(&'static str, String, String)>);
@@ -231,57 +231,6 @@ impl Causes {
             .about(name, kind.plural())
             .with_causes(self.0))
     }
-}
-
-/// Why `key` is not a qualified name (`[prefix/]name`, as label and annotation keys are),
-/// if it is not.
-fn qualified_name_error(key: &str) -> Option<String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
-    };
-    if let Some(prefix) = prefix
-        && (prefix.is_empty() || !is_dns_subdomain(prefix))
-    {
-        return Some(format!("prefix part {DNS_SUBDOMAIN}"));
-    }
-    let ok = |c: char| c.is_ascii_alphanumeric();
-    let valid = !name.is_empty()
-        && name.len() <= 63
-        && name.starts_with(ok)
-        && name.ends_with(ok)
-        && name.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'));
-    (!valid).then(|| {
-        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63)".to_owned()
-    })
-}
-
-/// A label value: empty, or at most 63 alphanumerics, `-`, `_` and `.`, alphanumeric at
-/// both ends.
-fn is_label_value(value: &str) -> bool {
-    let ok = |c: char| c.is_ascii_alphanumeric();
-    value.is_empty()
-        || (value.len() <= 63
-            && value.starts_with(ok)
-            && value.ends_with(ok)
-            && value.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.')))
-}
-
-/// A DNS-1123 label: at most 63 lowercase alphanumerics and `-`, alphanumeric at both ends.
-fn is_dns_label(name: &str) -> bool {
-    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    name.len() <= 63
-        && name.starts_with(ok)
-        && name.ends_with(ok)
-        && name.chars().all(|c| ok(c) || c == '-')
-}
-
-pub(super) fn is_dns_subdomain(name: &str) -> bool {
-    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    name.len() <= 253
-        && name.starts_with(ok)
-        && name.ends_with(ok)
-        && name.chars().all(|c| ok(c) || c == '-' || c == '.')
 }
 
 /// Refuses an update written against another version or another object (HTTP 409).
