@@ -88,13 +88,12 @@ impl Destination {
                 )));
             }
         }
-        let path = match target(path).map_err(|e| fail(e.to_string()))? {
+        let resolved = match target(path).map_err(|e| fail(e.to_string()))? {
             // A device, a FIFO or a descriptor: nothing to try without writing to it.
             Target::InPlace(_) => return Ok(()),
             Target::Atomic(resolved) => resolved,
         };
-        let path = &path;
-        let dir = folder_of(path);
+        let dir = folder_of(&resolved);
         // The nearest folder that exists: the rest is created when the file is written.
         let existing = dir
             .ancestors()
@@ -118,16 +117,19 @@ impl Destination {
         if existing == dir {
             // Open the file itself, so that permissions and the name's length are tried
             // now; a file that did not exist is removed again.
-            let existed = path.exists();
+            let existed = resolved.exists();
             std::fs::OpenOptions::new()
                 .append(true)
                 .create(true)
-                .open(path)
+                .open(&resolved)
                 .map_err(|e| fail(e.to_string()))?;
             if !existed {
-                std::fs::remove_file(path).map_err(|e| fail(e.to_string()))?;
+                std::fs::remove_file(&resolved).map_err(|e| fail(e.to_string()))?;
             }
-        } else if let Some(long) = path.components().find(|c| c.as_os_str().len() > NAME_MAX) {
+        } else if let Some(long) = resolved
+            .components()
+            .find(|c| c.as_os_str().len() > NAME_MAX)
+        {
             return Err(fail(format!(
                 "`{}` is longer than {NAME_MAX} bytes",
                 long.as_os_str().display()

@@ -116,23 +116,36 @@ fn in_toml_words(message: &str) -> String {
         .replace("wanted string or table", "expected a string")
 }
 
-/// The key path of the key at `span`, from the table headers above it: `variant[1].name`.
-fn key_at(text: &str, span: std::ops::Range<usize>) -> Option<String> {
-    let start = span.start.min(text.len());
-    let key = text.get(span)?.trim().trim_matches('"');
+/// Each line of `text` with its byte offset and the table it is in, as a key path:
+/// `variant[1]` under the second `[[variant]]`, `objects` under `[objects]`, `None` before
+/// any header. Header lines are in the table they open.
+fn lines_in_tables(text: &str) -> impl Iterator<Item = (usize, &str, Option<String>)> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
     let mut table: Option<String> = None;
-    let mut counts: HashMap<String, usize> = HashMap::new();
-    for line in text[..start].lines() {
-        let line = line.trim();
-        if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split_once("]]")) {
-            let name = name.0.trim().to_owned();
-            let index = counts.entry(name.clone()).or_insert(0);
+    let mut offset = 0;
+    text.split_inclusive('\n').map(move |line| {
+        let trimmed = line.trim();
+        if let Some((name, _)) = trimmed.strip_prefix("[[").and_then(|l| l.split_once("]]")) {
+            let name = name.trim();
+            let index = counts.entry(name).or_insert(0);
             table = Some(format!("{name}[{index}]"));
             *index += 1;
-        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split_once(']')) {
-            table = Some(name.0.trim().to_owned());
+        } else if let Some((name, _)) = trimmed.strip_prefix('[').and_then(|l| l.split_once(']')) {
+            table = Some(name.trim().to_owned());
         }
-    }
+        let at = offset;
+        offset += line.len();
+        (at, line, table.clone())
+    })
+}
+
+/// The key path of the key at `span`, from the table headers above it: `variant[1].name`.
+fn key_at(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    let key = text.get(span.clone())?.trim().trim_matches('"');
+    let table = lines_in_tables(text)
+        .take_while(|(at, _, _)| *at <= span.start)
+        .last()
+        .and_then(|(_, _, table)| table);
     Some(match table {
         Some(table) => format!("{table}.{key}"),
         None => key.to_owned(),
@@ -183,43 +196,20 @@ fn check_tables(text: &str) -> Result<(), Problem> {
 /// that sets it, within its `[[section]]` when it has one; for serde's checks and this
 /// crate's, which know the key but not the place.
 pub(super) fn key_line_span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
-    let (section, field) = match path.split_once('.') {
-        Some((section, field)) => (Some(section), field),
+    let (table, field) = match path.split_once('.') {
+        Some((table, field)) => (Some(table), field),
         None => (None, path),
     };
     let field = field.split(['.', '[']).next()?;
-    let mut offset = 0;
-    let mut inside = section.is_none();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    let wanted = section.and_then(|s| {
-        let (name, index) = s.split_once('[')?;
-        Some((name, index.trim_end_matches(']').parse::<usize>().ok()?))
-    });
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if let Some(name) = trimmed.strip_prefix("[[").and_then(|l| l.split_once("]]")) {
-            let name = name.0.trim();
-            let index = seen.entry(name).or_insert(0);
-            inside = wanted == Some((name, *index));
-            *index += 1;
-        } else if trimmed.starts_with('[') {
-            let name = trimmed
-                .trim_start_matches('[')
-                .split(']')
-                .next()
-                .unwrap_or("")
-                .trim();
-            inside = wanted.is_none() && section == Some(name);
-        } else if inside
-            && trimmed
-                .strip_prefix(field)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        {
-            return Some(offset..offset + line.len());
-        }
-        offset += line.len();
-    }
-    None
+    lines_in_tables(text)
+        .find(|(_, line, in_table)| {
+            in_table.as_deref() == table
+                && line
+                    .trim()
+                    .strip_prefix(field)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|(at, line, _)| at..at + line.len())
 }
 
 /// Where a file the parser found nested too deeply goes too deep: the parser says no
