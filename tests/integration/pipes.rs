@@ -106,3 +106,33 @@ fn a_full_stdout_is_an_error_that_names_what_could_not_be_written() {
         );
     }
 }
+
+#[test]
+fn serve_with_its_stdout_closed_still_serves_and_stops_cleanly() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("informer-mem"))
+        .arg("serve")
+        .arg(fixture("serve-pods.toml"))
+        .args(["--listen", "127.0.0.1:0", "--kubeconfig"])
+        .arg(dir.path().join("kubeconfig"))
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let serving = stderr.next().unwrap().unwrap();
+    assert!(serving.starts_with("serving "), "{serving}");
+    assert!(dir.path().join("kubeconfig").exists());
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    let rest: Vec<String> = stderr.map_while(Result::ok).collect();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    assert!(!rest.iter().any(|l| l.contains("panicked")), "{rest:?}");
+}
