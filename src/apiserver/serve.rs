@@ -17,6 +17,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+mod screen;
+
 use super::ApiServer;
 use super::extract::RequestTimeout;
 use super::routes::router;
@@ -147,14 +149,20 @@ async fn accept(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let service = TowerToHyperService::new(app.clone());
-                    let connection = http1::Builder::new()
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(config.read_header_timeout)
-                        .serve_connection(TokioIo::new(stream), service);
-                    let connection = connections.watch(connection);
+                    let watcher = connections.watcher();
+                    let header_timeout = config.read_header_timeout;
                     tokio::spawn(async move {
+                        let Some(stream) = screen::first_request(stream, header_timeout).await
+                        else {
+                            return;
+                        };
+                        let connection = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(header_timeout)
+                            .max_buf_size(screen::MAX_HEAD_BYTES + 64 * 1024)
+                            .serve_connection(TokioIo::new(stream), service);
                         // A client that hangs up or times out is not the server's error.
-                        let _ = connection.await;
+                        let _ = watcher.watch(connection).await;
                     });
                 }
                 // Out of file descriptors, or a connection reset before it was accepted:

@@ -418,3 +418,46 @@ fn stalled_headers_are_dropped_and_stalled_bodies_time_out() {
     let version = served.exchange(&request("GET", "/version", "", ""));
     assert_eq!(version.code, 200);
 }
+
+/// What hyper would refuse with an empty body is a `Status` here: a request line over
+/// the `http` crate's 64 KiB URI limit (414), a head over 1 MiB (431); a head under 1 MiB
+/// with a URI under the limit is served.
+#[test]
+fn a_request_line_or_head_too_long_gets_a_status_and_large_heads_are_served() {
+    let served = Served::start(&[]);
+    let long_query = format!("/api/v1/pods?labelSelector={}", "a".repeat(70_000));
+    let response = served.exchange(&request("GET", &long_query, "", ""));
+    assert_eq!(response.code, 414);
+    assert_eq!(response.content_type, "application/json");
+    let status: Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(
+        (status["kind"].as_str(), status["code"].as_u64()),
+        (Some("Status"), Some(414))
+    );
+    // 600 KiB of headers (hyper's default stops at about 400 KiB): served.
+    let mut big = request("GET", "/version", "", "");
+    let filler = format!("X-Filler: {}\r\n", "f".repeat(600 * 1024));
+    let at = big.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
+    big.splice(at..at, filler.into_bytes());
+    assert_eq!(served.exchange(&big).code, 200);
+    // Over 1 MiB of headers: 431 with a Status; the client may still be writing.
+    let mut huge = served.connect();
+    let head = format!(
+        "GET /version HTTP/1.1\r\nHost: test\r\nX-Filler: {}\r\n\r\n",
+        "f".repeat(1_200_000)
+    );
+    let mut writer = huge.try_clone().unwrap();
+    let sending = std::thread::spawn(move || {
+        let _ = writer.write_all(head.as_bytes());
+    });
+    let response = Response::parse(&read_to_close(&mut huge));
+    let _ = sending.join();
+    assert_eq!(response.code, 431);
+    let status: Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(status["kind"], "Status");
+    // And the server still answers.
+    assert_eq!(
+        served.exchange(&request("GET", "/version", "", "")).code,
+        200
+    );
+}
