@@ -60,6 +60,7 @@ pub(super) async fn scan(
     }
 }
 
+/// Answers a LIST: the state the request reads, its body streamed a chunk at a time.
 pub(super) async fn serve(
     server: ApiServer,
     selection: Selection,

@@ -33,6 +33,8 @@ const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// ...and one about two seconds before the watch's deadline.
 const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
 
+/// Answers a WATCH: its initial events if it asks for them, then the history's events as
+/// the client reads them, with bookmarks, until the deadline or a disconnect.
 pub(super) async fn serve(
     server: ApiServer,
     selection: Selection,

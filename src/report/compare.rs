@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::{PhaseReport, Report, VariantReport};
+use super::{PhaseReport, Report};
 use crate::metric::Metric;
 
 impl Metric {
@@ -205,22 +205,25 @@ fn failed_variants(base: &Report, head: &Report) -> Result<Vec<FailedVariant>, I
     }
     let mut failed = Vec::new();
     for (vb, vh) in base.variants.iter().zip(&head.variants) {
-        let phase_names =
-            |v: &VariantReport| v.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
-        let (pb, ph) = (phase_names(vb), phase_names(vh));
-        if ph.len() > pb.len() || pb[..ph.len()] != ph[..] {
+        let (pb, ph) = (vb.phases.len(), vh.phases.len());
+        let same_start = vb
+            .phases
+            .iter()
+            .zip(&vh.phases)
+            .all(|(b, h)| b.name == h.name);
+        if ph > pb || !same_start {
             return Err(Incomparable(format!(
                 "variant {:?} ran other phases in the two reports",
                 vb.name
             )));
         }
         let new_error = vh.error.is_some() && vb.error.is_none();
-        if new_error || ph.len() < pb.len() {
+        if new_error || ph < pb {
             failed.push(FailedVariant {
                 variant: vh.name.clone(),
                 error: vh.error.clone(),
-                base_phases: pb.len(),
-                head_phases: ph.len(),
+                base_phases: pb,
+                head_phases: ph,
             });
         }
     }
