@@ -219,7 +219,9 @@ impl Causes {
     }
 
     /// `Ok` when nothing is at fault; else 422 with every cause, worded as
-    /// kube-apiserver words them (one: `field: message`; more: `[a: x, b: y]`).
+    /// kube-apiserver words them (one: `field: message`; more: `[a: x, b: y]`), its
+    /// `details` naming the object by kind (`Pod`), as `errors.NewInvalid` does, so that
+    /// kubectl prints `The Pod "x" is invalid`.
     fn into_result(self, kind: ObjectKind, name: &str) -> Result<(), ApiError> {
         let mut listed: Vec<String> = self.0.iter().map(|(_, m, f)| format!("{f}: {m}")).collect();
         let what = match listed.len() {
@@ -228,7 +230,7 @@ impl Causes {
             _ => format!("[{}]", listed.join(", ")),
         };
         Err(invalid_object(kind, name, &what)
-            .about(name, kind.plural())
+            .about(name, kind.as_str())
             .with_causes(self.0))
     }
 }
