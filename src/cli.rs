@@ -63,6 +63,11 @@ enum Subcommands {
         /// parallel variants compete for cores, memory bandwidth and page reclaim.
         #[arg(long, short, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
         jobs: u16,
+        /// Run the programs the scenario's external variants name (`command`). They are
+        /// shown before anything runs; without this flag a scenario that has any is
+        /// refused.
+        #[arg(long)]
+        allow_commands: bool,
     },
     /// Convert a report into another format: markdown, benchmark-tool JSON, a chart.
     Export {
@@ -222,6 +227,7 @@ impl Cli {
                 quiet,
                 variant_timeout,
                 jobs,
+                allow_commands,
             } => Command::Run(RunConfig {
                 scenario,
                 out,
@@ -234,6 +240,7 @@ impl Cli {
                 quiet,
                 variant_timeout,
                 jobs: usize::from(jobs),
+                allow_commands,
             }),
             Subcommands::Export {
                 report,

@@ -62,11 +62,25 @@ pub enum Metric {
     RssPeakBytes,
     /// Wall-clock duration (advisory).
     DurationMs,
+    /// An external variant's Go heap after a forced GC at the phase's end (HeapAlloc).
+    SubjectHeapLiveBytes,
+    /// An external variant's live Go heap objects at the phase's end (HeapObjects).
+    SubjectHeapObjects,
+    /// The highest HeapAlloc sampled within the phase (advisory).
+    SubjectHeapPeakBytes,
+    /// Bytes the program allocated within the phase, the probes' share included (advisory).
+    SubjectAllocBytes,
+    /// The program's RSS at the phase's end (advisory).
+    SubjectRssBytes,
+    /// The program's highest RSS within the phase (advisory).
+    SubjectRssPeakBytes,
+    /// CPU time the program used within the phase (advisory).
+    SubjectCpuMs,
 }
 
 impl Metric {
     /// Every metric, in the order tables show them.
-    pub const ALL: [Metric; 25] = [
+    pub const ALL: [Metric; 32] = [
         Metric::AllocCount,
         Metric::DeallocCount,
         Metric::ReallocCount,
@@ -92,6 +106,13 @@ impl Metric {
         Metric::RssBytes,
         Metric::RssPeakBytes,
         Metric::DurationMs,
+        Metric::SubjectHeapLiveBytes,
+        Metric::SubjectHeapObjects,
+        Metric::SubjectHeapPeakBytes,
+        Metric::SubjectAllocBytes,
+        Metric::SubjectRssBytes,
+        Metric::SubjectRssPeakBytes,
+        Metric::SubjectCpuMs,
     ];
 
     /// The metric's name on the command line and in tables.
@@ -122,23 +143,51 @@ impl Metric {
             Metric::RssBytes => "rss_bytes",
             Metric::RssPeakBytes => "rss_peak_bytes",
             Metric::DurationMs => "duration_ms",
+            Metric::SubjectHeapLiveBytes => "subject_heap_live_bytes",
+            Metric::SubjectHeapObjects => "subject_heap_objects",
+            Metric::SubjectHeapPeakBytes => "subject_heap_peak_bytes",
+            Metric::SubjectAllocBytes => "subject_alloc_bytes",
+            Metric::SubjectRssBytes => "subject_rss_bytes",
+            Metric::SubjectRssPeakBytes => "subject_rss_peak_bytes",
+            Metric::SubjectCpuMs => "subject_cpu_ms",
         }
     }
 
     /// Whether the figure repeats exactly run to run on one build.
     pub fn is_exact(self) -> bool {
-        !matches!(
+        !self.is_subject()
+            && !matches!(
+                self,
+                Metric::ResidentBytes
+                    | Metric::RssBytes
+                    | Metric::RssPeakBytes
+                    | Metric::DurationMs
+            )
+    }
+
+    /// Whether the figure is an external variant's program's, measured from outside.
+    pub fn is_subject(self) -> bool {
+        matches!(
             self,
-            Metric::ResidentBytes | Metric::RssBytes | Metric::RssPeakBytes | Metric::DurationMs
+            Metric::SubjectHeapLiveBytes
+                | Metric::SubjectHeapObjects
+                | Metric::SubjectHeapPeakBytes
+                | Metric::SubjectAllocBytes
+                | Metric::SubjectRssBytes
+                | Metric::SubjectRssPeakBytes
+                | Metric::SubjectCpuMs
         )
     }
 
     /// The tolerance `check` applies unless told otherwise, in percent: counts and bytes
     /// requested are exact (0%), live and peak bytes of the heap 1% (a new dependency's
     /// static data moves them a little), advisory figures are not gated. The queues' and
-    /// buffers' peaks are computed from their containers' capacities, exact (0%).
+    /// buffers' peaks are computed from their containers' capacities, exact (0%). A
+    /// program's live heap after a forced GC, and its live objects, 5%: a Go program on a
+    /// real clock does not allocate the same run to run, but what it keeps is steady.
     pub fn default_tolerance(self) -> Option<f64> {
         match self {
+            Metric::SubjectHeapLiveBytes | Metric::SubjectHeapObjects => Some(5.0),
             Metric::LiveBytes
             | Metric::PeakLiveBytes
             | Metric::InformerLiveBytes

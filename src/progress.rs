@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::runner::Message;
 use crate::runner::Progress;
-use crate::runner::child::Message;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +94,7 @@ impl Reporter {
                 self.bar = Some(bar);
                 self.done = 0;
             }
-            Progress::Message(Message::Setup(_)) => {}
+            Progress::Message(Message::Setup(_) | Message::Subject { .. }) => {}
             Progress::Message(Message::Phase(_)) => {
                 self.done += 1;
                 if let Some(bar) = &self.bar {
@@ -120,14 +120,37 @@ fn print_line(progress: Progress<'_>) {
             eprintln!("[{}/{total}] {name}", index + 1);
         }
         Progress::Message(Message::Setup(_)) => {}
-        Progress::Message(Message::Phase(p)) => eprintln!(
-            "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
-            p.name,
-            p.objects,
-            p.measurement.live_bytes.to_string(),
-            p.measurement.peak_live_bytes.to_string(),
-            p.measurement.duration_ms
+        Progress::Message(Message::Subject {
+            implementation,
+            setup,
+        }) => eprintln!(
+            "      {} connected: RSS {}{}",
+            implementation.as_deref().unwrap_or("the program"),
+            setup.rss_bytes,
+            setup
+                .heap
+                .map(|h| format!(", Go heap {}", h.live_bytes))
+                .unwrap_or_default()
         ),
+        Progress::Message(Message::Phase(p)) => match &p.subject {
+            Some(s) => eprintln!(
+                "      {:<12} {:>10} objects  RSS {:>10}  Go heap {:>10}  ({:.0} ms)",
+                p.name,
+                p.objects,
+                s.rss_bytes.to_string(),
+                s.heap
+                    .map_or_else(|| "-".to_owned(), |h| h.live_bytes.to_string()),
+                p.measurement.duration_ms
+            ),
+            None => eprintln!(
+                "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
+                p.name,
+                p.objects,
+                p.measurement.live_bytes.to_string(),
+                p.measurement.peak_live_bytes.to_string(),
+                p.measurement.duration_ms
+            ),
+        },
         Progress::Message(Message::Failed(e)) => eprintln!("      failed: {e}"),
     }
 }

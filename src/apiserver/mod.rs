@@ -18,6 +18,7 @@ mod extract;
 mod form;
 pub(crate) mod generate;
 mod list;
+mod loopback;
 mod patch;
 mod query;
 mod routes;
@@ -28,8 +29,14 @@ pub mod transport;
 mod version;
 mod watch;
 
+pub use loopback::{Gate, serve_loopback};
 pub use routes::router;
-pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve};
+
+/// The namespace of the first object of `spec`: a kubeconfig's default namespace.
+pub fn namespace_of(spec: &ObjectSpec) -> String {
+    generate::namespace(spec, 0)
+}
+pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve, write_kubeconfig};
 mod write;
 
 use std::collections::HashMap;

@@ -181,7 +181,7 @@ fn say(line: &str) {
 /// Records a LIST or a watch's initial scan looks at between two yields: a few
 /// milliseconds of label matching, so that a selector matching few of 10,000,000 objects
 /// keeps `/version` and every other client answered (issue 11).
-const SCAN_CHUNK: u32 = 4_096;
+pub(super) const SCAN_CHUNK: u32 = 4_096;
 
 /// The history `serve` keeps unless told otherwise: the most events kube-apiserver's
 /// watch cache holds per resource (`defaultUpperBoundCapacity`, 100 × 1024). Without a
@@ -246,7 +246,7 @@ impl StopSignals {
 /// plain HTTP; `insecure-skip-tls-verify` says so to clients that refuse an `http://`
 /// server without it (the official Node.js client), and kubectl and the Python client
 /// accept it.
-fn write_kubeconfig(path: &Path, server: &str, namespace: &str) -> anyhow::Result<()> {
+pub fn write_kubeconfig(path: &Path, server: &str, namespace: &str) -> anyhow::Result<()> {
     let text = format!(
         "apiVersion: v1\n\
          kind: Config\n\

@@ -71,6 +71,8 @@ pub struct RunConfig {
     pub variant_timeout: std::time::Duration,
     /// How many variants' processes may run at once.
     pub jobs: usize,
+    /// Whether the scenario's external variants may start their programs.
+    pub allow_commands: bool,
 }
 
 /// Where `run` draws its chart.

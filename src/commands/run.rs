@@ -19,6 +19,7 @@ use crate::scenario::Scenario;
 /// Runs a scenario; exit code 2 if a variant failed, 1 if a store did not match the server.
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load(&config.scenario)?;
+    show_commands(&scenario, config)?;
     let outputs = Outputs::plan(config, &scenario)?;
     let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
     let mut progress = Reporter::new(
@@ -28,12 +29,38 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let limits = runner::Limits {
         variant_timeout: config.variant_timeout,
         dhat_files: outputs.dhat_files.as_deref(),
+        profiles: outputs.report_file(),
         jobs: config.jobs,
     };
     let report = runner::run_variants(&scenario, &exe, &limits, |p| progress.show(p));
     progress.finish();
     outputs.write(&report, config.quiet)?;
     Ok(ExitCode::from(verdict(&report)))
+}
+
+/// Shows every program the scenario's external variants start, with its placeholders, and
+/// refuses to go on without `--allow-commands`.
+fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> {
+    if !scenario.starts_programs() {
+        return Ok(());
+    }
+    let mut shown = format!(
+        "{} starts these programs, each against the built-in apiserver on loopback:\n",
+        config.scenario.display()
+    );
+    for variant in &scenario.variants {
+        if let Some(subject) = &variant.subject {
+            shown.push_str(&format!("  {}: {}\n", variant.name, subject.shown()));
+        }
+    }
+    eprint!("{shown}");
+    if config.allow_commands {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{} starts programs (shown above); run it with --allow-commands to let it",
+        config.scenario.display()
+    )
 }
 
 /// Every file and stream a run writes, decided and checked before anything runs.
@@ -91,6 +118,15 @@ impl Outputs {
             exports,
             dhat_files,
         })
+    }
+
+    /// The report's file, when it goes to one: external variants' heap profiles go
+    /// beside it.
+    fn report_file(&self) -> Option<&Path> {
+        match &self.exports[0] {
+            (ExportFormat::Json, Destination::File(path)) => Some(path),
+            _ => None,
+        }
     }
 
     /// Prints the table (to stderr when an export has standard output) and writes every

@@ -139,6 +139,9 @@ fn spawn_typed<K: Object>(client: kube::Client, config: &VariantConfig) -> Infor
     match config.implementation {
         Implementation::Builtin => spawn_builtin::<K>(client, config),
         Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config),
+        Implementation::External => {
+            unreachable!("an external variant's informer is its own program (runner::external)")
+        }
     }
 }
 

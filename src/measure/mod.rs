@@ -9,6 +9,8 @@
 pub mod alloc;
 pub mod dhat;
 pub mod jemalloc;
+pub mod outside;
+pub mod pprof;
 pub mod rss;
 pub mod timeline;
 

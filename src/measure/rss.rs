@@ -55,7 +55,7 @@ pub fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", b"5").is_ok()
 }
 
-fn field_kib(status: &str, name: &str) -> Option<Bytes> {
+pub(super) fn field_kib(status: &str, name: &str) -> Option<Bytes> {
     let line = status.lines().find(|l| l.starts_with(name))?;
     let kib: u64 = line[name.len()..]
         .trim()

@@ -57,6 +57,23 @@ impl Metric {
             Metric::RssBytes => m.rss_bytes.map(|b| b.0 as f64),
             Metric::RssPeakBytes => m.rss_peak_bytes.map(|b| b.0 as f64),
             Metric::DurationMs => Some(m.duration_ms),
+            _ => self.of_subject(phase),
+        }
+    }
+
+    /// A metric of an external variant's program, when the phase has one.
+    fn of_subject(self, phase: &PhaseReport) -> Option<f64> {
+        let s = phase.subject.as_ref()?;
+        let heap = s.heap;
+        match self {
+            Metric::SubjectHeapLiveBytes => heap.map(|h| h.live_bytes.0 as f64),
+            Metric::SubjectHeapObjects => heap.map(|h| h.objects as f64),
+            Metric::SubjectHeapPeakBytes => s.heap_peak_bytes.map(|b| b.0 as f64),
+            Metric::SubjectAllocBytes => heap.map(|h| h.alloc_bytes.0 as f64),
+            Metric::SubjectRssBytes => Some(s.rss_bytes.0 as f64),
+            Metric::SubjectRssPeakBytes => s.rss_peak_bytes.map(|b| b.0 as f64),
+            Metric::SubjectCpuMs => Some(s.cpu_ms as f64),
+            _ => None,
         }
     }
 }
@@ -292,7 +309,12 @@ impl Comparison {
                     let (Some(base), Some(head)) = (metric.of(pb), metric.of(ph)) else {
                         continue;
                     };
-                    rows.push(row(&vb.name, &pb.name, metric, base, head, tolerances));
+                    // An external variant's run serves a program on a real clock: the
+                    // run's own figures follow the program's timing, and only the
+                    // program's are gated.
+                    let gated = vh.subject.is_none() || metric.is_subject();
+                    let tolerance = tolerances.of(metric).filter(|_| gated);
+                    rows.push(row(&vb.name, &pb.name, metric, base, head, tolerance));
                 }
             }
         }
@@ -337,7 +359,7 @@ fn row(
     metric: Metric,
     base: f64,
     head: f64,
-    tolerances: &Tolerances,
+    tolerance: Option<f64>,
 ) -> Row {
     let delta = head - base;
     let percent = if base != 0.0 {
@@ -347,7 +369,6 @@ fn row(
     } else {
         None
     };
-    let tolerance = tolerances.of(metric);
     let verdict = if delta == 0.0 {
         Verdict::Unchanged
     } else {
@@ -436,6 +457,7 @@ mod tests {
     #[test]
     fn a_rise_beyond_tolerance_is_a_regression_and_a_fall_an_improvement() {
         let t = Tolerances::default();
+        let row = |v, p, m: Metric, b, h, t: &Tolerances| row(v, p, m, b, h, t.of(m));
         let r = row("v", "p", Metric::AllocCount, 100.0, 101.0, &t);
         assert_eq!(r.verdict, Verdict::Regression);
         assert_eq!(r.percent, Some(1.0));

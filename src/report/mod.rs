@@ -10,6 +10,7 @@ pub mod chart;
 pub mod compare;
 pub mod diff;
 pub mod export;
+mod subject;
 #[cfg(test)]
 mod synthetic;
 mod table;
@@ -18,6 +19,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use subject::{GoHeap, SubjectFigures, SubjectReport};
 pub use table::{render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};
@@ -172,6 +174,9 @@ pub struct VariantReport {
     pub setup: Option<SetupReport>,
     /// Completed phases, in order.
     pub phases: Vec<PhaseReport>,
+    /// An external variant's program; `None` for the built-in informers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Box<SubjectReport>>,
 }
 
 /// The process before the first phase.
@@ -242,6 +247,10 @@ pub struct PhaseReport {
     /// churn instead of waiting).
     #[serde(default = "expected", skip_serializing_if = "is_true")]
     pub informer_synced: bool,
+    /// An external variant's program, measured from outside; its store is the one the
+    /// consistency fields judge, when the program serves the status protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Box<SubjectFigures>>,
 }
 
 fn is_true(b: &bool) -> bool {
@@ -439,6 +448,12 @@ impl Consistency {
 }
 
 impl PhaseReport {
+    /// Whether the oracle read the informer's store: always for the built-in informers,
+    /// for an external variant's program only through the status protocol.
+    pub fn store_checked(&self) -> bool {
+        self.subject.as_ref().is_none_or(|s| s.store_checked)
+    }
+
     /// The report of `phase` from its measurement and the informer's and server's counts.
     pub fn new(
         phase: &Phase,
@@ -463,6 +478,7 @@ impl PhaseReport {
             samples: Vec::new(),
             events: None,
             informer_synced: true,
+            subject: None,
         }
     }
 }
@@ -556,7 +572,7 @@ impl Report {
         self.variants.iter().flat_map(|v| {
             v.phases
                 .iter()
-                .filter(|p| !p.consistency.consistent && p.expect_consistent)
+                .filter(|p| !p.consistency.consistent && p.expect_consistent && p.store_checked())
                 .map(move |p| (v, p))
         })
     }

@@ -16,6 +16,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
         config: VariantConfig::defaults(Implementation::Builtin),
         error: None,
         setup: None,
+        subject: None,
         phases: (0..phases)
             .map(|p| {
                 let base = (v as u64 + 1) * 1_000_000 + p as u64 * 1_000;
@@ -55,6 +56,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     samples: Vec::new(),
                     events: None,
                     informer_synced: true,
+                    subject: None,
                 }
             })
             .collect(),

@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{PhaseReport, Report, VariantReport};
+use super::{PhaseReport, Report, SubjectReport, VariantReport};
 use crate::measure::dhat::Allocator;
 use crate::units::Bytes;
 
@@ -24,6 +24,22 @@ const COLUMNS: [(&str, bool); WIDTH] = [
     ("resident*", true),
     ("store", false),
 ];
+
+/// What the columns of an external variant's rows mean.
+const SUBJECT_NOTE: &str = "external variants (a program measured from outside): live is its Go \
+     heap after a forced GC (HeapAlloc; - without pprof), kept that heap's growth over its \
+     setup as a share of the first phase's, peak the highest HeapAlloc sampled (~), allocs \
+     the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
+     resident* is the program's RSS; store unchecked: the program serves no status";
+
+/// What the columns mean, one note per line; the external variants' note when any.
+fn all_notes(report: &Report) -> Vec<&'static str> {
+    let mut notes = notes(report).to_vec();
+    if report.variants.iter().any(|v| v.subject.is_some()) {
+        notes.push(SUBJECT_NOTE);
+    }
+    notes
+}
 
 /// What the columns mean, one note per line.
 fn notes(report: &Report) -> [&'static str; 5] {
@@ -83,7 +99,7 @@ impl Shown {
 pub fn render_table(report: &Report) -> String {
     let table = terminal_table(&COLUMNS, rows(report));
     let mut out = format!("{}: {}\n{table}\n", report.scenario.name, about(report));
-    for note in notes(report) {
+    for note in all_notes(report) {
         out.push_str(note);
         out.push('\n');
     }
@@ -110,7 +126,7 @@ pub fn render_markdown(report: &Report) -> String {
     );
     out.push_str(&markdown_table(&COLUMNS, rows(report)));
     out.push('\n');
-    for note in notes(report) {
+    for note in all_notes(report) {
         // A leading `*` would start emphasis.
         out.push_str(&format!("- {}\n", note.replace('*', "\\*")));
     }
@@ -202,6 +218,9 @@ fn rows(report: &Report) -> Vec<[String; WIDTH]> {
 }
 
 fn add_rows(rows: &mut Vec<[String; WIDTH]>, variant: &VariantReport) {
+    if let Some(subject) = &variant.subject {
+        return add_subject_rows(rows, variant, subject);
+    }
     let first_live = variant.phases.first().map(|p| Shown::of(p).live);
     for (i, phase) in variant.phases.iter().enumerate() {
         let shown = Shown::of(phase);
@@ -235,6 +254,78 @@ fn add_rows(rows: &mut Vec<[String; WIDTH]>, variant: &VariantReport) {
     if variant.phases.is_empty() {
         let mut row: [String; WIDTH] = Default::default();
         row[0] = variant.name.clone();
+        row[1] = "(failed)".to_owned();
+        rows.push(row);
+    }
+}
+
+/// The rows of an external variant: its program's figures in the same columns.
+fn add_subject_rows(
+    rows: &mut Vec<[String; WIDTH]>,
+    variant: &VariantReport,
+    subject: &SubjectReport,
+) {
+    let live = |p: &PhaseReport| {
+        p.subject
+            .as_ref()
+            .and_then(|s| s.heap)
+            .map(|h| h.live_bytes)
+    };
+    let base = subject
+        .setup
+        .as_ref()
+        .and_then(|s| s.heap)
+        .map_or(0, |h| h.live_bytes.0);
+    let first = variant.phases.first().and_then(live);
+    for (i, phase) in variant.phases.iter().enumerate() {
+        let Some(figures) = &phase.subject else {
+            continue;
+        };
+        let heap = figures.heap;
+        let kept = match (first, heap) {
+            (Some(first), Some(now)) if i > 0 => format!(
+                "{:.1}%",
+                Bytes(now.live_bytes.0.saturating_sub(base))
+                    .ratio_of(Bytes(first.0.saturating_sub(base)))
+                    * 100.0
+            ),
+            _ => String::new(),
+        };
+        let dash = || "-".to_owned();
+        rows.push([
+            if i == 0 {
+                format!("{} (external)", variant.name)
+            } else {
+                String::new()
+            },
+            phase.name.clone(),
+            if figures.store_checked {
+                thousands(phase.objects)
+            } else {
+                dash()
+            },
+            heap.map_or_else(dash, |h| h.live_bytes.to_string()),
+            kept,
+            figures
+                .heap_peak_bytes
+                .map_or_else(dash, |b| format!("~{b}")),
+            match (figures.heap_peak_bytes, heap) {
+                (Some(peak), Some(h)) => format!("{:.2}x", peak.ratio_of(h.live_bytes)),
+                _ => dash(),
+            },
+            heap.map_or_else(dash, |h| format!("~{}", thousands(h.allocs))),
+            dash(),
+            figures.rss_bytes.to_string(),
+            if figures.store_checked {
+                store_verdict(phase)
+            } else {
+                "unchecked".to_owned()
+            },
+        ]);
+    }
+    if variant.phases.is_empty() {
+        let mut row: [String; WIDTH] = Default::default();
+        row[0] = format!("{} (external)", variant.name);
         row[1] = "(failed)".to_owned();
         rows.push(row);
     }
@@ -279,7 +370,8 @@ fn event_rows(report: &Report) -> Vec<[String; 11]> {
     for variant in &report.variants {
         let mut first = true;
         for phase in &variant.phases {
-            if phase.events.is_none() && !watches {
+            let handled = phase.subject.as_ref().and_then(|s| s.handled);
+            if phase.events.is_none() && handled.is_none() && !watches {
                 continue;
             }
             let requests = &phase.api_requests;
@@ -323,8 +415,19 @@ fn event_rows(report: &Report) -> Vec<[String; 11]> {
                         synced_at(&events.informers),
                     ]);
                 }
-                // No queue: nothing to count notifications by.
-                None => row[5..].fill_with(|| "-".to_owned()),
+                // A program that reports what its handlers did (status protocol).
+                None => match phase.subject.as_ref().and_then(|s| s.handled) {
+                    Some(d) => row[5..].clone_from_slice(&[
+                        thousands(d.add),
+                        thousands(d.update),
+                        thousands(d.delete),
+                        thousands(d.sync),
+                        "-".to_owned(),
+                        "-".to_owned(),
+                    ]),
+                    // No queue: nothing to count notifications by.
+                    None => row[5..].fill_with(|| "-".to_owned()),
+                },
             }
             rows.push(row);
         }

@@ -7,38 +7,13 @@
 
 use std::io::{self, Read, Write};
 
-use serde::{Deserialize, Serialize};
-
+use super::message::{Job, Message};
 use super::phase::{Driver, phase_seed};
 use crate::apiserver::{ApiServer, transport};
 use crate::informer::Informer;
 use crate::measure::{Component, PhaseMeter, alloc};
-use crate::report::{PhaseReport, SetupReport};
+use crate::report::SetupReport;
 use crate::scenario::Scenario;
-
-/// What the parent sends a child on stdin.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Job {
-    /// The validated scenario (the child does not re-read the file).
-    pub scenario: Scenario,
-    /// Which variant to run.
-    pub variant: usize,
-    /// Where to write the dhat profile (the heap-profiling build only).
-    #[serde(default)]
-    pub dhat_file: Option<std::path::PathBuf>,
-}
-
-/// One line of a child's stdout.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Message {
-    /// Setup is done; the first phase starts.
-    Setup(SetupReport),
-    /// A phase completed.
-    Phase(Box<PhaseReport>),
-    /// The variant stopped on an error; no more lines follow.
-    Failed(String),
-}
 
 /// Entry point of the child process: reads a [`Job`] from stdin, runs it, writes
 /// [`Message`] lines to stdout.
@@ -59,7 +34,8 @@ pub fn main() -> anyhow::Result<()> {
     let _profile = job.dhat_file.as_deref().map(crate::measure::dhat::start);
     let mut stdout = io::stdout().lock();
     let mut phases_left = job.scenario.phases.len();
-    run(&job.scenario, job.variant, |message| {
+    let external = job.scenario.variants[job.variant].subject.is_some();
+    let emit = |message: Message| {
         // Between phases: outside every measured window.
         serde_json::to_writer(&mut stdout, &message)?;
         stdout.write_all(b"\n")?;
@@ -72,11 +48,16 @@ pub fn main() -> anyhow::Result<()> {
         // the kernel take the heap back whole. A dhat build stays: its profile is written
         // when `_profile` drops.
         #[cfg(not(feature = "dhat-heap"))]
-        if phases_left == 0 {
+        if phases_left == 0 && !external {
             std::process::exit(0);
         }
         Ok(())
-    })
+    };
+    if external {
+        super::external::run(&job.scenario, job.variant, job.profiles.as_deref(), emit)
+    } else {
+        run(&job.scenario, job.variant, emit)
+    }
 }
 
 /// Runs one variant of `scenario`, handing each result to `emit` as it is ready.

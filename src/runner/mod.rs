@@ -8,6 +8,8 @@
 //! each child counts only its own allocations.
 
 pub mod child;
+mod external;
+mod message;
 mod phase;
 mod process;
 
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
 use crate::scenario::Scenario;
-use child::Message;
+pub use message::Message;
 use process::run_child;
 
 /// The hidden subcommand a child process runs.
@@ -51,6 +53,8 @@ pub struct Limits<'a> {
     pub variant_timeout: Duration,
     /// In the heap-profiling build: variant `i` writes its dhat profile to the `i`th file.
     pub dhat_files: Option<&'a [PathBuf]>,
+    /// The report's file: external variants save their heap profiles beside it.
+    pub profiles: Option<&'a Path>,
     /// How many variants' processes may run at once (at least 1).
     pub jobs: usize,
 }
@@ -59,7 +63,7 @@ pub struct Limits<'a> {
 enum Event {
     Started(usize),
     Message(usize, Message),
-    Finished(usize, VariantReport),
+    Finished(usize, Box<VariantReport>),
 }
 
 /// Runs every variant of `scenario` in a child process of `exe` and gathers the report.
@@ -92,7 +96,7 @@ pub fn run_variants(
                     let report = run_child(exe, scenario, index, limits, &mut |m: &Message| {
                         let _ = events.send(Event::Message(index, m.clone()));
                     });
-                    let _ = events.send(Event::Finished(index, report));
+                    let _ = events.send(Event::Finished(index, Box::new(report)));
                 }
             });
         }
@@ -108,7 +112,7 @@ pub fn run_variants(
                 }
                 Event::Message(_, message) => progress(Progress::Message(&message)),
                 Event::Finished(index, report) => {
-                    variants[index] = Some(report);
+                    variants[index] = Some(*report);
                     *shown += 1;
                 }
             };
@@ -148,9 +152,19 @@ pub fn run_variants(
 /// Where variant `index` named `name` writes its dhat profile, beside `report`:
 /// `<report stem>.<index>-<name as a slug>.dhat-heap.json`.
 pub fn dhat_file(report: &Path, index: usize, name: &str) -> PathBuf {
+    beside(report, index, name, ".dhat-heap.json")
+}
+
+/// `<report stem>.<index>-<name as a slug><suffix>`, in the report's folder.
+fn beside(report: &Path, index: usize, name: &str, suffix: &str) -> PathBuf {
     let stem = report
         .file_stem()
         .map_or_else(|| "report".into(), |s| s.to_string_lossy());
+    report.with_file_name(format!("{stem}.{index}-{}{suffix}", slug(name)))
+}
+
+/// `name` in lower-case letters, digits and single dashes, at most 64 characters.
+fn slug(name: &str) -> String {
     let mut slug = String::new();
     for c in name.chars() {
         if c.is_ascii_alphanumeric() {
@@ -159,6 +173,5 @@ pub fn dhat_file(report: &Path, index: usize, name: &str) -> PathBuf {
             slug.push('-');
         }
     }
-    let slug: String = slug.trim_matches('-').chars().take(64).collect();
-    report.with_file_name(format!("{stem}.{index}-{slug}.dhat-heap.json"))
+    slug.trim_matches('-').chars().take(64).collect()
 }

@@ -116,46 +116,13 @@ impl Driver<'_> {
     /// are the apiserver's work, the informer's start the informer's; the driver itself is
     /// the harness.
     fn start_action(self, informer: &mut Option<Informer>, phase: &Phase, seed: u64) {
-        let server = self.server;
         let _apiserver = alloc::enter(Component::ApiServer);
-        if phase.disconnect {
-            server.disconnect_watchers();
-        }
-        match phase.action {
+        change_server(self.server, phase, seed, |action| match action {
             PhaseAction::List => {
                 let _informer = alloc::enter(Component::Informer);
-                let kind = server.spec().kind;
+                let kind = self.server.spec().kind;
                 *informer = Some(informer::spawn(self.client.clone(), kind, self.config));
             }
-            PhaseAction::Update { amount } => {
-                server.update(amount, &phase.selector, seed);
-            }
-            PhaseAction::Delete { amount } => {
-                server.delete(amount, &phase.selector, seed);
-            }
-            PhaseAction::Create { amount } => {
-                let count = u32::try_from(amount.of(server.alive())).unwrap_or(u32::MAX);
-                server.create(count);
-            }
-            PhaseAction::Recreate { amount } => {
-                server.recreate(amount, &phase.selector, seed);
-            }
-            PhaseAction::Disconnect { amount } => {
-                // The informer is away while the objects are deleted and created again.
-                server.disconnect_watchers();
-                server.recreate(amount, &phase.selector, seed);
-            }
-            PhaseAction::Relist => {
-                // While the watch is down, writes to other resources move the
-                // resourceVersion on and etcd compacts: the informer's version is gone, and
-                // only a relist can bring it back. No object of this resource changes.
-                server.disconnect_watchers();
-                server.advance_elsewhere();
-                server.compact();
-            }
-            // After the apiserver's scope ([`finish_action`]): settling is the process's,
-            // not the server's, and the calibration's blocks are the informer's.
-            PhaseAction::Settle { .. } | PhaseAction::Calibrate { .. } => {}
             // The resync timer is the informer's: no request, no change on the server.
             PhaseAction::Resync => {
                 let _informer = alloc::enter(Component::Informer);
@@ -163,10 +130,8 @@ impl Driver<'_> {
                     informer.resync();
                 }
             }
-        }
-        if phase.compact {
-            server.compact();
-        }
+            _ => {}
+        });
     }
 
     /// The phase's report. The oracle reads outside the measured window: what it allocates
@@ -193,6 +158,56 @@ impl Driver<'_> {
             requests,
             consistency,
         )
+    }
+}
+
+/// The phase's changes on the server, in order: the disconnect, the action's writes, the
+/// compaction. `informer_action` does what the action asks of the informer (its start,
+/// its resync), between the disconnect and the compaction, as the built-in driver and the
+/// external one each do it.
+pub(super) fn change_server(
+    server: &ApiServer,
+    phase: &Phase,
+    seed: u64,
+    informer_action: impl FnOnce(PhaseAction),
+) {
+    if phase.disconnect {
+        server.disconnect_watchers();
+    }
+    match phase.action {
+        PhaseAction::Update { amount } => {
+            server.update(amount, &phase.selector, seed);
+        }
+        PhaseAction::Delete { amount } => {
+            server.delete(amount, &phase.selector, seed);
+        }
+        PhaseAction::Create { amount } => {
+            let count = u32::try_from(amount.of(server.alive())).unwrap_or(u32::MAX);
+            server.create(count);
+        }
+        PhaseAction::Recreate { amount } => {
+            server.recreate(amount, &phase.selector, seed);
+        }
+        PhaseAction::Disconnect { amount } => {
+            // The informer is away while the objects are deleted and created again.
+            server.disconnect_watchers();
+            server.recreate(amount, &phase.selector, seed);
+        }
+        PhaseAction::Relist => {
+            // While the watch is down, writes to other resources move the resourceVersion
+            // on and etcd compacts: the informer's version is gone, and only a relist can
+            // bring it back. No object of this resource changes.
+            server.disconnect_watchers();
+            server.advance_elsewhere();
+            server.compact();
+        }
+        // After the apiserver's scope ([`finish_action`]): settling is the process's, not
+        // the server's, and the calibration's blocks are the informer's.
+        PhaseAction::Settle { .. } | PhaseAction::Calibrate { .. } => {}
+        action @ (PhaseAction::List | PhaseAction::Resync) => informer_action(action),
+    }
+    if phase.compact {
+        server.compact();
     }
 }
 

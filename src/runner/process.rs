@@ -9,9 +9,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::child::{Job, Message};
+use super::message::{Job, Message};
 use super::{CHILD_COMMAND, Limits, MALLOC_CONF};
-use crate::report::VariantReport;
+use crate::report::{SubjectReport, VariantReport};
 use crate::scenario::Scenario;
 
 /// How much of a failed child's stderr goes into its error.
@@ -33,6 +33,13 @@ pub(super) fn run_child(
         error: None,
         setup: None,
         phases: Vec::new(),
+        subject: variant.subject.as_ref().map(|definition| {
+            Box::new(SubjectReport {
+                definition: (**definition).clone(),
+                implementation: None,
+                setup: None,
+            })
+        }),
     };
     if let Err(e) = drive_child(exe, scenario, index, limits, &mut report, progress) {
         report.error = Some(e);
@@ -64,6 +71,15 @@ fn drive_child(
         scenario: scenario.clone(),
         variant: index,
         dhat_file: limits.dhat_files.map(|files| files[index].clone()),
+        profiles: limits
+            .profiles
+            .filter(|_| {
+                scenario.variants[index]
+                    .subject
+                    .as_ref()
+                    .is_some_and(|s| s.pprof.is_some())
+            })
+            .map(|report| super::beside(report, index, &scenario.variants[index].name, "")),
     };
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let written = serde_json::to_writer(&mut stdin, &job)
@@ -180,6 +196,15 @@ fn receive(
         progress(&message);
         match message {
             Message::Setup(setup) => report.setup = Some(setup),
+            Message::Subject {
+                implementation,
+                setup,
+            } => {
+                if let Some(subject) = report.subject.as_mut() {
+                    subject.implementation = implementation;
+                    subject.setup = Some(*setup);
+                }
+            }
             Message::Phase(phase) => report.phases.push(*phase),
             Message::Failed(error) => reading.failure = Some(error),
         }

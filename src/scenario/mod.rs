@@ -7,6 +7,7 @@
 //! Every rejection names the file, the key path and, where known, the line.
 
 mod error;
+mod external;
 mod objects;
 mod phase;
 mod raw;
@@ -23,6 +24,7 @@ use crate::measure::timeline::{Every, TimelineSpec};
 use crate::metric::Metric;
 pub use error::{Invalid, ScenarioError};
 use error::{Problem, int_in, parse_raw};
+pub use external::{PLACEHOLDERS, Placeholders, Subject};
 use objects::objects_from_raw;
 pub use objects::{ApiServerSpec, ObjectKind, ObjectSpec};
 use phase::phases_from_raw;
@@ -136,6 +138,7 @@ impl Scenario {
             .map(|(i, v)| variant_from_raw(i, v, &objects))
             .collect::<Result<Vec<_>, _>>()?;
         let phases = phases_from_raw(raw.phase)?;
+        refuse_external_phases(&variants, &phases)?;
         let apiserver = ApiServerSpec {
             history_events: match &raw.apiserver.history_events {
                 None => None,
@@ -155,6 +158,33 @@ impl Scenario {
             gate,
             timeline,
         })
+    }
+}
+
+/// Refuses, before anything runs, a phase that an external variant's program cannot take,
+/// naming the phase and why.
+fn refuse_external_phases(variants: &[Variant], phases: &[Phase]) -> Result<(), Problem> {
+    let Some(variant) = variants.iter().find(|v| v.subject.is_some()) else {
+        return Ok(());
+    };
+    for (j, phase) in phases.iter().enumerate() {
+        if let Some(why) = external::refusal(phase) {
+            return Err(Problem::key(
+                format!("phase[{j}]"),
+                format!(
+                    "phase `{}` cannot run with external variant {:?}: {why}",
+                    phase.name, variant.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// Whether any variant runs a program of its own.
+    pub fn starts_programs(&self) -> bool {
+        self.variants.iter().any(|v| v.subject.is_some())
     }
 }
 

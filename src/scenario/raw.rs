@@ -87,6 +87,14 @@ pub(super) struct RawVariant {
     pub resync_period: Option<Spanned<String>>,
     pub uid_aware: Option<bool>,
     pub watch_read_cost: Option<Spanned<String>>,
+    // An external variant's program (`implementation = "external"`).
+    pub command: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub status: Option<Spanned<String>>,
+    pub pprof: Option<Spanned<String>>,
+    pub quiet: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
 }
 
 /// `handler_cost`: one duration for every handler, or one per handler.

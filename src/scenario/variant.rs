@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use toml::Spanned;
 
 use super::error::{Problem, duration_ms, int_in};
+use super::external::{self, Subject};
 use super::objects::{ObjectKind, ObjectSpec};
 use super::raw::{self, RawVariant};
 
@@ -19,6 +20,9 @@ pub struct Variant {
     pub name: String,
     /// Every setting of the variant, defaults included; echoed into the report.
     pub config: VariantConfig,
+    /// The program an external variant runs; `None` for the built-in informers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Box<Subject>>,
 }
 
 /// The settings of an informer variant. A report written before a setting existed reads
@@ -158,7 +162,7 @@ impl VariantConfig {
             // client-go's pager and kube-runtime's `watcher::Config` both default to 500.
             page_size: 500,
             list_rules: match implementation {
-                Implementation::Builtin => ListRules::ClientGo,
+                Implementation::Builtin | Implementation::External => ListRules::ClientGo,
                 Implementation::KubeRuntime => ListRules::KubeRuntime,
             },
             initial_sync: InitialSync::List,
@@ -230,6 +234,8 @@ words! {
         Builtin = "builtin",
         /// kube-runtime's `watcher()` + `reflector()`, the Rust peer, as its users run it.
         KubeRuntime = "kube-runtime",
+        /// A program of its own, measured from outside (`command`; docs/subjects.md).
+        External = "external",
     }
 }
 
@@ -426,6 +432,15 @@ pub(super) fn variant_from_raw(
     }
     let implementation = raw.implementation.unwrap_or(Implementation::Builtin);
     let mut config = VariantConfig::defaults(implementation);
+    if implementation == Implementation::External {
+        let subject = external::subject_from_raw(i, &raw)?;
+        return Ok(Variant {
+            name: raw.name.into_inner(),
+            config,
+            subject: Some(Box::new(subject)),
+        });
+    }
+    external::refuse_on_builtin(i, &raw)?;
     if let Some(v) = &raw.page_size {
         config.page_size = int_in(v, &key("page_size"), 0, u64::from(u32::MAX))? as u32;
     }
@@ -453,6 +468,7 @@ pub(super) fn variant_from_raw(
     Ok(Variant {
         name: raw.name.into_inner(),
         config,
+        subject: None,
     })
 }
 

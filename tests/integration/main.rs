@@ -9,6 +9,7 @@ mod consistency;
 mod destinations;
 mod determinism;
 mod events;
+mod external;
 mod gate;
 mod measurement;
 mod outputs;

@@ -1,0 +1,110 @@
+//! The built-in apiserver on a loopback socket for `run`'s external variants: served as
+//! `serve` serves it (real clock, real socket), with a gate that holds the resource's
+//! requests until the run has measured the program before it got any object.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::sync::watch;
+use tower::ServiceExt;
+
+use super::ApiServer;
+use super::routes::router;
+use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
+use crate::scenario::ObjectSpec;
+
+/// Holds every request under `/api/v1/` (the resource's and the namespaces'; discovery
+/// passes) until it is opened.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    open: watch::Sender<bool>,
+    knocked: Arc<AtomicBool>,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            open: watch::Sender::new(false),
+            knocked: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Whether a request has come to the closed gate: the client is ready to list.
+    pub fn knocked(&self) -> bool {
+        self.knocked.load(Ordering::Relaxed)
+    }
+
+    /// Lets every request held, and every later one, through.
+    pub fn open(&self) {
+        self.open.send_replace(true);
+    }
+
+    async fn pass(&self, path: &str) {
+        if !path.starts_with("/api/v1/") {
+            return;
+        }
+        let mut open = self.open.subscribe();
+        if !*open.borrow_and_update() {
+            self.knocked.store(true, Ordering::Relaxed);
+            // The sender lives as long as the gate, which every connection holds.
+            let _ = open.wait_for(|open| *open).await;
+        }
+    }
+}
+
+impl ApiServer {
+    /// A server for a program under measurement, set up as `serve` sets it up (the watch
+    /// cache's history unless `history_events` says, encodings shared, long scans
+    /// yielding) but for one thing: a slow watcher is not terminated. A phase writes all
+    /// its changes at one instant, a burst no cluster sends, and a program that takes a
+    /// moment to read 10,000 deletes must not be cut off and relist for it.
+    pub fn serving(spec: ObjectSpec, history_events: Option<u64>) -> ApiServer {
+        let server = ApiServer::new(spec);
+        server.set_history_limit(Some(history_events.unwrap_or(WATCH_CACHE_EVENTS)));
+        server.share_encodings(SHARED_ENCODING_BYTES);
+        server.yield_during_scans(SCAN_CHUNK);
+        server
+    }
+}
+
+/// Serves `server` on 127.0.0.1 at a port of the kernel's choosing, on the current
+/// runtime, until the runtime ends; returns the address and the gate, closed.
+pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, Gate)> {
+    let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
+    let addr = listener.local_addr()?;
+    let gate = Gate::new();
+    let app = router(server.clone());
+    let held = gate.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            };
+            let (app, gate) = (app.clone(), held.clone());
+            let service =
+                tower::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let (app, gate) = (app.clone(), gate.clone());
+                    async move {
+                        gate.pass(request.uri().path()).await;
+                        Ok::<_, Infallible>(
+                            app.oneshot(request).await.unwrap_or_else(|e| match e {}),
+                        )
+                    }
+                });
+            tokio::spawn(async move {
+                // A client that hangs up is not the server's error.
+                let _ = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+                    .await;
+            });
+        }
+    });
+    Ok((addr, gate))
+}

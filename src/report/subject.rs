@@ -1,0 +1,117 @@
+//! What a report says of an external variant's program, measured from outside: the
+//! kernel's view of the process and, for a Go program serving net/http/pprof, its heap.
+//! None of it is an exact count: the Go runtime's counters are exact for one run, but a
+//! program on a real clock does not repeat its allocations run to run.
+
+use serde::{Deserialize, Serialize};
+
+use super::EventCounts;
+use crate::measure::outside::ProcessReading;
+use crate::measure::pprof::{MemStats, Site};
+use crate::scenario::Subject;
+use crate::units::Bytes;
+
+/// An external variant's program, as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubjectReport {
+    /// The program, its settings as the scenario gave them (placeholders unfilled).
+    pub definition: Subject,
+    /// What the program said it is, through the status protocol (`implementation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+    /// The program once it had connected, before it got any object: what every phase's
+    /// figures include.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<SubjectFigures>,
+}
+
+/// A program's figures at the end of a phase (or of its setup).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SubjectFigures {
+    /// Its RSS at the end (advisory).
+    pub rss_bytes: Bytes,
+    /// Its highest RSS within the phase (advisory; the kernel's high-water mark, reset at
+    /// the phase's start). `None` where the kernel refused the reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_peak_bytes: Option<Bytes>,
+    /// Its threads at the end.
+    pub threads: u64,
+    /// CPU time it used within the phase, user and system, in ms (advisory).
+    pub cpu_ms: u64,
+    /// CPU time the run's own process (the built-in server, and the probes reading the
+    /// program) used within the phase, in ms (advisory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_cpu_ms: Option<u64>,
+    /// The Go heap after a forced collection at the end; `None` without pprof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<GoHeap>,
+    /// The highest `HeapAlloc` among the samples taken within the phase (advisory: a
+    /// sample every few milliseconds, and HeapAlloc counts garbage not yet swept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_peak_bytes: Option<Bytes>,
+    /// Samples taken within the phase.
+    #[serde(default)]
+    pub samples: u64,
+    /// The sites holding the most live heap at the end (estimated from the profile's
+    /// samples), heaviest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_sites: Vec<Site>,
+    /// The heap profile saved at the end, readable by `go tool pprof`, relative to the
+    /// report's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Notifications its handlers reported handling in the phase (status protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handled: Option<EventCounts>,
+    /// Whether its store was read through the status protocol and checked against the
+    /// server (the phase's consistency); without it, the phase ended on a quiet process and
+    /// the store is unchecked.
+    pub store_checked: bool,
+}
+
+/// The Go heap after `runtime.GC()`, from runtime.MemStats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoHeap {
+    /// `HeapAlloc` after the collection: the live heap.
+    pub live_bytes: Bytes,
+    /// `HeapInuse`: bytes in spans holding objects.
+    pub inuse_bytes: Bytes,
+    /// `HeapObjects`: live objects.
+    pub objects: u64,
+    /// Bytes allocated within the phase (`TotalAlloc`'s growth).
+    pub alloc_bytes: Bytes,
+    /// Objects allocated within the phase (`Mallocs`' growth).
+    pub allocs: u64,
+    /// Objects freed within the phase (`Frees`' growth).
+    pub frees: u64,
+    /// Collections within the phase, the forced one included.
+    pub gcs: u64,
+}
+
+impl GoHeap {
+    /// The heap at `now`, with the phase's growth since `before`.
+    pub fn since(now: &MemStats, before: &MemStats) -> GoHeap {
+        GoHeap {
+            live_bytes: now.heap_alloc,
+            inuse_bytes: now.heap_inuse,
+            objects: now.heap_objects,
+            alloc_bytes: Bytes(now.total_alloc.0.saturating_sub(before.total_alloc.0)),
+            allocs: now.mallocs.saturating_sub(before.mallocs),
+            frees: now.frees.saturating_sub(before.frees),
+            gcs: now.num_gc.saturating_sub(before.num_gc),
+        }
+    }
+}
+
+impl SubjectFigures {
+    /// The process part of the figures: `end` read at the phase's end, `start` at its start.
+    pub fn process(end: &ProcessReading, start: &ProcessReading, peak_reset: bool) -> Self {
+        SubjectFigures {
+            rss_bytes: end.rss,
+            rss_peak_bytes: peak_reset.then_some(end.rss_peak),
+            threads: end.threads,
+            cpu_ms: end.cpu_ms.saturating_sub(start.cpu_ms),
+            ..SubjectFigures::default()
+        }
+    }
+}

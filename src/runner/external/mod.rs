@@ -1,0 +1,313 @@
+//! The child side of an external variant: the built-in apiserver on loopback, the
+//! variant's program started against it, the same phases driven on the server, and the
+//! program measured from outside (docs/subjects.md).
+//!
+//! Unlike the built-in variants, nothing here runs on a virtual clock: the program has
+//! its own. The run's own exact figures are still taken (they are the server's and the
+//! probes' work), but they do not repeat run to run, and `check` does not gate them.
+
+mod probe;
+mod program;
+mod wait;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::message::Message;
+use super::phase::{change_server, phase_seed};
+use crate::apiserver::{self, ApiServer, Gate};
+use crate::measure::outside::{self, ProcessReading};
+use crate::measure::{PhaseMeter, pprof::MemStats};
+use crate::report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
+use crate::scenario::{Phase, PhaseAction, Placeholders, Scenario, Subject};
+use probe::{Handled, Probe};
+use program::Program;
+use wait::Sampler;
+
+/// Runs external variant `variant` of `scenario`, handing each result to `emit`; heap
+/// profiles go to `<profiles>.<phase>.heap.pb.gz` when `profiles` is given.
+pub fn run(
+    scenario: &Scenario,
+    variant: usize,
+    profiles: Option<&Path>,
+    emit: impl FnMut(Message) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let subject = scenario.variants[variant]
+        .subject
+        .as_deref()
+        .context("not an external variant")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the runtime")?;
+    let scratch = tempfile::tempdir().context("failed to make a temporary folder")?;
+    runtime.block_on(async {
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let run = Run::start(scenario, subject, scratch.path(), profiles, emit);
+        tokio::select! {
+            result = run => result,
+            // The program is dropped with the run's future: its group is stopped first.
+            _ = interrupt.recv() => std::process::exit(130),
+            _ = terminate.recv() => std::process::exit(143),
+        }
+    })
+}
+
+/// One external variant's run.
+struct Run<'a> {
+    scenario: &'a Scenario,
+    subject: &'a Subject,
+    server: ApiServer,
+    gate: Gate,
+    program: Program,
+    probe: Probe,
+    profiles: Option<&'a Path>,
+    /// The Go heap at the previous phase's end (the setup's for the first).
+    heap_before: Option<MemStats>,
+    handled_before: Option<Handled>,
+}
+
+impl<'a> Run<'a> {
+    async fn start(
+        scenario: &'a Scenario,
+        subject: &'a Subject,
+        scratch: &Path,
+        profiles: Option<&'a Path>,
+        mut emit: impl FnMut(Message) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        let meter = PhaseMeter::start();
+        let server =
+            ApiServer::serving(scenario.objects.clone(), scenario.apiserver.history_events);
+        let (addr, gate) = apiserver::serve_loopback(&server)
+            .await
+            .context("failed to serve on loopback")?;
+        let values = placeholders(scenario, addr, scratch)?;
+        apiserver::write_kubeconfig(
+            Path::new(&values.kubeconfig),
+            &values.server,
+            &values.namespace,
+        )?;
+        let argv = subject.argv(&values);
+        let env: Vec<(String, String)> = subject
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), values.fill(v)))
+            .collect();
+        let program = Program::start(&argv, &env, &scratch.join("program.log"))
+            .map_err(anyhow::Error::msg)?;
+        let probe = Probe::new(
+            subject.status.as_deref().map(|u| values.fill(u)),
+            subject.pprof.as_deref().map(|u| values.fill(u)),
+        );
+        let mut run = Run {
+            scenario,
+            subject,
+            server,
+            gate,
+            program,
+            probe,
+            profiles,
+            heap_before: None,
+            handled_before: None,
+        };
+        let result = run.phases(meter, &mut emit).await;
+        if let Err(e) = result {
+            emit(Message::Failed(format!("{e:#}")))?;
+        }
+        Ok(())
+    }
+
+    /// The setup, then every phase, each emitted as it ends.
+    async fn phases(
+        &mut self,
+        meter: PhaseMeter,
+        emit: &mut impl FnMut(Message) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        let setup = self.connect().await?;
+        emit(Message::Setup(SetupReport::new(&meter.finish())))?;
+        emit(Message::Subject {
+            implementation: setup.1,
+            setup: Box::new(setup.0),
+        })?;
+        for (i, phase) in self.scenario.phases.iter().enumerate() {
+            let report = self
+                .phase(i, phase)
+                .await
+                .with_context(|| format!("phase `{}`", phase.name))?;
+            emit(Message::Phase(Box::new(report)))?;
+        }
+        Ok(())
+    }
+
+    /// Waits until the program has connected and asks for the resource (the gate holds
+    /// it), then measures it before it has any object.
+    async fn connect(&mut self) -> anyhow::Result<(SubjectFigures, Option<String>)> {
+        let timeout = Duration::from_millis(self.subject.timeout_ms);
+        let deadline = tokio::time::Instant::now() + timeout;
+        while !self.gate.knocked() {
+            if let Some(status) = self.program.exited() {
+                anyhow::bail!(
+                    "before it asked for any object: {}",
+                    self.program.describe_exit(status)
+                );
+            }
+            if tokio::time::Instant::now() >= deadline {
+                anyhow::bail!(
+                    "the program asked for no {} within {} (`timeout`): is it pointed at \
+                     the kubeconfig the run gives it ({{kubeconfig}})?{}",
+                    self.scenario.objects.kind.plural(),
+                    humantime::format_duration(timeout),
+                    self.program.output_tail()
+                );
+            }
+            tokio::time::sleep(wait::POLL).await;
+        }
+        let start = self.read_process()?;
+        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
+        let status = self.probe.status().await.map_err(anyhow::Error::msg)?;
+        self.handled_before = status.as_ref().and_then(|s| s.handled);
+        let end = self.read_process()?;
+        let mut figures = SubjectFigures::process(&end, &start, false);
+        if let Some(heap) = heap {
+            figures.heap = Some(GoHeap::since(&heap.stats, &heap.stats));
+            figures.top_sites = heap.sites;
+            self.heap_before = Some(heap.stats);
+        }
+        Ok((figures, status.and_then(|s| s.implementation)))
+    }
+
+    fn read_process(&mut self) -> anyhow::Result<ProcessReading> {
+        if let Some(status) = self.program.exited() {
+            anyhow::bail!("{}", self.program.describe_exit(status));
+        }
+        outside::read(self.program.pid()).context("the program's /proc entry is gone")
+    }
+
+    /// One phase: the server's changes, the wait until the program has caught up (with
+    /// samples taken meanwhile), its figures and its store checked.
+    async fn phase(&mut self, index: usize, phase: &Phase) -> anyhow::Result<PhaseReport> {
+        let requests = self.server.requests();
+        let start = self.read_process()?;
+        let own_start = outside::read(std::process::id());
+        let peak_reset = outside::reset_peak(self.program.pid());
+        let meter = PhaseMeter::start();
+        let sampler = Sampler::start(self.program.pid(), self.probe.clone());
+        let seed = phase_seed(self.scenario, index);
+        change_server(&self.server, phase, seed, |action| {
+            if action == PhaseAction::List {
+                self.gate.open();
+            }
+        });
+        if let PhaseAction::Settle { idle_ms, .. } = phase.action {
+            tokio::time::sleep(Duration::from_millis(idle_ms)).await;
+        }
+        let caught =
+            wait::caught_up(&self.server, &mut self.program, &self.probe, self.subject).await?;
+        let measurement = meter.finish();
+        let samples = sampler.finish().await;
+        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
+        let profile = self.save_profile(index, phase).await?;
+        let end = self.read_process()?;
+        let own_end = outside::read(std::process::id());
+        let mut figures = SubjectFigures::process(&end, &start, peak_reset);
+        figures.run_cpu_ms = own_start
+            .zip(own_end)
+            .map(|(s, e)| e.cpu_ms.saturating_sub(s.cpu_ms));
+        figures.samples = samples.count;
+        figures.heap_peak_bytes = samples.heap_peak;
+        if let Some(heap) = heap {
+            let before = self.heap_before.unwrap_or(heap.stats);
+            figures.heap = Some(GoHeap::since(&heap.stats, &before));
+            figures.top_sites = heap.sites;
+            self.heap_before = Some(heap.stats);
+        }
+        figures.profile = profile;
+        if let (Some(now), Some(before)) = (
+            caught.status.as_ref().and_then(|s| s.handled),
+            self.handled_before,
+        ) {
+            figures.handled = Some(now.since(before));
+        }
+        self.handled_before = caught.status.as_ref().and_then(|s| s.handled);
+        figures.store_checked = caught.stores.is_some();
+        let truth = self.server.truth();
+        let (objects, consistency) = match &caught.stores {
+            Some(stores) => (
+                stores.first().map_or(0, |s| s.len() as u64),
+                stores
+                    .iter()
+                    .map(|s| Consistency::check(&truth, s))
+                    .reduce(Consistency::and)
+                    .unwrap_or_default(),
+            ),
+            None => (0, Consistency::default()),
+        };
+        let requests = self.server.requests().since(requests);
+        let mut report = PhaseReport::new(
+            phase,
+            measurement,
+            objects,
+            self.server.alive(),
+            requests,
+            consistency,
+        );
+        report.subject = Some(Box::new(figures));
+        Ok(report)
+    }
+
+    /// Saves the heap profile of phase `index` beside the report; its file name.
+    async fn save_profile(&self, index: usize, phase: &Phase) -> anyhow::Result<Option<String>> {
+        let Some(prefix) = self.profiles else {
+            return Ok(None);
+        };
+        let Some(profile) = self
+            .probe
+            .heap_profile()
+            .await
+            .map_err(anyhow::Error::msg)?
+        else {
+            return Ok(None);
+        };
+        let file = profile_file(prefix, index, &phase.name);
+        crate::output::write_file(&file, &profile)
+            .with_context(|| format!("failed to write the heap profile `{}`", file.display()))?;
+        Ok(file.file_name().map(|n| n.to_string_lossy().into_owned()))
+    }
+}
+
+/// `<prefix>.<index>-<phase as a slug>.heap.pb.gz`.
+pub fn profile_file(prefix: &Path, index: usize, phase: &str) -> PathBuf {
+    let name = format!(
+        "{}.{index}-{}.heap.pb.gz",
+        prefix
+            .file_name()
+            .map_or_else(|| "report".into(), |n| n.to_string_lossy()),
+        super::slug(phase)
+    );
+    prefix.with_file_name(name)
+}
+
+/// The placeholders' values for a program of `scenario` served at `addr`.
+fn placeholders(
+    scenario: &Scenario,
+    addr: SocketAddr,
+    scratch: &Path,
+) -> anyhow::Result<Placeholders> {
+    // A free port for the program's endpoints: the kernel's choice, released for it.
+    let listen = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .context("failed to find a free loopback port for the program")?;
+    Ok(Placeholders {
+        kubeconfig: scratch.join("kubeconfig").display().to_string(),
+        server: format!("http://{addr}"),
+        namespace: apiserver::namespace_of(&scenario.objects),
+        resource: scenario.objects.kind.plural().to_owned(),
+        listen: listen.to_string(),
+    })
+}

@@ -1,0 +1,205 @@
+//! What the run asks a program over HTTP: the status protocol (docs/subjects.md) and
+//! net/http/pprof's heap.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde::Deserialize;
+
+use crate::k8s::Identity;
+use crate::measure::pprof::{self, MemStats, Site};
+use crate::report::EventCounts;
+
+/// How long one request to the program may take: a heap profile of a large heap after a
+/// forced collection takes a while.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many allocation sites a phase's report keeps.
+const TOP_SITES: usize = 10;
+
+/// A program's endpoints.
+#[derive(Debug, Clone)]
+pub(super) struct Probe {
+    client: Client<HttpConnector, Empty<Bytes>>,
+    status: Option<String>,
+    pprof: Option<String>,
+}
+
+/// `GET {status}`: where the program's informers are.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(super) struct Status {
+    /// What the program is, for the report.
+    #[serde(default)]
+    pub implementation: Option<String>,
+    /// Every informer has synced.
+    pub synced: bool,
+    /// One entry per informer's store.
+    pub stores: Vec<StoreStatus>,
+    /// Notifications handled since the program started, every handler together.
+    #[serde(default)]
+    pub handled: Option<Handled>,
+}
+
+/// One store in a [`Status`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(super) struct StoreStatus {
+    /// Objects in the store.
+    pub objects: u64,
+    /// The highest resourceVersion applied to the store, when the program tracks it.
+    #[serde(default, rename = "resourceVersion")]
+    pub resource_version: Option<String>,
+}
+
+/// Cumulative notifications in a [`Status`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub(super) struct Handled {
+    #[serde(default)]
+    add: u64,
+    #[serde(default)]
+    update: u64,
+    #[serde(default)]
+    delete: u64,
+    #[serde(default)]
+    sync: u64,
+}
+
+impl Handled {
+    /// The notifications since `before`.
+    pub(super) fn since(self, before: Handled) -> EventCounts {
+        EventCounts {
+            add: self.add.saturating_sub(before.add),
+            update: self.update.saturating_sub(before.update),
+            delete: self.delete.saturating_sub(before.delete),
+            sync: self.sync.saturating_sub(before.sync),
+        }
+    }
+}
+
+/// `GET {status}/store`: every store's identities.
+#[derive(Debug, Deserialize)]
+struct Stores {
+    stores: Vec<StoreItems>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StoreItems {
+    #[serde(default)]
+    items: Vec<Item>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Item {
+    key: String,
+    #[serde(rename = "resourceVersion")]
+    resource_version: String,
+    uid: String,
+}
+
+/// The Go heap at one moment.
+#[derive(Debug, Clone)]
+pub(super) struct Heap {
+    /// runtime.MemStats.
+    pub stats: MemStats,
+    /// The sites holding the most.
+    pub sites: Vec<Site>,
+}
+
+impl Probe {
+    pub(super) fn new(status: Option<String>, pprof: Option<String>) -> Probe {
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        Probe {
+            client,
+            status,
+            pprof,
+        }
+    }
+
+    async fn get(&self, url: &str) -> Result<Bytes, String> {
+        let uri: hyper::Uri = url.parse().map_err(|e| format!("`{url}`: {e}"))?;
+        let request = async {
+            let response = self
+                .client
+                .get(uri)
+                .await
+                .map_err(|e| format!("GET {url}: {e}"))?;
+            let status = response.status();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| format!("GET {url}: {e}"))?
+                .to_bytes();
+            if !status.is_success() {
+                let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
+                return Err(format!("GET {url}: {status}: {}", text.trim()));
+            }
+            Ok(body)
+        };
+        tokio::time::timeout(REQUEST_TIMEOUT, request)
+            .await
+            .unwrap_or_else(|_| Err(format!("GET {url}: no answer within {REQUEST_TIMEOUT:?}")))
+    }
+
+    /// The program's status; `Ok(None)` when it serves no status endpoint.
+    pub(super) async fn status(&self) -> Result<Option<Status>, String> {
+        let Some(url) = &self.status else {
+            return Ok(None);
+        };
+        let body = self.get(url).await?;
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|e| format!("GET {url}: not the status protocol: {e}"))
+    }
+
+    /// Every store's identities, through the status protocol.
+    pub(super) async fn stores(&self) -> Result<Vec<Vec<Identity>>, String> {
+        let url = format!("{}/store", self.status.as_deref().unwrap_or_default());
+        let body = self.get(&url).await?;
+        let stores: Stores = serde_json::from_slice(&body)
+            .map_err(|e| format!("GET {url}: not the status protocol's store: {e}"))?;
+        Ok(stores
+            .stores
+            .into_iter()
+            .map(|s| {
+                s.items
+                    .into_iter()
+                    .map(|i| Identity {
+                        key: i.key,
+                        resource_version: i.resource_version,
+                        uid: i.uid,
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// The heap's MemStats and top sites, after a forced collection when `collect`.
+    pub(super) async fn heap(&self, collect: bool) -> Result<Option<Heap>, String> {
+        let Some(base) = &self.pprof else {
+            return Ok(None);
+        };
+        let url = format!("{base}/heap?debug=1{}", if collect { "&gc=1" } else { "" });
+        let body = self.get(&url).await?;
+        let text = String::from_utf8_lossy(&body);
+        let stats = pprof::mem_stats(&text).map_err(|e| format!("GET {url}: {e}"))?;
+        let sites = if collect {
+            pprof::top_sites(&text, TOP_SITES)
+        } else {
+            Vec::new()
+        };
+        Ok(Some(Heap { stats, sites }))
+    }
+
+    /// The heap profile in pprof's format (gzipped protocol buffers), as of the last
+    /// collection.
+    pub(super) async fn heap_profile(&self) -> Result<Option<Bytes>, String> {
+        let Some(base) = &self.pprof else {
+            return Ok(None);
+        };
+        self.get(&format!("{base}/heap")).await.map(Some)
+    }
+}

@@ -1,0 +1,127 @@
+//! An external variant's program as a process: started in a process group of its own,
+//! its output kept in a file for errors, and always ended with its variant: when dropped
+//! (success, failure, the run's Ctrl-C) its whole group is stopped, and if the run's
+//! process dies first, the kernel kills it (`PR_SET_PDEATHSIG`).
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a stopped program may take to exit after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// How much of the program's output goes into an error.
+const OUTPUT_TAIL_BYTES: usize = 2000;
+
+/// A running program.
+#[derive(Debug)]
+pub(super) struct Program {
+    child: Child,
+    output: std::path::PathBuf,
+}
+
+impl Program {
+    /// Starts `argv` with `env` over the run's environment, its output to `output`.
+    pub(super) fn start(
+        argv: &[String],
+        env: &[(String, String)],
+        output: &Path,
+    ) -> Result<Program, String> {
+        let log = File::create(output)
+            .map_err(|e| format!("failed to create `{}`: {e}", output.display()))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| format!("failed to share `{}`: {e}", output.display()))?;
+        let mut command = Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .process_group(0);
+        // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid.
+        unsafe {
+            let parent = libc::getpid();
+            command.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The run's process died between fork and prctl: nobody would stop us.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let child = command
+            .spawn()
+            .map_err(|e| format!("failed to start `{}`: {e}", argv[0]))?;
+        Ok(Program {
+            child,
+            output: output.to_owned(),
+        })
+    }
+
+    /// Its process id (also its process group's).
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// How it ended, if it has.
+    pub(super) fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Why it is gone, with the end of what it printed.
+    pub(super) fn describe_exit(&self, status: ExitStatus) -> String {
+        let how = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(signal)) => format!("died of signal {signal}"),
+            (None, None) => "ended".to_owned(),
+        };
+        format!("the program {how}{}", self.output_tail())
+    }
+
+    /// The end of its output, as `: ...`, or nothing when it printed nothing.
+    pub(super) fn output_tail(&self) -> String {
+        let mut text = String::new();
+        if let Ok(mut file) = File::open(&self.output) {
+            let _ = file.read_to_string(&mut text);
+        }
+        let text = text.trim();
+        let mut start = text.len().saturating_sub(OUTPUT_TAIL_BYTES);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("; its output ends: {}", &text[start..])
+        }
+    }
+
+    /// Stops its whole group: SIGTERM, then SIGKILL after a grace period.
+    fn stop(&mut self) {
+        let group = -(self.child.id() as i32);
+        if self.exited().is_none() {
+            // SAFETY: kill has no memory preconditions; the group is the program's own.
+            unsafe { libc::kill(group, libc::SIGTERM) };
+            let deadline = Instant::now() + STOP_GRACE;
+            while self.exited().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        // What the program started may outlive it: the group goes whatever happened.
+        // SAFETY: as above.
+        unsafe { libc::kill(group, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,193 @@
+//! When a program has caught up with the server, without a model of it inside the run:
+//! the server has sent every event up to its newest resourceVersion to the program's
+//! watches, and then either the program's status says its stores hold what the server
+//! holds (the status protocol), or it has been quiet for a while (without it). Meanwhile a
+//! sampler reads the program's heap and RSS.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::probe::{Probe, Status};
+use super::program::Program;
+use crate::apiserver::ApiServer;
+use crate::k8s::Identity;
+use crate::measure::outside;
+use crate::report::Consistency;
+use crate::scenario::Subject;
+use crate::units::Bytes;
+
+/// How often the wait looks at the server and the program.
+pub(super) const POLL: Duration = Duration::from_millis(20);
+
+/// How often the sampler reads the program's heap within a phase: each read costs a Go
+/// program a heap profile in text (some thousands of allocations), so not too often.
+const SAMPLE_EVERY: Duration = Duration::from_millis(200);
+
+/// Once the status protocol says the program has caught up, how long its CPU must then
+/// stay quiet: client-go, for one, updates its store from a queue after the reflector has
+/// read an event, and the heap is read after the last of that work.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// What the wait found.
+#[derive(Debug)]
+pub(super) struct Caught {
+    /// The program's last status (status protocol).
+    pub status: Option<Status>,
+    /// Its stores, read at the end (status protocol).
+    pub stores: Option<Vec<Vec<Identity>>>,
+}
+
+/// Waits until the program has caught up with `server`; fails when it exits or takes
+/// longer than the subject's `timeout`.
+pub(super) async fn caught_up(
+    server: &ApiServer,
+    program: &mut Program,
+    probe: &Probe,
+    subject: &Subject,
+) -> anyhow::Result<Caught> {
+    let target = server.resource_version();
+    let truth = server.truth();
+    let newest = truth.iter().map(|t| t.resource_version).max().unwrap_or(0);
+    let timeout = Duration::from_millis(subject.timeout_ms);
+    let quiet = Duration::from_millis(subject.quiet_ms);
+    let deadline = Instant::now() + timeout;
+    // The program's state, and since when it has not changed.
+    let mut last: Option<(Option<Status>, Instant)> = None;
+    loop {
+        if let Some(status) = program.exited() {
+            anyhow::bail!("{}", program.describe_exit(status));
+        }
+        let status = probe.status().await.map_err(anyhow::Error::msg)?;
+        let watches = status.as_ref().map_or(1, |s| s.stores.len().max(1));
+        let sent = server.watches_at(target) >= watches;
+        let now = Instant::now();
+        let unchanged_since = match &last {
+            Some((previous, since)) if *previous == status => *since,
+            _ => now,
+        };
+        last = Some((status.clone(), unchanged_since));
+        if sent {
+            match &status {
+                Some(s) if s.synced && matches_truth(s, truth.len() as u64, newest) => {
+                    quiet_for(program, SETTLE).await?;
+                    let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
+                    let consistent = stores
+                        .iter()
+                        .all(|s| Consistency::check(&truth, s).consistent);
+                    if consistent || now - unchanged_since >= quiet {
+                        return Ok(Caught {
+                            status,
+                            stores: Some(stores),
+                        });
+                    }
+                }
+                // Synced, but its stores differ from the server's and stay so: the phase
+                // ends, and the oracle says how they differ.
+                Some(s) if s.synced && now - unchanged_since >= quiet => {
+                    let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
+                    return Ok(Caught {
+                        status,
+                        stores: Some(stores),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    quiet_for(program, quiet).await?;
+                    return Ok(Caught {
+                        status: None,
+                        stores: None,
+                    });
+                }
+            }
+        }
+        if now >= deadline {
+            anyhow::bail!(
+                "the program did not catch up within {} (`timeout`): the server is at \
+                 resourceVersion {target}, {} of {watches} watch(es) sent everything; {}",
+                humantime::format_duration(timeout),
+                server.watches_at(target),
+                match &status {
+                    Some(s) => format!("its status: synced {}, stores {:?}", s.synced, s.stores),
+                    None => "it serves no status".to_owned(),
+                }
+            );
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Whether a status says every store holds `count` objects and has applied `newest`.
+fn matches_truth(status: &Status, count: u64, newest: u64) -> bool {
+    status.stores.iter().all(|store| {
+        let applied = store
+            .resource_version
+            .as_deref()
+            .and_then(|rv| rv.parse::<u64>().ok());
+        store.objects == count && applied.is_none_or(|rv| rv >= newest)
+    })
+}
+
+/// Waits until the program has used at most a fiftieth of `window` of CPU over a whole
+/// `window` (one clock tick at least): nothing left to do.
+async fn quiet_for(program: &mut Program, window: Duration) -> anyhow::Result<()> {
+    let allowed = (window.as_millis() as u64 / 50).max(10);
+    loop {
+        let before = outside::read(program.pid());
+        tokio::time::sleep(window).await;
+        if let Some(status) = program.exited() {
+            anyhow::bail!("{}", program.describe_exit(status));
+        }
+        let after = outside::read(program.pid());
+        match before.zip(after) {
+            Some((b, a)) if a.cpu_ms.saturating_sub(b.cpu_ms) <= allowed => return Ok(()),
+            Some(_) => {}
+            None => anyhow::bail!("the program's /proc entry is gone"),
+        }
+    }
+}
+
+/// The samples of one phase.
+#[derive(Debug, Default)]
+pub(super) struct Samples {
+    /// How many were taken.
+    pub count: u64,
+    /// The highest HeapAlloc among them (pprof only).
+    pub heap_peak: Option<Bytes>,
+}
+
+/// Reads the program's heap every [`SAMPLE_EVERY`] until finished.
+pub(super) struct Sampler {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Samples>,
+}
+
+impl Sampler {
+    pub(super) fn start(pid: u32, probe: Probe) -> Sampler {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut samples = Samples::default();
+            let mut tick = tokio::time::interval(SAMPLE_EVERY);
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => return samples,
+                    _ = tick.tick() => {}
+                }
+                if outside::read(pid).is_none() {
+                    return samples;
+                }
+                samples.count += 1;
+                if let Ok(Some(heap)) = probe.heap(false).await {
+                    let peak = samples.heap_peak.get_or_insert(heap.stats.heap_alloc);
+                    *peak = (*peak).max(heap.stats.heap_alloc);
+                }
+            }
+        });
+        Sampler { stop, task }
+    }
+
+    pub(super) async fn finish(self) -> Samples {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}

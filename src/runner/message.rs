@@ -1,0 +1,41 @@
+//! What the parent and a variant's process say to each other: the job on stdin, JSON
+//! lines on stdout.
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::{PhaseReport, SetupReport, SubjectFigures};
+use crate::scenario::Scenario;
+
+/// What the parent sends a child on stdin.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Job {
+    /// The validated scenario (the child does not re-read the file).
+    pub scenario: Scenario,
+    /// Which variant to run.
+    pub variant: usize,
+    /// Where to write the dhat profile (the heap-profiling build only).
+    #[serde(default)]
+    pub dhat_file: Option<std::path::PathBuf>,
+    /// An external variant's heap profiles: `<this>.<phase>.heap.pb.gz`.
+    #[serde(default)]
+    pub profiles: Option<std::path::PathBuf>,
+}
+
+/// One line of a child's stdout.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Message {
+    /// Setup is done; the first phase starts.
+    Setup(SetupReport),
+    /// An external variant's program has connected and was measured before any object.
+    Subject {
+        /// What it says it is (status protocol).
+        implementation: Option<String>,
+        /// Its figures then.
+        setup: Box<SubjectFigures>,
+    },
+    /// A phase completed.
+    Phase(Box<PhaseReport>),
+    /// The variant stopped on an error; no more lines follow.
+    Failed(String),
+}

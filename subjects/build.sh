@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the shipped subjects (external variants' programs) into target/subjects/:
+#   client-go-v0.27   client-go v0.27.16 (go.v027.mod): its reflector keeps a LIST's array
+#   client-go-v0.37   client-go v0.37.2 (go.mod), the newest the module proxy serves
+# Modules come through the Go module proxy, pinned by the go.sum files beside the go.mod
+# files; Go caches the builds, so a second run takes seconds.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="$root/target/subjects"
+mkdir -p "$out"
+cd "$root/subjects/client-go"
+# -mod=readonly: a go.mod or go.sum that does not match the source fails the build
+# instead of being rewritten.
+go build -mod=readonly -modfile=go.v027.mod -o "$out/client-go-v0.27" .
+go build -mod=readonly -o "$out/client-go-v0.37" .
+echo "built $(ls "$out" | tr '\n' ' ')in $out"

@@ -1,0 +1,347 @@
+// Command client-go-informer is informer-mem's client-go subject: one or more
+// SharedIndexInformers of the real client-go, watching the resource the run serves, with
+// the settings a scenario's variant asks for. It serves net/http/pprof and informer-mem's
+// status protocol (docs/subjects.md) on --listen, and runs until it is stopped.
+//
+// The same source builds against two client-go versions: go.mod pins the newest the
+// module proxy serves, go.v027.mod (with go.v027.sum) v0.27.x, whose reflector keeps the
+// items of a LIST in the LIST's one array (kubernetes issue 111370). See build.sh.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// lastApplied is the annotation kubectl apply writes: a second copy of the object.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+type options struct {
+	kubeconfig   string
+	namespace    string
+	listen       string
+	resource     string
+	transform    string
+	metadataOnly bool
+	watchList    string
+	informers    int
+	handlers     int
+	resync       time.Duration
+}
+
+func parseFlags() options {
+	var o options
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the server to watch (required)")
+	flag.StringVar(&o.namespace, "namespace", "", "namespace to watch; empty for all")
+	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "address for pprof and the status protocol")
+	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps or secrets")
+	flag.StringVar(&o.transform, "transform", "none", "none, strip-managed-fields, or strip (managedFields and the last-applied annotation)")
+	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watch metadata only (the metadata informer)")
+	flag.StringVar(&o.watchList, "watch-list", "default", "on, off, or default (the client-go version's default)")
+	flag.IntVar(&o.informers, "informers", 1, "separate informers on the resource, each with its own LIST and WATCH")
+	flag.IntVar(&o.handlers, "handlers", 1, "event handlers per informer")
+	flag.DurationVar(&o.resync, "resync", 0, "resync period; 0 for none")
+	flag.Parse()
+	if o.kubeconfig == "" {
+		log.Fatal("--kubeconfig is required")
+	}
+	if o.informers < 1 || o.handlers < 1 {
+		log.Fatal("--informers and --handlers must be at least 1")
+	}
+	return o
+}
+
+// clientGoVersion is the client-go this binary was built with, from its build info.
+func clientGoVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "k8s.io/client-go" {
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+// setWatchList sets client-go's watch-list switch before any client reads it: the
+// WatchListClient feature gate from v0.31 (on by default from v0.35), the alpha
+// environment variable in v0.28 to v0.30. v0.27 and older have neither.
+func setWatchList(mode, version string) {
+	switch mode {
+	case "default":
+		return
+	case "on", "off":
+	default:
+		log.Fatalf("--watch-list: %q is not on, off or default", mode)
+	}
+	minor := 0
+	if parts := strings.Split(strings.TrimPrefix(version, "v"), "."); len(parts) > 1 {
+		minor, _ = strconv.Atoi(parts[1])
+	}
+	if minor < 28 {
+		if mode == "on" {
+			log.Fatalf("--watch-list=on: client-go %s has no watch-list (it came in v0.28)", version)
+		}
+		return
+	}
+	os.Setenv("KUBE_FEATURE_WatchListClient", strconv.FormatBool(mode == "on"))
+	if mode == "on" {
+		os.Setenv("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")
+	} else {
+		os.Unsetenv("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA")
+	}
+}
+
+// strip returns the transform for mode: nil for none.
+func strip(mode string) cache.TransformFunc {
+	var annotation bool
+	switch mode {
+	case "none":
+		return nil
+	case "strip-managed-fields":
+	case "strip":
+		annotation = true
+	default:
+		log.Fatalf("--transform: %q is not none, strip-managed-fields or strip", mode)
+	}
+	return func(obj interface{}) (interface{}, error) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			// A DeletedFinalStateUnknown: nothing of ours to strip.
+			return obj, nil
+		}
+		m.SetManagedFields(nil)
+		if annotation {
+			if a := m.GetAnnotations(); a != nil {
+				delete(a, lastApplied)
+			}
+		}
+		return obj, nil
+	}
+}
+
+// counts are one informer's notifications, over all its handlers.
+type counts struct {
+	add, update, delete, sync atomic.Uint64
+	// applied is the highest resourceVersion a handler of this informer has seen: every
+	// event up to it is in the store (the store is updated before handlers are called).
+	applied atomic.Uint64
+}
+
+func (c *counts) saw(obj interface{}) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	for {
+		old := c.applied.Load()
+		if rv <= old || c.applied.CompareAndSwap(old, rv) {
+			return
+		}
+	}
+}
+
+func (c *counts) handler(first bool) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			c.add.Add(1)
+			if first {
+				c.saw(obj)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj interface{}) {
+			o, errOld := meta.Accessor(oldObj)
+			n, errNew := meta.Accessor(newObj)
+			if errOld == nil && errNew == nil && o.GetResourceVersion() == n.GetResourceVersion() {
+				c.sync.Add(1)
+			} else {
+				c.update.Add(1)
+			}
+			if first {
+				c.saw(newObj)
+			}
+		},
+		DeleteFunc: func(obj interface{}) {
+			c.delete.Add(1)
+			if first {
+				c.saw(obj)
+			}
+		},
+	}
+}
+
+type subject struct {
+	version   string
+	informers []cache.SharedIndexInformer
+	counts    []*counts
+}
+
+func newInformer(o options, cfg *rest.Config) cache.SharedIndexInformer {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: o.resource}
+	if o.metadataOnly {
+		client, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return metadatainformer.NewFilteredMetadataInformer(client, gvr, o.namespace, o.resync,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, o.resync, informers.WithNamespace(o.namespace))
+	generic, err := factory.ForResource(gvr)
+	if err != nil {
+		log.Fatalf("--resource %q: %v", o.resource, err)
+	}
+	return generic.Informer()
+}
+
+func start(o options) *subject {
+	s := &subject{version: clientGoVersion()}
+	setWatchList(o.watchList, s.version)
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		log.Fatalf("--kubeconfig: %v", err)
+	}
+	// The run's server answers at once; client-side throttling would only slow relists.
+	cfg.QPS, cfg.Burst = 1000, 1000
+	ctx := context.Background()
+	for i := 0; i < o.informers; i++ {
+		informer := newInformer(o, cfg)
+		if t := strip(o.transform); t != nil {
+			if err := informer.SetTransform(t); err != nil {
+				log.Fatal(err)
+			}
+		}
+		c := &counts{}
+		for h := 0; h < o.handlers; h++ {
+			if _, err := informer.AddEventHandler(c.handler(h == 0)); err != nil {
+				log.Fatal(err)
+			}
+		}
+		s.informers = append(s.informers, informer)
+		s.counts = append(s.counts, c)
+		go informer.Run(ctx.Done())
+	}
+	return s
+}
+
+// The status protocol (docs/subjects.md).
+
+type storeStatus struct {
+	Objects         int    `json:"objects"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+type handled struct {
+	Add    uint64 `json:"add"`
+	Update uint64 `json:"update"`
+	Delete uint64 `json:"delete"`
+	Sync   uint64 `json:"sync"`
+}
+
+type status struct {
+	Implementation string        `json:"implementation"`
+	Synced         bool          `json:"synced"`
+	Stores         []storeStatus `json:"stores"`
+	Handled        handled       `json:"handled"`
+}
+
+type item struct {
+	Key             string `json:"key"`
+	ResourceVersion string `json:"resourceVersion"`
+	UID             string `json:"uid"`
+}
+
+type store struct {
+	Items []item `json:"items"`
+}
+
+func (s *subject) status() status {
+	st := status{Implementation: "client-go " + s.version, Synced: true}
+	for i, informer := range s.informers {
+		st.Synced = st.Synced && informer.HasSynced()
+		c := s.counts[i]
+		st.Stores = append(st.Stores, storeStatus{
+			Objects:         len(informer.GetStore().ListKeys()),
+			ResourceVersion: strconv.FormatUint(c.applied.Load(), 10),
+		})
+		st.Handled.Add += c.add.Load()
+		st.Handled.Update += c.update.Load()
+		st.Handled.Delete += c.delete.Load()
+		st.Handled.Sync += c.sync.Load()
+	}
+	return st
+}
+
+func (s *subject) stores() map[string][]store {
+	var out []store
+	for _, informer := range s.informers {
+		var st store
+		for _, obj := range informer.GetStore().List() {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				continue
+			}
+			key, _ := cache.MetaNamespaceKeyFunc(obj)
+			st.Items = append(st.Items, item{key, m.GetResourceVersion(), string(m.GetUID())})
+		}
+		out = append(out, st)
+	}
+	return map[string][]store{"stores": out}
+}
+
+func serveJSON(w http.ResponseWriter, v interface{}) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		log.Printf("status: %v", err)
+	}
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("client-go-informer: ")
+	o := parseFlags()
+	s := start(o)
+	var mu sync.Mutex
+	http.HandleFunc("/informer-mem/status", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		serveJSON(w, s.status())
+	})
+	http.HandleFunc("/informer-mem/status/store", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		serveJSON(w, s.stores())
+	})
+	fmt.Fprintf(os.Stderr, "client-go-informer: client-go %s, serving pprof and status on %s\n", s.version, o.listen)
+	log.Fatal(http.ListenAndServe(o.listen, nil))
+}

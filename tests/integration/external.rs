@@ -1,0 +1,243 @@
+//! External variants, with a small Python informer as the program
+//! (tests/fixtures/subjects/informer.py): the opt-in, the status protocol's wait and store
+//! check, a program without it, programs that fail, and no process left behind.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use super::util::{bin, fixture, phases};
+
+/// A scenario of 300 pods through the phases a program takes, with one built-in variant
+/// and one running the Python informer in `mode`.
+fn scenario(mode: &str, extra: &str) -> String {
+    let script = fixture("subjects/informer.py");
+    format!(
+        r#"name = "external-{mode}"
+[objects]
+kind = "Pod"
+count = 300
+
+[[variant]]
+name = "model"
+
+[[variant]]
+name = "python"
+implementation = "external"
+command = ["python3", "{}", "{{server}}", "{{resource}}", "{{listen}}", "{mode}"]
+status = "http://{{listen}}/informer-mem/status"
+quiet = "500ms"
+timeout = "20s"
+{extra}
+
+[[phase]]
+kind = "list"
+
+[[phase]]
+kind = "update"
+fraction = 0.5
+
+[[phase]]
+kind = "delete"
+fraction = 0.9
+
+[[phase]]
+kind = "disconnect"
+fraction = 0.5
+
+[[phase]]
+kind = "relist"
+"#,
+        script.display()
+    )
+}
+
+/// Runs `text` with `args`; the output and the report, if one was written.
+fn run(dir: &Path, text: &str, args: &[&str]) -> (Output, Option<Value>) {
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("report.json");
+    let output = bin()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .arg("--no-chart")
+        .args(args)
+        .output()
+        .unwrap();
+    let report = std::fs::read(&out)
+        .ok()
+        .map(|b| serde_json::from_slice(&b).unwrap());
+    (output, report)
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(marker) {
+                found.push(cmdline);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_scenario_that_starts_programs_shows_them_and_needs_the_opt_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(dir.path(), &scenario("normal", ""), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("python: python3 "), "{err}");
+    assert!(
+        err.contains("{listen} normal"),
+        "the command as written: {err}"
+    );
+    assert!(err.contains("--allow-commands"), "{err}");
+    assert!(report.is_none(), "nothing written");
+}
+
+#[test]
+fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(dir.path(), &scenario("normal", ""), &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let python = &report["variants"][1];
+    assert_eq!(python["subject"]["implementation"], "informer.py");
+    assert!(python["subject"]["setup"]["rss_bytes"].as_u64().unwrap() > 0);
+    let expected = [300, 300, 30, 30, 30];
+    for (phase, objects) in phases(python).iter().zip(expected) {
+        assert_eq!(phase["objects"], objects, "{}", phase["name"]);
+        assert_eq!(phase["server_objects"], objects);
+        assert_eq!(phase["consistent"], true, "{}", phase["name"]);
+        let subject = &phase["subject"];
+        assert_eq!(subject["store_checked"], true);
+        assert!(subject["rss_bytes"].as_u64().unwrap() > 0);
+        assert!(subject["threads"].as_u64().unwrap() >= 2);
+        assert!(subject.get("heap").is_none(), "no pprof, no Go heap");
+    }
+    // The relist after the compaction is the program's own LIST.
+    let relist = &phases(python)[4];
+    assert_eq!(relist["api_requests"]["list"], 1);
+    assert_eq!(relist["api_requests"]["expired"], 1);
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains("python (external)"), "{table}");
+}
+
+#[test]
+fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        scenario("no-status", "").replace("status = \"http://{listen}/informer-mem/status\"\n", "");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    for phase in phases(&report["variants"][1]) {
+        assert_eq!(phase["subject"]["store_checked"], false);
+        assert_eq!(
+            phase["consistent"], false,
+            "nothing checked, nothing claimed"
+        );
+    }
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains("unchecked"), "{table}");
+}
+
+#[test]
+fn a_program_that_exits_at_start_fails_its_variant_and_the_others_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(dir.path(), &scenario("exit", ""), &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = report.unwrap();
+    assert_eq!(phases(&report["variants"][0]).len(), 5, "the model ran");
+    let error = report["variants"][1]["error"].as_str().unwrap();
+    assert!(error.contains("exited with code 3"), "{error}");
+    assert!(
+        error.contains("exiting at start, as asked"),
+        "its output: {error}"
+    );
+}
+
+#[test]
+fn a_program_that_never_syncs_fails_after_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("never-sync", "").replace("timeout = \"20s\"", "timeout = \"2s\"");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = report.unwrap()["variants"][1]["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(error.contains("phase `list`"), "{error}");
+    assert!(error.contains("did not catch up within 2s"), "{error}");
+    assert!(error.contains("synced false"), "{error}");
+}
+
+#[test]
+fn a_program_that_never_connects_fails_and_is_not_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    // A marker no other process has: the sleep's argument.
+    let marker = "31536017";
+    let text = format!(
+        r#"name = "never-connects"
+[objects]
+count = 10
+
+[[variant]]
+name = "sleeper"
+implementation = "external"
+command = ["sh", "-c", "sleep {marker}; true"]
+timeout = "1s"
+
+[[phase]]
+kind = "list"
+"#
+    );
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = report.unwrap()["variants"][0]["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(error.contains("asked for no pods within 1s"), "{error}");
+    // The shell and the sleep it started: the whole group was stopped.
+    assert_eq!(processes_with(marker), Vec::<String>::new());
+}
+
+#[test]
+fn phases_a_program_cannot_take_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("normal", "").replace(
+        "[[phase]]\nkind = \"relist\"",
+        "[[phase]]\nkind = \"resync\"",
+    );
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("phase[4]"), "{err}");
+    assert!(
+        err.contains("cannot run with external variant \"python\""),
+        "{err}"
+    );
+    assert!(err.contains("resync period"), "{err}");
+    assert!(report.is_none());
+    // A built-in variant's settings are refused on an external one, by key.
+    let text = scenario("normal", "store = \"shared-array\"");
+    let (output, _) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("variant[1].store"),
+        "{}",
+        stderr(&output)
+    );
+}
