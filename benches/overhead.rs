@@ -15,7 +15,8 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use informer_mem::measure::{CountingJemalloc, alloc};
-use informer_mem::runner::child::{Message, run};
+use informer_mem::runner::Message;
+use informer_mem::runner::child::run;
 use informer_mem::scenario::Scenario;
 
 #[global_allocator]

@@ -22,7 +22,8 @@ use std::time::Instant;
 
 use informer_mem::apiserver::ApiServer;
 use informer_mem::measure::CountingJemalloc;
-use informer_mem::runner::child::{Message, run};
+use informer_mem::runner::Message;
+use informer_mem::runner::child::run;
 use informer_mem::scenario::{ObjectSpec, Scenario};
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::ObjectList;
