@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds the shipped subjects (external variants' programs) into target/subjects/:
-#   client-go-v0.27   client-go v0.27.16 (go.v027.mod): its reflector keeps a LIST's array
-#   client-go-v0.37   client-go v0.37.2 (go.mod), the newest the module proxy serves
-# Modules come through the Go module proxy, pinned by the go.sum files beside the go.mod
-# files; Go caches the builds, so a second run takes seconds.
+# Builds the shipped subjects (external variants' programs):
+#   target/subjects/client-go-v0.27   client-go v0.27.16 (go.v027.mod): its reflector keeps
+#                                     a LIST's array
+#   target/subjects/client-go-v0.37   client-go v0.37.2 (go.mod), the newest the module
+#                                     proxy serves
+#   subjects/node/node_modules        @kubernetes/client-node 1.4.0 for informer.mjs
+#                                     (package-lock.json), from the npm registry
+# Go modules come through the Go module proxy, pinned by the go.sum files beside the
+# go.mod files; Go caches the builds, so a second run takes seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/target/subjects"
@@ -14,3 +18,6 @@ cd "$root/subjects/client-go"
 go build -mod=readonly -modfile=go.v027.mod -o "$out/client-go-v0.27" .
 go build -mod=readonly -o "$out/client-go-v0.37" .
 echo "built $(ls "$out" | tr '\n' ' ')in $out"
+cd "$root/subjects/node"
+npm ci --no-audit --no-fund --silent
+echo "installed @kubernetes/client-node for subjects/node/informer.mjs"

@@ -66,7 +66,7 @@ impl Metric {
         let s = phase.subject.as_ref()?;
         let heap = s.heap;
         match self {
-            Metric::SubjectHeapLiveBytes => heap.map(|h| h.live_bytes.0 as f64),
+            Metric::SubjectHeapLiveBytes => s.live_heap().map(|b| b.0 as f64),
             Metric::SubjectHeapObjects => heap.map(|h| h.objects as f64),
             Metric::SubjectHeapPeakBytes => s.heap_peak_bytes.map(|b| b.0 as f64),
             Metric::SubjectAllocBytes => heap.map(|h| h.alloc_bytes.0 as f64),

@@ -45,6 +45,11 @@ pub struct SubjectFigures {
     /// The Go heap after a forced collection at the end; `None` without pprof.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap: Option<GoHeap>,
+    /// The live heap the program reported after a collection of its own, through the
+    /// status protocol (`{status}/heap`: runtimes without pprof, such as Node.js with
+    /// `--expose-gc`); `None` when it serves none, or when `heap` is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_heap_bytes: Option<Bytes>,
     /// The highest `HeapAlloc` among the samples taken within the phase (advisory: a
     /// sample every few milliseconds, and HeapAlloc counts garbage not yet swept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +109,11 @@ impl GoHeap {
 }
 
 impl SubjectFigures {
+    /// The live heap after a collection: the Go heap's, or the one the program reported.
+    pub fn live_heap(&self) -> Option<Bytes> {
+        self.heap.map(|h| h.live_bytes).or(self.reported_heap_bytes)
+    }
+
     /// The process part of the figures: `end` read at the phase's end, `start` at its start.
     pub fn process(end: &ProcessReading, start: &ProcessReading, peak_reset: bool) -> Self {
         SubjectFigures {

@@ -27,7 +27,8 @@ const COLUMNS: [(&str, bool); WIDTH] = [
 
 /// What the columns of an external variant's rows mean.
 const SUBJECT_NOTE: &str = "external variants (a program measured from outside): live is its Go \
-     heap after a forced GC (HeapAlloc; - without pprof), kept that heap's growth over its \
+     heap after a forced GC (HeapAlloc, or what the program reports after its own GC; - \
+     without either), kept that heap's growth over its \
      setup as a share of the first phase's, peak the highest HeapAlloc sampled (~), allocs \
      the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
      resident* is the program's RSS; store unchecked: the program serves no status";
@@ -265,28 +266,22 @@ fn add_subject_rows(
     variant: &VariantReport,
     subject: &SubjectReport,
 ) {
-    let live = |p: &PhaseReport| {
-        p.subject
-            .as_ref()
-            .and_then(|s| s.heap)
-            .map(|h| h.live_bytes)
-    };
+    let live = |p: &PhaseReport| p.subject.as_ref().and_then(|s| s.live_heap());
     let base = subject
         .setup
         .as_ref()
-        .and_then(|s| s.heap)
-        .map_or(0, |h| h.live_bytes.0);
+        .and_then(|s| s.live_heap())
+        .map_or(0, |b| b.0);
     let first = variant.phases.first().and_then(live);
     for (i, phase) in variant.phases.iter().enumerate() {
         let Some(figures) = &phase.subject else {
             continue;
         };
         let heap = figures.heap;
-        let kept = match (first, heap) {
+        let kept = match (first, figures.live_heap()) {
             (Some(first), Some(now)) if i > 0 => format!(
                 "{:.1}%",
-                Bytes(now.live_bytes.0.saturating_sub(base))
-                    .ratio_of(Bytes(first.0.saturating_sub(base)))
+                Bytes(now.0.saturating_sub(base)).ratio_of(Bytes(first.0.saturating_sub(base)))
                     * 100.0
             ),
             _ => String::new(),
@@ -304,7 +299,7 @@ fn add_subject_rows(
             } else {
                 dash()
             },
-            heap.map_or_else(dash, |h| h.live_bytes.to_string()),
+            figures.live_heap().map_or_else(dash, |b| b.to_string()),
             kept,
             figures
                 .heap_peak_bytes

@@ -116,10 +116,10 @@ impl Placeholders {
     }
 }
 
-/// The settings of the built-in informers, which an external variant does not take: its
-/// program takes its own in `command`.
-fn builtin_only_keys(raw: &RawVariant) -> Vec<&'static str> {
-    let set = [
+/// The first setting given of the built-in informers, which an external variant does not
+/// take: its program takes its own in `command`.
+fn builtin_only_key(raw: &RawVariant) -> Option<&'static str> {
+    first_given([
         ("store", raw.store.is_some()),
         ("page_size", raw.page_size.is_some()),
         ("list_rules", raw.list_rules.is_some()),
@@ -141,30 +141,30 @@ fn builtin_only_keys(raw: &RawVariant) -> Vec<&'static str> {
         ("resync_period", raw.resync_period.is_some()),
         ("uid_aware", raw.uid_aware.is_some()),
         ("watch_read_cost", raw.watch_read_cost.is_some()),
-    ];
-    set.into_iter()
-        .filter_map(|(key, given)| given.then_some(key))
-        .collect()
+    ])
 }
 
-/// The keys only an external variant takes.
-fn external_only_keys(raw: &RawVariant) -> Vec<&'static str> {
-    let set = [
+/// The first key given that only an external variant takes.
+fn external_only_key(raw: &RawVariant) -> Option<&'static str> {
+    first_given([
         ("command", raw.command.is_some()),
         ("env", !raw.env.is_empty()),
         ("status", raw.status.is_some()),
         ("pprof", raw.pprof.is_some()),
         ("quiet", raw.quiet.is_some()),
         ("timeout", raw.timeout.is_some()),
-    ];
-    set.into_iter()
-        .filter_map(|(key, given)| given.then_some(key))
-        .collect()
+    ])
+}
+
+/// The first key of `keys` that the file gives.
+fn first_given<const N: usize>(keys: [(&'static str, bool); N]) -> Option<&'static str> {
+    keys.into_iter()
+        .find_map(|(key, given)| given.then_some(key))
 }
 
 /// Refuses the external keys on a built-in variant.
 pub(super) fn refuse_on_builtin(i: usize, raw: &RawVariant) -> Result<(), Problem> {
-    match external_only_keys(raw).first() {
+    match external_only_key(raw) {
         None => Ok(()),
         Some(key) => Err(Problem::key(
             format!("variant[{i}].{key}"),
@@ -177,7 +177,7 @@ pub(super) fn refuse_on_builtin(i: usize, raw: &RawVariant) -> Result<(), Proble
 /// The subject of external variant `i`.
 pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Problem> {
     let key = |field: &str| format!("variant[{i}].{field}");
-    if let Some(field) = builtin_only_keys(raw).first() {
+    if let Some(field) = builtin_only_key(raw) {
         return Err(Problem::key(
             key(field),
             format!("`{field}` is a setting of the built-in informers"),

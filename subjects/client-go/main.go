@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
@@ -330,6 +331,12 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("client-go-informer: ")
 	o := parseFlags()
+	// Listen before the informers start: the run reads pprof as soon as they ask for
+	// the resource (connections wait in the backlog until Serve).
+	listener, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		log.Fatalf("--listen: %v", err)
+	}
 	s := start(o)
 	var mu sync.Mutex
 	http.HandleFunc("/informer-mem/status", func(w http.ResponseWriter, _ *http.Request) {
@@ -343,5 +350,5 @@ func main() {
 		serveJSON(w, s.stores())
 	})
 	fmt.Fprintf(os.Stderr, "client-go-informer: client-go %s, serving pprof and status on %s\n", s.version, o.listen)
-	log.Fatal(http.ListenAndServe(o.listen, nil))
+	log.Fatal(http.Serve(listener, nil))
 }

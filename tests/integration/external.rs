@@ -126,6 +126,19 @@ fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
         assert!(subject["threads"].as_u64().unwrap() >= 2);
         assert!(subject.get("heap").is_none(), "no pprof, no Go heap");
     }
+    // The heap the program reports after its own collection (`{status}/heap`): Python's
+    // traced memory falls when nine in ten objects are deleted.
+    let reported = |phase: usize| {
+        phases(python)[phase]["subject"]["reported_heap_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        reported(2) < reported(1),
+        "{} vs {}",
+        reported(2),
+        reported(1)
+    );
     // The relist after the compaction is the program's own LIST.
     let relist = &phases(python)[4];
     assert_eq!(relist["api_requests"]["list"], 1);

@@ -169,17 +169,53 @@ impl<'a> Run<'a> {
             tokio::time::sleep(wait::POLL).await;
         }
         let start = self.read_process()?;
-        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
-        let status = self.probe.status().await.map_err(anyhow::Error::msg)?;
+        // The program may ask for the resource before its own endpoints listen.
+        let (heap, status) = loop {
+            let heap = self.probe.heap(true).await;
+            let status = self.probe.status().await;
+            match (heap, status) {
+                (Ok(heap), Ok(status)) => break (heap, status),
+                (Err(e), _) | (_, Err(e)) if tokio::time::Instant::now() >= deadline => {
+                    anyhow::bail!(
+                        "its endpoints did not answer within {}: {e}",
+                        humantime::format_duration(timeout)
+                    )
+                }
+                _ => self.read_process().map(|_| ())?,
+            }
+            tokio::time::sleep(wait::POLL).await;
+        };
         self.handled_before = status.as_ref().and_then(|s| s.handled);
         let end = self.read_process()?;
         let mut figures = SubjectFigures::process(&end, &start, false);
-        if let Some(heap) = heap {
-            figures.heap = Some(GoHeap::since(&heap.stats, &heap.stats));
-            figures.top_sites = heap.sites;
-            self.heap_before = Some(heap.stats);
-        }
+        self.fill_heap(&mut figures, heap).await?;
         Ok((figures, status.and_then(|s| s.implementation)))
+    }
+
+    /// The heap part of `figures`: the Go heap read through pprof (its growth since the
+    /// previous reading), or else the heap the program reports through the status
+    /// protocol.
+    async fn fill_heap(
+        &mut self,
+        figures: &mut SubjectFigures,
+        heap: Option<probe::Heap>,
+    ) -> anyhow::Result<()> {
+        match heap {
+            Some(heap) => {
+                let before = self.heap_before.unwrap_or(heap.stats);
+                figures.heap = Some(GoHeap::since(&heap.stats, &before));
+                figures.top_sites = heap.sites;
+                self.heap_before = Some(heap.stats);
+            }
+            None => {
+                figures.reported_heap_bytes = self
+                    .probe
+                    .reported_heap()
+                    .await
+                    .map_err(anyhow::Error::msg)?;
+            }
+        }
+        Ok(())
     }
 
     fn read_process(&mut self) -> anyhow::Result<ProcessReading> {
@@ -221,12 +257,7 @@ impl<'a> Run<'a> {
             .map(|(s, e)| e.cpu_ms.saturating_sub(s.cpu_ms));
         figures.samples = samples.count;
         figures.heap_peak_bytes = samples.heap_peak;
-        if let Some(heap) = heap {
-            let before = self.heap_before.unwrap_or(heap.stats);
-            figures.heap = Some(GoHeap::since(&heap.stats, &before));
-            figures.top_sites = heap.sites;
-            self.heap_before = Some(heap.stats);
-        }
+        self.fill_heap(&mut figures, heap).await?;
         figures.profile = profile;
         if let (Some(now), Some(before)) = (
             caught.status.as_ref().and_then(|s| s.handled),

@@ -118,6 +118,15 @@ impl Probe {
         }
     }
 
+    /// `GET url`; `Ok(None)` when the answer is 404 Not Found.
+    async fn get_optional(&self, url: &str) -> Result<Option<Bytes>, String> {
+        match self.get(url).await {
+            Ok(body) => Ok(Some(body)),
+            Err(e) if e.contains(": 404 Not Found") => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn get(&self, url: &str) -> Result<Bytes, String> {
         let uri: hyper::Uri = url.parse().map_err(|e| format!("`{url}`: {e}"))?;
         let request = async {
@@ -175,6 +184,26 @@ impl Probe {
                     .collect()
             })
             .collect())
+    }
+
+    /// The live heap the program reports after a collection of its own (`GET
+    /// {status}/heap`, for runtimes without pprof); `Ok(None)` when it serves none.
+    pub(super) async fn reported_heap(&self) -> Result<Option<crate::units::Bytes>, String> {
+        let Some(status) = &self.status else {
+            return Ok(None);
+        };
+        let url = format!("{status}/heap");
+        let Some(body) = self.get_optional(&url).await? else {
+            return Ok(None);
+        };
+        #[derive(Deserialize)]
+        struct Reported {
+            #[serde(rename = "liveBytes")]
+            live_bytes: u64,
+        }
+        let reported: Reported = serde_json::from_slice(&body)
+            .map_err(|e| format!("GET {url}: not the status protocol's heap: {e}"))?;
+        Ok(Some(crate::units::Bytes(reported.live_bytes)))
     }
 
     /// The heap's MemStats and top sites, after a forced collection when `collect`.

@@ -52,8 +52,11 @@ pub(super) async fn caught_up(
     let timeout = Duration::from_millis(subject.timeout_ms);
     let quiet = Duration::from_millis(subject.quiet_ms);
     let deadline = Instant::now() + timeout;
-    // The program's state, and since when it has not changed.
+    // The program's state, and since when it has not changed, counted from no earlier
+    // than the moment the server had sent everything: a program that relists (its
+    // status unchanged meanwhile) is not quiet while it reads the LIST.
     let mut last: Option<(Option<Status>, Instant)> = None;
+    let mut was_sent = false;
     loop {
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
@@ -63,9 +66,10 @@ pub(super) async fn caught_up(
         let sent = server.watches_at(target) >= watches;
         let now = Instant::now();
         let unchanged_since = match &last {
-            Some((previous, since)) if *previous == status => *since,
+            Some((previous, since)) if *previous == status && was_sent == sent => *since,
             _ => now,
         };
+        was_sent = sent;
         last = Some((status.clone(), unchanged_since));
         if sent {
             match &status {
@@ -77,7 +81,7 @@ pub(super) async fn caught_up(
                         .all(|s| Consistency::check(&truth, s).consistent);
                     if consistent || now - unchanged_since >= quiet {
                         return Ok(Caught {
-                            status,
+                            status: final_status(probe, status).await,
                             stores: Some(stores),
                         });
                     }
@@ -85,9 +89,10 @@ pub(super) async fn caught_up(
                 // Synced, but its stores differ from the server's and stay so: the phase
                 // ends, and the oracle says how they differ.
                 Some(s) if s.synced && now - unchanged_since >= quiet => {
+                    quiet_for(program, SETTLE).await?;
                     let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
                     return Ok(Caught {
-                        status,
+                        status: final_status(probe, status).await,
                         stores: Some(stores),
                     });
                 }
@@ -114,6 +119,15 @@ pub(super) async fn caught_up(
             );
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The program's status once the wait is over, for the phase's figures (its handlers may
+/// have gone on after the status that ended the wait); the earlier one if it cannot be read.
+async fn final_status(probe: &Probe, earlier: Option<Status>) -> Option<Status> {
+    match probe.status().await {
+        Ok(Some(status)) => Some(status),
+        _ => earlier,
     }
 }
 
