@@ -254,3 +254,68 @@ fn phases_a_program_cannot_take_are_refused_before_anything_runs() {
         stderr(&output)
     );
 }
+
+/// The scenario of [`scenario`] with the Python informer copied to `dir` under a name of
+/// its own, so that its processes can be told from any other test's.
+fn scenario_with_own_copy(dir: &Path, mode: &str, settle: &str) -> (String, String) {
+    let copy = dir.join("own-informer-copy.py");
+    std::fs::copy(fixture("subjects/informer.py"), &copy).unwrap();
+    let text = scenario(mode, "")
+        .replace(
+            &fixture("subjects/informer.py").display().to_string(),
+            &copy.display().to_string(),
+        )
+        .replace(
+            "[[phase]]\nkind = \"relist\"",
+            &format!("[[phase]]\nkind = \"relist\"\n\n[[phase]]\nkind = \"settle\"\nidle = \"{settle}\""),
+        );
+    (text, copy.display().to_string())
+}
+
+#[test]
+fn the_program_is_gone_after_a_run_that_succeeded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, marker) = scenario_with_own_copy(dir.path(), "normal", "10ms");
+    let (output, _) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(processes_with(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_ends_the_program_with_the_run() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (text, marker) = scenario_with_own_copy(dir.path(), "normal", "60s");
+    let file = dir.path().join("scenario.toml");
+    std::fs::write(&file, text).unwrap();
+    // In a process group of its own, as a shell runs a job; Ctrl-C signals the group.
+    let mut run = std::process::Command::new(assert_cmd::cargo::cargo_bin("informer-mem"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("report.json"))
+        .arg("--allow-commands")
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the program has started (the settle phase holds the run for a minute).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while processes_with(&marker).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the program never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let group = run.id() as i32;
+    // SAFETY: kill has no memory preconditions; the group is the run's own.
+    unsafe { libc::kill(-group, libc::SIGINT) };
+    let status = run.wait().unwrap();
+    assert!(!status.success());
+    // The program's group is stopped as the run's child exits; give it its grace period.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !processes_with(&marker).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(processes_with(&marker), Vec::<String>::new());
+}

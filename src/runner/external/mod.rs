@@ -50,12 +50,14 @@ pub fn run(
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let run = Run::start(scenario, subject, scratch.path(), profiles, emit);
-        tokio::select! {
-            result = run => result,
-            // The program is dropped with the run's future: its group is stopped first.
-            _ = interrupt.recv() => std::process::exit(130),
-            _ = terminate.recv() => std::process::exit(143),
-        }
+        let signal = tokio::select! {
+            result = run => return result,
+            _ = interrupt.recv() => libc::SIGINT,
+            _ = terminate.recv() => libc::SIGTERM,
+        };
+        // The run's future is dropped by now, and with it the program: its whole group
+        // was stopped. Then exit as a shell reports a death by that signal.
+        std::process::exit(128 + signal)
     })
 }
 
