@@ -267,7 +267,9 @@ fn scenario_with_own_copy(dir: &Path, mode: &str, settle: &str) -> (String, Stri
         )
         .replace(
             "[[phase]]\nkind = \"relist\"",
-            &format!("[[phase]]\nkind = \"relist\"\n\n[[phase]]\nkind = \"settle\"\nidle = \"{settle}\""),
+            &format!(
+                "[[phase]]\nkind = \"relist\"\n\n[[phase]]\nkind = \"settle\"\nidle = \"{settle}\""
+            ),
         );
     (text, copy.display().to_string())
 }
@@ -303,7 +305,10 @@ fn ctrl_c_ends_the_program_with_the_run() {
     // Until the program has started (the settle phase holds the run for a minute).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while processes_with(&marker).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the program never started");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program never started"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     std::thread::sleep(std::time::Duration::from_millis(500));
