@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 /// How long a stopped program may take to exit after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// How much of the program's output goes into an error.
+/// How much of the program's output goes into an error: its last lines, at most this
+/// many bytes of them.
 const OUTPUT_TAIL_BYTES: usize = 2000;
+const OUTPUT_TAIL_LINES: usize = 10;
 
 /// A running program.
 #[derive(Debug)]
@@ -91,14 +93,18 @@ impl Program {
             let _ = file.read_to_string(&mut text);
         }
         let text = text.trim();
-        let mut start = text.len().saturating_sub(OUTPUT_TAIL_BYTES);
+        let lines_start = text
+            .rmatch_indices('\n')
+            .nth(OUTPUT_TAIL_LINES - 1)
+            .map_or(0, |(at, _)| at + 1);
+        let mut start = lines_start.max(text.len().saturating_sub(OUTPUT_TAIL_BYTES));
         while !text.is_char_boundary(start) {
             start += 1;
         }
         if text.is_empty() {
             String::new()
         } else {
-            format!("; its output ends: {}", &text[start..])
+            format!("; its output ends:\n{}", &text[start..])
         }
     }
 
