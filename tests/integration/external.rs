@@ -182,6 +182,25 @@ fn a_program_that_exits_at_start_fails_its_variant_and_the_others_are_kept() {
 }
 
 #[test]
+fn a_program_that_is_not_there_fails_its_variant_saying_where_it_was_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("normal", "").replace(
+        "command = [\"python3\"",
+        "command = [\"bin/not-built-yet\", \"python3\"",
+    );
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2));
+    let report = report.unwrap();
+    assert_eq!(phases(&report["variants"][0]).len(), 5, "the model ran");
+    let error = report["variants"][1]["error"].as_str().unwrap();
+    assert!(
+        error.contains("failed to start `bin/not-built-yet`"),
+        "{error}"
+    );
+    assert!(error.contains("the directory `run` started in"), "{error}");
+}
+
+#[test]
 fn a_program_that_never_syncs_fails_after_its_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let text = scenario("never-sync", "").replace("timeout = \"20s\"", "timeout = \"2s\"");

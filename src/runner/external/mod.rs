@@ -84,6 +84,24 @@ impl<'a> Run<'a> {
         mut emit: impl FnMut(Message) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
         let meter = PhaseMeter::start();
+        let result = match Run::new(scenario, subject, scratch, profiles).await {
+            Ok(mut run) => run.phases(meter, &mut emit).await,
+            Err(e) => Err(e),
+        };
+        // The program's failures are the variant's, reported as a phase's are.
+        if let Err(e) = result {
+            emit(Message::Failed(format!("{e:#}")))?;
+        }
+        Ok(())
+    }
+
+    /// The server on loopback, the kubeconfig, and the program started against them.
+    async fn new(
+        scenario: &'a Scenario,
+        subject: &'a Subject,
+        scratch: &Path,
+        profiles: Option<&'a Path>,
+    ) -> anyhow::Result<Run<'a>> {
         let server =
             ApiServer::serving(scenario.objects.clone(), scenario.apiserver.history_events);
         let (addr, gate) = apiserver::serve_loopback(&server)
@@ -107,7 +125,7 @@ impl<'a> Run<'a> {
             subject.status.as_deref().map(|u| values.fill(u)),
             subject.pprof.as_deref().map(|u| values.fill(u)),
         );
-        let mut run = Run {
+        Ok(Run {
             scenario,
             subject,
             server,
@@ -117,12 +135,7 @@ impl<'a> Run<'a> {
             profiles,
             heap_before: None,
             handled_before: None,
-        };
-        let result = run.phases(meter, &mut emit).await;
-        if let Err(e) = result {
-            emit(Message::Failed(format!("{e:#}")))?;
-        }
-        Ok(())
+        })
     }
 
     /// The setup, then every phase, each emitted as it ends.

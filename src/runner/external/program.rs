@@ -57,9 +57,19 @@ impl Program {
                 Ok(())
             });
         }
-        let child = command
-            .spawn()
-            .map_err(|e| format!("failed to start `{}`: {e}", argv[0]))?;
+        let child = command.spawn().map_err(|e| {
+            let mut why = format!("failed to start `{}`: {e}", argv[0]);
+            if e.kind() == std::io::ErrorKind::NotFound && argv[0].contains('/') {
+                let here = std::env::current_dir().unwrap_or_default();
+                why.push_str(&format!(
+                    " (a relative path in `command` is taken from the directory `run` \
+                     started in, {}; the shipped programs are built by \
+                     `bash subjects/build.sh`)",
+                    here.display()
+                ));
+            }
+            why
+        })?;
         Ok(Program {
             child,
             output: output.to_owned(),
