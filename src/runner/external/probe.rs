@@ -206,11 +206,17 @@ impl Probe {
         Ok(Some(crate::units::Bytes(reported.live_bytes)))
     }
 
-    /// The heap's MemStats and top sites, after a forced collection when `collect`.
+    /// The heap's MemStats and top sites, after forced collections when `collect`: two,
+    /// the first through a heap profile discarded, because what sync.Pool holds survives
+    /// one collection in its victim cache and would make the live heap depend on what the
+    /// program last did.
     pub(super) async fn heap(&self, collect: bool) -> Result<Option<Heap>, String> {
         let Some(base) = &self.pprof else {
             return Ok(None);
         };
+        if collect {
+            self.get(&format!("{base}/heap?gc=1")).await?;
+        }
         let url = format!("{base}/heap?debug=1{}", if collect { "&gc=1" } else { "" });
         let body = self.get(&url).await?;
         let text = String::from_utf8_lossy(&body);
