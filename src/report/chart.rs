@@ -104,8 +104,14 @@ struct Panel<'a> {
 }
 
 /// A phase's live bytes at its end and its peak: the informer's own when the report splits
-/// them by component, the process's otherwise.
+/// them by component, the process's otherwise; an external variant's program's heap after
+/// its collections and its sampled peak.
 fn live_and_peak(phase: &PhaseReport) -> (f64, f64) {
+    if let Some(s) = &phase.subject {
+        let live = s.live_heap().map_or(0.0, |b| b.0 as f64);
+        let peak = s.heap_peak_bytes.map_or(live, |b| (b.0 as f64).max(live));
+        return (live, peak);
+    }
     let m = &phase.measurement;
     let (live, peak) = m.components.map_or((m.live_bytes, m.peak_live_bytes), |c| {
         (c.informer.live_bytes, c.informer.peak_live_bytes)
@@ -188,7 +194,22 @@ pub fn render_svg(report: &Report) -> String {
     } else {
         format!("live bytes {when} (exact); thin bars: the peak within the phase")
     };
-    let resident_title = format!("jemalloc resident bytes {when} (advisory)");
+    let external = report.variants.iter().any(|v| v.subject.is_some());
+    let (live_title, resident_title) = if external {
+        (
+            format!(
+                "{live_title}; external variants: the program's heap after GC and its sampled peak"
+            ),
+            format!(
+                "jemalloc resident bytes {when} (advisory); external variants: the program's RSS"
+            ),
+        )
+    } else {
+        (
+            live_title,
+            format!("jemalloc resident bytes {when} (advisory)"),
+        )
+    };
     let live = Panel {
         title: &live_title,
         series: each_variant(report, |v| live_figures(v, attributed)),
@@ -200,7 +221,10 @@ pub fn render_svg(report: &Report) -> String {
                 v,
                 None,
                 |s| s.resident_bytes.map(|r| r.0 as f64),
-                |phase| Some(phase.measurement.jemalloc?.resident.0 as f64),
+                |phase| match &phase.subject {
+                    Some(s) => Some(s.rss_bytes.0 as f64),
+                    None => Some(phase.measurement.jemalloc?.resident.0 as f64),
+                },
             );
             Figures {
                 line,
