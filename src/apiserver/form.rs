@@ -18,42 +18,62 @@ pub(super) enum Form {
 }
 
 impl Form {
-    /// The form the first JSON media type of `Accept` asks for. Metadata informers ask
+    /// The form the first media type of `Accept` this server can write asks for, `None`
+    /// when it names none (kube-apiserver's 406). Metadata informers ask
     /// `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` on LIST and
     /// `as=PartialObjectMetadata` on WATCH (client-go puts a protobuf type first, which this
-    /// server skips); kube-apiserver serves either on both. Anything else (`as=Table`
-    /// included, which this server does not render) gets whole objects.
-    pub(super) fn accepted(headers: &HeaderMap) -> Form {
-        let accept = headers
+    /// server skips); kube-apiserver serves either on both. `as=Table` is skipped too:
+    /// this server does not render tables, and kubectl, which asks for one, always offers
+    /// plain JSON after it. No `Accept` header means whole objects.
+    pub(super) fn accepted(headers: &HeaderMap) -> Option<Form> {
+        let mut accept = headers
             .get_all(header::ACCEPT)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','));
+            .flat_map(|v| v.split(','))
+            .filter(|media| !media.trim().is_empty())
+            .peekable();
+        if accept.peek().is_none() {
+            return Some(Form::Full);
+        }
         for media in accept {
             let mut parts = media.split(';').map(str::trim);
             let essence = parts.next().unwrap_or_default();
             if !matches!(essence, "application/json" | "*/*" | "application/*") {
                 continue;
             }
-            let is_metadata = parts.any(|p| {
-                matches!(
-                    p,
-                    "as=PartialObjectMetadata" | "as=PartialObjectMetadataList"
-                )
-            });
-            return if is_metadata {
-                Form::Metadata
-            } else {
-                Form::Full
-            };
+            let mut form = Some(Form::Full);
+            for part in parts {
+                match part.strip_prefix("as=") {
+                    Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
+                        form = Some(Form::Metadata);
+                    }
+                    Some(_) => form = None,
+                    None => {}
+                }
+            }
+            if form.is_some() {
+                return form;
+            }
         }
-        Form::Full
+        None
     }
 
     /// Appends `version` in this form to `buf`.
     pub(super) fn write(self, buf: &mut Vec<u8>, generator: &Generator, version: &Version) {
         match self {
             Form::Full => version.write(buf, generator),
+            Form::Metadata => version.write_metadata(buf, generator),
+        }
+    }
+
+    /// Appends `version` in this form as an item of a list to `buf`. kube-apiserver
+    /// leaves a whole object's `apiVersion` and `kind` out there (the list's own say
+    /// them); a `PartialObjectMetadata` item keeps its own, which differ from the
+    /// object's.
+    pub(super) fn write_item(self, buf: &mut Vec<u8>, generator: &Generator, version: &Version) {
+        match self {
+            Form::Full => version.write_item(buf, generator),
             Form::Metadata => version.write_metadata(buf, generator),
         }
     }

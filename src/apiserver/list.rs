@@ -85,9 +85,16 @@ pub(super) async fn serve(
         let last = items.last().expect("a page with a next index has items");
         encode_continue(generator.spec(), resource_version, last)
     });
+    let remaining_item_count = match next {
+        Some(next) if !selection.filters() => {
+            server.count_from(&selection, next, resource_version).ok()
+        }
+        _ => None,
+    };
     let metadata = ListMeta {
         resource_version: resource_version.to_string(),
         continue_token,
+        remaining_item_count,
     };
     let (kind, api_version) = match form {
         Form::Full => (selection.kind.as_str(), "v1"),
@@ -112,13 +119,16 @@ pub(super) async fn serve(
     )
 }
 
-/// A list's `metadata`; `continue` is absent on the last page.
+/// A list's `metadata`; `continue` is absent on the last page, `remainingItemCount`
+/// there and on a page a selector filtered.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ListMeta {
     resource_version: String,
     #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
     continue_token: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remaining_item_count: Option<u64>,
 }
 
 /// Which state a LIST reads: (resourceVersion, first index, page size).
@@ -199,7 +209,7 @@ impl Iterator for ListChunks {
             if !std::mem::take(&mut self.first) {
                 buf.push(b',');
             }
-            self.form.write(&mut buf, &self.generator, &version);
+            self.form.write_item(&mut buf, &self.generator, &version);
             crate::measure::timeline::object_sent();
         }
         self.server.count_request(|r| r.bytes += buf.len() as u64);

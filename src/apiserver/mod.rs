@@ -490,6 +490,56 @@ impl ApiServer {
         namespace == "default" || self.namespace_ordinal(namespace).is_some()
     }
 
+    /// Namespace `name` as kube-apiserver serves one it made (`default`) or one a client
+    /// created: a uid of its own, the server's epoch as its creation time, and the
+    /// label kube-apiserver sets with its managedFields entry. `None` if there is none.
+    pub fn namespace_object(&self, name: &str) -> Option<serde_json::Value> {
+        let ordinal = match name {
+            "default" => self.spec().namespaces,
+            _ => self.namespace_ordinal(name)?,
+        };
+        let created = generate::epoch_time();
+        Some(serde_json::json!({
+            "kind": "Namespace",
+            "apiVersion": "v1",
+            "metadata": {
+                "name": name,
+                // Objects' uids are drawn at index < count; these at the other end.
+                "uid": generate::uid(self.spec(), u32::MAX - ordinal, u32::MAX),
+                "resourceVersion": "1",
+                "creationTimestamp": created,
+                "labels": {"kubernetes.io/metadata.name": name},
+                "managedFields": [{
+                    "manager": "kube-apiserver",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": created,
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {
+                        ".": {}, "f:kubernetes.io/metadata.name": {}}}},
+                }],
+            },
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
+        }))
+    }
+
+    /// How many objects of `selection` there were at `rv` from table index `from` on: a
+    /// page's `remainingItemCount`.
+    fn count_from(
+        &self,
+        selection: &query::Selection,
+        from: u32,
+        rv: u64,
+    ) -> Result<u64, state::Expired> {
+        let spec = self.spec();
+        let state = self.state();
+        let scan = state.scan_where(from, None, rv, u32::MAX, |id| {
+            selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
+        })?;
+        Ok(scan.page.items.len() as u64)
+    }
+
     /// Ordinal of a namespace name; `None` for a namespace that holds no objects.
     fn namespace_ordinal(&self, name: &str) -> Option<u32> {
         self.shared.namespaces.get(name).copied()

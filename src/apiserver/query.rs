@@ -37,6 +37,12 @@ struct NamespaceFilter {
 }
 
 impl Selection {
+    /// Whether a label or field selector narrows the selection (kube-apiserver then
+    /// leaves a page's `remainingItemCount` out: it would have to filter the rest).
+    pub(super) fn filters(&self) -> bool {
+        !self.labels.is_empty() || !self.fields.is_empty()
+    }
+
     pub(super) fn new(
         server: &ApiServer,
         kind: ObjectKind,

@@ -11,9 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use serde_json::json;
-
-use super::form::{Form, object_response};
+use super::form::Form;
 use super::query::{Query, Selection};
 use super::status::{
     ApiError, json_response, method_not_allowed, namespace_not_found, object_not_found,
@@ -83,7 +81,9 @@ async fn cluster_collection(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let form = Form::accepted(&headers);
+    let Some(form) = Form::accepted(&headers) else {
+        return ApiError::not_acceptable().into_response();
+    };
     collection(server, &resource, None, query.as_deref(), form).await
 }
 
@@ -93,15 +93,21 @@ async fn namespaced_collection(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let form = Form::accepted(&headers);
+    let Some(form) = Form::accepted(&headers) else {
+        return ApiError::not_acceptable().into_response();
+    };
     collection(server, &resource, Some(namespace), query.as_deref(), form).await
 }
 
 async fn get_object(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+    headers: HeaderMap,
 ) -> Response {
-    by_name(&server, &resource, &name, |s| {
+    let Some(form) = Form::accepted(&headers) else {
+        return ApiError::not_acceptable().into_response();
+    };
+    by_name(&server, &resource, &name, form, |s| {
         s.get_named(&namespace, &name)
     })
 }
@@ -112,17 +118,10 @@ async fn get_namespace(
     State(server): State<ApiServer>,
     ApiPath(namespace): ApiPath<String>,
 ) -> Response {
-    if !server.has_namespace(&namespace) {
-        return namespace_not_found(&namespace);
+    match server.namespace_object(&namespace) {
+        Some(body) => json_response(StatusCode::OK, Body::from(body.to_string())),
+        None => namespace_not_found(&namespace),
     }
-    let body = json!({
-        "kind": "Namespace",
-        "apiVersion": "v1",
-        "metadata": {"name": namespace, "labels": {"kubernetes.io/metadata.name": namespace}},
-        "spec": {"finalizers": ["kubernetes"]},
-        "status": {"phase": "Active"},
-    });
-    json_response(StatusCode::OK, Body::from(body.to_string()))
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.
@@ -130,6 +129,7 @@ pub(super) fn by_name(
     server: &ApiServer,
     resource: &str,
     name: &str,
+    form: Form,
     find: impl FnOnce(&ApiServer) -> Option<Version>,
 ) -> Response {
     let Some(kind) = ObjectKind::from_plural(resource) else {
@@ -141,7 +141,11 @@ pub(super) fn by_name(
         None
     };
     match found {
-        Some(version) => object_response(StatusCode::OK, server.generator(), &version),
+        Some(version) => {
+            let mut buf = Vec::with_capacity(8 * 1024);
+            form.write(&mut buf, server.generator(), &version);
+            json_response(StatusCode::OK, Body::from(buf))
+        }
         None => object_not_found(kind, name),
     }
 }

@@ -89,6 +89,38 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "BadRequest", message)
     }
 
+    /// kube-apiserver's 500 without a reason, its answer where a Go parse error reaches
+    /// the client unwrapped (a watch's or an update's resourceVersion that is not a
+    /// number).
+    pub(super) fn internal(message: String) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "", message)
+    }
+
+    /// 406 for an `Accept` header naming nothing this server writes (it writes JSON,
+    /// whole objects or their metadata; not Table, YAML or protobuf).
+    pub(super) fn not_acceptable() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "NotAcceptable",
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/json;stream=watch",
+        )
+    }
+
+    /// A patch whose result is not a valid object: kube-apiserver answers 422 with the
+    /// patch as the field at fault, where a create or replace with the same body gets 400.
+    pub(super) fn invalid_patch_result(self) -> ApiError {
+        if self.code != StatusCode::BAD_REQUEST {
+            return self;
+        }
+        let cause = format!("Invalid value: the patched object: {}", self.message);
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!(" \"\" is invalid: patch: {cause}"),
+        )
+        .with_causes(vec![("FieldValueInvalid", cause, "patch".to_owned())])
+    }
+
     /// kube-apiserver's answer to invalid ListOptions: 422 with the field at fault.
     pub(super) fn invalid_list_options(field: &str, why: String) -> ApiError {
         ApiError::new(
@@ -130,8 +162,10 @@ pub(super) fn expired_response(expired: Expired, continuing: bool) -> Response {
     status(StatusCode::GONE, "Expired", message)
 }
 
+/// A failure `Status`; an empty `reason` is left out, as kube-apiserver leaves it out of
+/// its 500s.
 pub(super) fn status_body(code: u16, reason: &str, message: &str) -> serde_json::Value {
-    json!({
+    let mut body = json!({
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
@@ -139,7 +173,13 @@ pub(super) fn status_body(code: u16, reason: &str, message: &str) -> serde_json:
         "message": message,
         "reason": reason,
         "code": code,
-    })
+    });
+    if reason.is_empty() {
+        body.as_object_mut()
+            .expect("a Status is an object")
+            .remove("reason");
+    }
+    body
 }
 
 /// A kube-apiserver `Status` error response.

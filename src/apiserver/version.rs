@@ -165,6 +165,41 @@ impl Version {
         }
     }
 
+    /// Appends the object as an item of a list: without its `apiVersion` and `kind`, as
+    /// kube-apiserver writes a JSON list's items.
+    pub fn write_item(&self, buf: &mut Vec<u8>, generator: &Generator) {
+        match &self.written {
+            Some(w) => {
+                let mut object = w.to_value(self.id.resource_version);
+                if let Some(map) = object.as_object_mut() {
+                    map.remove("apiVersion");
+                    map.remove("kind");
+                }
+                serde_json::to_writer(&mut *buf, &object)
+                    .expect("writing JSON to a Vec cannot fail");
+            }
+            None => {
+                // A generated object is a k8s-openapi type serialized: `apiVersion` and
+                // `kind` come first, and are cut out in place.
+                let start = buf.len();
+                generator.write_object(buf, self.id);
+                let kind = generator.spec().kind.as_str();
+                let type_meta = [r#"{"apiVersion":"v1","kind":""#, kind, r#"","#];
+                let len: usize = type_meta.iter().map(|s| s.len()).sum();
+                let mut at = start;
+                let matches = type_meta.iter().all(|part| {
+                    let found = buf[at..].starts_with(part.as_bytes());
+                    at += part.len();
+                    found
+                });
+                debug_assert!(matches, "a generated object starts with its type");
+                if matches {
+                    buf.drain(start + 1..start + len);
+                }
+            }
+        }
+    }
+
     /// Appends the object's metadata-only form (`PartialObjectMetadata`) to `buf`, as
     /// kube-apiserver sends it to a client that asks `as=PartialObjectMetadata`.
     pub fn write_metadata(&self, buf: &mut Vec<u8>, generator: &Generator) {

@@ -45,9 +45,16 @@ pub(super) async fn serve(
     let disconnect = server.disconnect_receiver();
     let requested = match q.resource_version.as_deref() {
         None | Some("0") => None,
+        // kube-apiserver answers a watch's unparsable version with a bare 500 (a LIST's
+        // with 400).
         Some(v) => match parse_rv(v) {
             Ok(rv) => Some(rv),
-            Err(m) => return ApiError::bad_request(m).into_response(),
+            Err(_) => {
+                return ApiError::internal(format!(
+                    "resourceVersion: Invalid value: {v:?}: not a number"
+                ))
+                .into_response();
+            }
         },
     };
     // Which state the watch starts from, and whether it first sends that state as ADDED.

@@ -344,6 +344,12 @@ pub fn uid(spec: &ObjectSpec, index: u32, incarnation: u32) -> String {
     uid
 }
 
+/// The generator's epoch as a `Time` serializes: when the server's own objects (its
+/// namespaces) were made.
+pub fn epoch_time() -> serde_json::Value {
+    serde_json::to_value(time(0)).expect("a time serializes")
+}
+
 fn time(seconds: i64) -> Time {
     Time(Timestamp::from_second(EPOCH + seconds).expect("scenario timestamps are in range"))
 }

@@ -21,7 +21,7 @@ use axum::extract::{RawQuery, State};
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
 use crate::apiserver::form::object_response;
@@ -68,11 +68,17 @@ pub async fn create(
                 &write.options.field_manager,
             )),
         })?;
-        Ok(write.respond(object_response(
-            StatusCode::CREATED,
-            server.generator(),
-            &version,
-        )))
+        let response = if write.options.dry_run {
+            // Nothing was stored, so there is no resourceVersion to give.
+            let mut object = version.to_value(server.generator());
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+            json_response(StatusCode::CREATED, Body::from(object.to_string()))
+        } else {
+            object_response(StatusCode::CREATED, server.generator(), &version)
+        };
+        Ok(write.respond(response))
     })
 }
 
@@ -132,7 +138,10 @@ pub async fn patch(
                     ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", m)
                 }
             })?;
-            Ok(write.received(patched, Some(&name))?.1)
+            let object = write
+                .normalized(patched)
+                .map_err(ApiError::invalid_patch_result)?;
+            Ok(write.keyed(object, Some(&name))?.1)
         })?;
         Ok(write.respond(response))
     })
@@ -200,8 +209,22 @@ impl<'a> Write<'a> {
         object: Value,
         url_name: Option<&str>,
     ) -> Result<(NamespacedName, Value), ApiError> {
+        let object = self.normalized(object)?;
+        self.keyed(object, url_name)
+    }
+
+    /// `object` through the type (field types checked, unknown fields dropped).
+    fn normalized(&mut self, object: Value) -> Result<Value, ApiError> {
         let validation = self.options.field_validation;
-        let mut object = normalize(self.kind, object, validation, &mut self.warnings)?;
+        normalize(self.kind, object, validation, &mut self.warnings)
+    }
+
+    /// A normalized object with its key settled against the URL, and validated.
+    fn keyed(
+        &mut self,
+        mut object: Value,
+        url_name: Option<&str>,
+    ) -> Result<(NamespacedName, Value), ApiError> {
         let key = object_key(
             self.kind,
             self.namespace,
@@ -248,8 +271,10 @@ impl<'a> Write<'a> {
 }
 
 /// `DELETE /api/v1/namespaces/{namespace}/{resource}/{name}`. Deletion is immediate, as
-/// with `--grace-period=0`; the answer is the object's last state. The options come as
-/// query parameters or, as client-go sends them, as a DeleteOptions body.
+/// with `--grace-period=0`. The answer is kube-apiserver's: the object's last state for a
+/// Pod (its registry returns deleted objects), a `Success` Status naming it for a
+/// ConfigMap or Secret. The options come as query parameters or, as client-go sends
+/// them, as a DeleteOptions body.
 pub async fn delete(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
@@ -270,7 +295,20 @@ pub async fn delete(
             None
         };
         Ok(match deleted {
-            Some(version) => object_response(StatusCode::OK, &generator, &version),
+            Some(version) if kind == ObjectKind::Pod => {
+                object_response(StatusCode::OK, &generator, &version)
+            }
+            Some(version) => {
+                let uid = version.to_value(&generator)["metadata"]["uid"].clone();
+                let body = json!({
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": {"name": name, "kind": kind.plural(), "uid": uid},
+                });
+                json_response(StatusCode::OK, Body::from(body.to_string()))
+            }
             None => object_not_found(kind, &name),
         })
     })
@@ -301,7 +339,7 @@ pub async fn delete_collection(
             if i > 0 {
                 buf.push(b',');
             }
-            version.write(&mut buf, &generator);
+            version.write_item(&mut buf, &generator);
         }
         buf.extend_from_slice(b"]}");
         Ok(json_response(StatusCode::OK, Body::from(buf)))

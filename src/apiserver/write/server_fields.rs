@@ -8,6 +8,27 @@ use serde_json::{Value, json};
 use crate::apiserver::generate::{self};
 use crate::scenario::ObjectKind;
 
+/// An update's managedFields: other managers keep their entries; this one's is replaced
+/// by `entry` (`None` when it now owns no field).
+fn managed_after_update(was: &Value, manager: &str, entry: Option<Value>) -> Vec<Value> {
+    let mut managed: Vec<Value> = was["managedFields"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter(|e| {
+                    e["manager"] != manager
+                        || e["operation"] != "Update"
+                        || e.get("subresource").is_some_and(|s| !s.is_null())
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    managed.extend(entry);
+    managed
+}
+
 /// Sets what the server owns: identity and timestamps, generation, a new Pod's status,
 /// and the writer's managedFields entry. `current` is the live object for an update;
 /// `uid` is the new object's UID for a create.
@@ -34,6 +55,8 @@ pub(super) fn finish(
     ] {
         meta.remove(server_owned);
     }
+    // kube-apiserver drops a manager's entry once it owns no field.
+    let owns_fields = owned.as_object().is_some_and(|o| !o.is_empty());
     let entry = json!({
         "manager": manager,
         "operation": "Update",
@@ -46,7 +69,9 @@ pub(super) fn finish(
         None => {
             meta.insert("uid".to_owned(), json!(uid));
             meta.insert("creationTimestamp".to_owned(), now);
-            meta.insert("managedFields".to_owned(), json!([entry]));
+            if owns_fields {
+                meta.insert("managedFields".to_owned(), json!([entry]));
+            }
             if kind == ObjectKind::Pod {
                 meta.insert("generation".to_owned(), json!(1));
             }
@@ -56,23 +81,12 @@ pub(super) fn finish(
             for kept in ["uid", "creationTimestamp"] {
                 meta.insert(kept.to_owned(), was[kept].clone());
             }
-            // Other managers keep their entries; this one's is replaced.
-            let mut managed: Vec<Value> = was["managedFields"]
-                .as_array()
-                .map(|entries| {
-                    entries
-                        .iter()
-                        .filter(|e| {
-                            e["manager"] != manager
-                                || e["operation"] != "Update"
-                                || e.get("subresource").is_some_and(|s| !s.is_null())
-                        })
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            managed.push(entry);
-            meta.insert("managedFields".to_owned(), Value::Array(managed));
+            let managed = managed_after_update(was, manager, owns_fields.then_some(entry));
+            if managed.is_empty() {
+                meta.remove("managedFields");
+            } else {
+                meta.insert("managedFields".to_owned(), Value::Array(managed));
+            }
             if kind == ObjectKind::Pod {
                 // The spec changing is what bumps a Pod's generation.
                 let generation = was["generation"].as_i64().unwrap_or(1);

@@ -3,7 +3,7 @@ use super::server_fields::qos_class;
 use super::*;
 use crate::k8s::LabelSelector;
 use crate::k8s::names::is_dns_subdomain;
-use crate::scenario::Amount;
+use crate::scenario::{Amount, ObjectSpec};
 use serde_json::json;
 
 use crate::apiserver::routes::request as send;
@@ -109,6 +109,48 @@ async fn patching_a_generated_pod_keeps_its_identity() {
 }
 
 #[tokio::test]
+async fn deletes_answer_as_kube_apiserver_does_and_a_dry_run_create_has_no_version() {
+    let server = ApiServer::new(ObjectSpec {
+        kind: ObjectKind::ConfigMap,
+        ..crate::apiserver::generate::test_spec()
+    });
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let (code, dry) = send(
+        &server,
+        "POST",
+        &format!("{configmaps}?dryRun=All"),
+        JSON,
+        r#"{"metadata":{"name":"empty"}}"#,
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED);
+    assert!(dry["metadata"].get("resourceVersion").is_none(), "{dry}");
+    // A manager that owns no field has no managedFields entry.
+    assert!(dry["metadata"].get("managedFields").is_none(), "{dry}");
+    let (_, created) = send(
+        &server,
+        "POST",
+        configmaps,
+        JSON,
+        r#"{"metadata":{"name":"c"},"data":{"k":"v"}}"#,
+    )
+    .await;
+    assert_eq!(
+        created["metadata"]["managedFields"][0]["fieldsV1"]["f:data"]["f:k"],
+        json!({})
+    );
+    // A ConfigMap's registry answers a delete with a Status naming what went; a Pod's
+    // with the object (dry_run_answers_but_stores_nothing deletes one).
+    let (code, status) = send(&server, "DELETE", &format!("{configmaps}/c"), JSON, "").await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(status["kind"], "Status");
+    assert_eq!(status["status"], "Success");
+    assert_eq!(status["details"]["name"], "c");
+    assert_eq!(status["details"]["kind"], "configmaps");
+    assert_eq!(status["details"]["uid"], created["metadata"]["uid"]);
+}
+
+#[tokio::test]
 async fn dry_run_answers_but_stores_nothing() {
     let server = server();
     let rv = server.resource_version();
@@ -125,8 +167,12 @@ async fn dry_run_answers_but_stores_nothing() {
     assert_eq!(code, StatusCode::NOT_FOUND);
     send(&server, "POST", PODS, JSON, &web(json!({}))).await;
     let options = r#"{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}"#;
-    let (code, _) = send(&server, "DELETE", &format!("{PODS}/web"), JSON, options).await;
+    let (code, deleted) = send(&server, "DELETE", &format!("{PODS}/web"), JSON, options).await;
     assert_eq!(code, StatusCode::OK);
+    assert_eq!(
+        deleted["kind"], "Pod",
+        "a Pod's delete answers with the object"
+    );
     let (code, _) = send(&server, "GET", &format!("{PODS}/web"), JSON, "").await;
     assert_eq!(code, StatusCode::OK);
     assert_eq!(
@@ -322,6 +368,16 @@ async fn bad_writes_get_kube_apiserver_status_codes_and_reasons() {
             r#"{"metadata":{"name":"renamed"}}"#.to_owned(),
             400,
             "BadRequest",
+        ),
+        // A patch whose result has a field of the wrong type: 422 with the patch at fault
+        // (the same body created or replaced is a 400).
+        (
+            "PATCH",
+            &item,
+            "application/merge-patch+json",
+            r#"{"spec":{"containers":"none"}}"#.to_owned(),
+            422,
+            "Invalid",
         ),
         (
             "PATCH",

@@ -245,6 +245,12 @@ pub(super) fn check_preconditions(
     let conflict = |message: String| ApiError::new(StatusCode::CONFLICT, "Conflict", message);
     let field = |v: &Value, f: &str| v["metadata"][f].as_str().unwrap_or_default().to_owned();
     let rv = field(object, "resourceVersion");
+    if !rv.is_empty() && rv.parse::<u64>().is_err() {
+        // kube-apiserver's storage fails to parse it and answers a bare 500.
+        return Err(ApiError::internal(format!(
+            "resourceVersion {rv:?} is not a number"
+        )));
+    }
     if !rv.is_empty() && rv != field(current, "resourceVersion") {
         return Err(conflict(format!(
             "Operation cannot be fulfilled on {} {:?}: the object has been modified; please apply your changes to the latest version and try again",
