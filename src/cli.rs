@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::apiserver::ServeConfig;
-use crate::commands::{ChartOutput, CheckConfig, Command, DiffConfig, ExportConfig, RunConfig};
+use crate::commands::{
+    ChartOutput, CheckConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig, RunConfig,
+};
 use crate::output::Destination;
 use crate::report::compare::Tolerance;
 use crate::report::diff::DiffFormat;
@@ -138,9 +140,44 @@ enum Subcommands {
         #[arg(long = "tolerance", value_name = "METRIC=PCT", value_parser = parse_tolerance)]
         tolerances: Vec<Tolerance>,
     },
+    /// Send the same requests to the built-in apiserver and to a real kube-apiserver and
+    /// compare the answers (status codes, Status reasons, body shapes, watch events).
+    ///
+    /// Makes a namespace of its own on the real server (copies of the built-in server's
+    /// ConfigMaps go in it) and deletes it at the end, also on failure and Ctrl-C. Exit
+    /// code 1 if an answer differs in a way the known differences do not explain.
+    Crosscheck(CrosscheckArgs),
     /// Internal: run one variant of a job read from stdin (the runner starts this).
     #[command(name = "__run-variant", hide = true)]
     RunVariant,
+}
+
+/// `informer-mem crosscheck`'s arguments.
+#[derive(Debug, clap::Args)]
+struct CrosscheckArgs {
+    /// The real server's kubeconfig (its current context is used).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: PathBuf,
+    /// The real server's etcd client URL (servers/kube-apiserver writes it to
+    /// DIR/etcd-url), for the requests that need a compaction; without it they are not
+    /// run.
+    #[arg(long, value_name = "URL")]
+    etcd: Option<String>,
+    /// Also write every request's answers and verdict as JSON here.
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+}
+
+impl From<CrosscheckArgs> for CrosscheckConfig {
+    fn from(args: CrosscheckArgs) -> CrosscheckConfig {
+        CrosscheckConfig {
+            check: crate::crosscheck::Config {
+                kubeconfig: args.kubeconfig,
+                etcd: args.etcd,
+            },
+            out: args.out.map(Destination::from),
+        }
+    }
 }
 
 /// `run --export-*`: extra outputs of a run; `-` is standard output (then the table goes
@@ -286,6 +323,7 @@ impl Cli {
                 baseline,
                 tolerances,
             }),
+            Subcommands::Crosscheck(args) => Command::Crosscheck(args.into()),
             Subcommands::RunVariant => Command::RunVariant,
         }
     }

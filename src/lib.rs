@@ -15,6 +15,7 @@
 pub mod apiserver;
 pub mod cli;
 pub mod commands;
+pub mod crosscheck;
 pub mod exit_codes;
 pub mod informer;
 pub mod input;

@@ -1,9 +1,10 @@
-//! The commands: `run`, `serve`, `diff`, `check` and `export`, each a plain config struct
+//! The commands: `run`, `serve`, `diff`, `check`, `export` and `crosscheck`, each a plain config struct
 //! that [`crate::cli`] builds from the command line, and [`run`] that carries one out and
 //! picks the exit code ([`crate::exit_codes`]). The layer between the command line and
 //! the stages: only this module and `cli` decide what is printed and written.
 
 mod compare;
+mod crosscheck;
 mod run;
 
 use std::path::PathBuf;
@@ -28,8 +29,19 @@ pub enum Command {
     Check(CheckConfig),
     /// Convert a report into another format.
     Export(ExportConfig),
+    /// Compare the built-in apiserver with a real one, request by request.
+    Crosscheck(CrosscheckConfig),
     /// Run one variant as a child process of `run`.
     RunVariant,
+}
+
+/// Settings of `informer-mem crosscheck`.
+#[derive(Debug)]
+pub struct CrosscheckConfig {
+    /// The servers.
+    pub check: crate::crosscheck::Config,
+    /// Where to write the outcome as JSON.
+    pub out: Option<Destination>,
 }
 
 /// Settings of `informer-mem diff`.
@@ -112,5 +124,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Diff(config) => compare::diff(&config),
         Command::Check(config) => compare::check(&config),
         Command::Export(config) => compare::export(&config),
+        Command::Crosscheck(config) => crosscheck::crosscheck(&config),
     }
 }

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["commands"],
     &["progress"],
-    &["runner"],
+    &["runner", "crosscheck"],
     &["informer", "apiserver"],
     &["report"],
     &["scenario"],

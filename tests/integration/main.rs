@@ -1,11 +1,13 @@
 //! Drives the real `informer-mem` binary, one module per subject: runs, reports,
 //! determinism, bad input, outputs, the gate, `serve`; checks the built-in apiserver
-//! against kube-runtime (`conformance`) and the crate's layout (`architecture`).
+//! against kube-runtime (`conformance`) and against a real kube-apiserver (`crosscheck`),
+//! and the crate's layout (`architecture`).
 
 mod architecture;
 mod bad_scenarios;
 mod conformance;
 mod consistency;
+mod crosscheck;
 mod destinations;
 mod determinism;
 mod events;

@@ -1,0 +1,225 @@
+//! The differential check's requests ([`requests.toml`](requests.toml), compiled in) and
+//! their placeholders.
+
+use std::collections::BTreeMap;
+
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::Deserialize;
+
+/// The requests, in the order they are sent.
+pub const REQUESTS: &str = include_str!("requests.toml");
+
+/// One entry of `requests.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Unique; known differences are keyed by it.
+    pub id: String,
+    #[serde(default = "get")]
+    pub method: String,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub query: Option<String>,
+    #[serde(default)]
+    pub accept: Option<String>,
+    #[serde(default)]
+    pub content_type: Option<String>,
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Read the response as a stream of watch events.
+    #[serde(default)]
+    pub watch: bool,
+    /// Variable name -> which field of the response's metadata it takes.
+    #[serde(default)]
+    pub capture: BTreeMap<String, Capture>,
+    /// Sent only where the check can compact.
+    #[serde(default)]
+    pub needs_compaction: bool,
+    /// Not a request: something done to both servers.
+    #[serde(default)]
+    pub step: Option<Step>,
+}
+
+fn get() -> String {
+    "GET".to_owned()
+}
+
+/// A field of a response's metadata kept for later requests.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capture {
+    /// `metadata.resourceVersion`.
+    Rv,
+    /// `metadata.continue`.
+    Continue,
+    /// `metadata.uid`.
+    Uid,
+}
+
+impl Capture {
+    /// The metadata field's name.
+    pub fn field(self) -> &'static str {
+        match self {
+            Capture::Rv => "resourceVersion",
+            Capture::Continue => "continue",
+            Capture::Uid => "uid",
+        }
+    }
+}
+
+/// What a step does to both servers.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Compact the history to the newest resourceVersion.
+    Compact,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    request: Vec<Request>,
+}
+
+/// The compiled-in requests.
+pub fn requests() -> Vec<Request> {
+    let file: File = toml::from_str(REQUESTS).expect("requests.toml parses (a unit test checks)");
+    file.request
+}
+
+/// A request with its placeholders filled in for one server.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub method: http::Method,
+    /// Path and query.
+    pub uri: String,
+    pub accept: Option<String>,
+    pub content_type: Option<String>,
+    pub body: Option<String>,
+}
+
+/// Placeholders' values on one server.
+pub type Variables = BTreeMap<String, String>;
+
+impl Request {
+    /// The request as sent to a server whose placeholders are `vars`; `Err` names a
+    /// placeholder without a value (an earlier capture that found nothing).
+    pub fn resolve(&self, vars: &Variables) -> Result<Resolved, String> {
+        let path = fill(&self.path, vars, false)?;
+        let uri = match &self.query {
+            Some(query) => format!("{path}?{}", fill(query, vars, true)?),
+            None => path,
+        };
+        Ok(Resolved {
+            method: self
+                .method
+                .parse()
+                .map_err(|_| format!("method {:?} is not an HTTP method", self.method))?,
+            uri,
+            accept: self.accept.clone(),
+            content_type: self.content_type.clone(),
+            body: self
+                .body
+                .as_deref()
+                .map(|b| fill(b, vars, false))
+                .transpose()?,
+        })
+    }
+}
+
+/// `text` with every `{name}` replaced by its value (percent-encoded in a query).
+fn fill(text: &str, vars: &Variables, encode: bool) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        // JSON bodies have braces of their own: only `{identifier}` is a placeholder.
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break;
+        };
+        let name = &rest[open + 1..close];
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push_str(&rest[..=open]);
+            rest = &rest[open + 1..];
+            continue;
+        }
+        let value = vars
+            .get(name)
+            .ok_or_else(|| format!("{{{name}}} has no value"))?;
+        out.push_str(&rest[..open]);
+        if encode {
+            out.extend(utf8_percent_encode(value, NON_ALPHANUMERIC));
+        } else {
+            out.push_str(value);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn requests_parse_with_unique_ids_and_enough_of_them() {
+        let requests = requests();
+        let ids: HashSet<_> = requests.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids.len(), requests.len(), "ids are unique");
+        let sent = requests.iter().filter(|r| r.step.is_none()).count();
+        assert!(
+            sent >= 60,
+            "{sent} requests; the issue asks for at least 60"
+        );
+    }
+
+    #[test]
+    fn every_placeholder_is_defined_before_it_is_used() {
+        let mut vars: Variables = ["ns", "other_ns", "name0", "name1", "name2", "app0"]
+            .into_iter()
+            .map(|k| (k.to_owned(), "x".to_owned()))
+            .collect();
+        for request in requests() {
+            if let Err(e) = request.resolve(&vars) {
+                panic!("request {}: {e}", request.id);
+            }
+            for name in request.capture.keys() {
+                vars.insert(name.clone(), "x".to_owned());
+            }
+        }
+    }
+
+    #[test]
+    fn placeholders_are_filled_and_encoded_in_queries_only() {
+        let vars: Variables = [("ns".to_owned(), "a b".to_owned())].into();
+        let request = Request {
+            id: "t".into(),
+            method: "POST".into(),
+            path: "/api/v1/namespaces/{ns}/configmaps".into(),
+            query: Some("fieldSelector=metadata.namespace%3D{ns}".into()),
+            accept: None,
+            content_type: None,
+            body: Some(r#"{"metadata":{"namespace":"{ns}"}}"#.into()),
+            watch: false,
+            capture: BTreeMap::new(),
+            needs_compaction: false,
+            step: None,
+        };
+        let resolved = request.resolve(&vars).unwrap();
+        assert_eq!(
+            resolved.uri,
+            "/api/v1/namespaces/a b/configmaps?fieldSelector=metadata.namespace%3Da%20b"
+        );
+        assert_eq!(
+            resolved.body.as_deref(),
+            Some(r#"{"metadata":{"namespace":"a b"}}"#)
+        );
+        let missing = Request {
+            path: "/{nope}".into(),
+            ..request
+        };
+        assert_eq!(missing.resolve(&vars).unwrap_err(), "{nope} has no value");
+    }
+}
