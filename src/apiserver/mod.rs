@@ -17,6 +17,7 @@ mod encodings;
 mod extract;
 mod form;
 pub(crate) mod generate;
+mod head;
 mod list;
 mod loopback;
 mod patch;
@@ -64,7 +65,7 @@ struct Shared {
     namespaces: HashMap<String, u32>,
     state: Mutex<State>,
     /// The newest resourceVersion, for watches waiting for events.
-    head: tokio::sync::watch::Sender<u64>,
+    head: head::Head,
     /// Bumped to end every open watch (as an apiserver restart or a load balancer would).
     disconnects: tokio::sync::watch::Sender<u64>,
     requests: Mutex<RequestCounts>,
@@ -88,7 +89,7 @@ impl ApiServer {
         let namespaces = (0..spec.namespaces)
             .map(|i| (generate::namespace(&spec, i), i))
             .collect();
-        let (head, _) = tokio::sync::watch::channel(state.resource_version());
+        let head = head::Head::new(state.resource_version());
         let (disconnects, _) = tokio::sync::watch::channel(0);
         ApiServer {
             shared: Arc::new(Shared {
@@ -422,7 +423,8 @@ impl ApiServer {
         let shared = Arc::downgrade(&self.shared);
         let mut head = self.head_receiver();
         Component::ApiServer.spawn(async move {
-            while head.changed().await.is_ok() {
+            loop {
+                head.changed().await;
                 let Some(shared) = shared.upgrade() else {
                     return;
                 };
@@ -481,7 +483,7 @@ impl ApiServer {
     }
 
     /// A receiver of the newest resourceVersion, for watches waiting on new events.
-    fn head_receiver(&self) -> tokio::sync::watch::Receiver<u64> {
+    fn head_receiver(&self) -> head::HeadReceiver {
         self.shared.head.subscribe()
     }
 

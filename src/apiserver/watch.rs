@@ -19,6 +19,7 @@ use super::ApiServer;
 use super::dispatch::WatcherSlot;
 use super::form::Form;
 use super::generate::{Generator, ObjectId};
+use super::head::HeadReceiver;
 use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
 use super::state::{EventKind, Expired};
@@ -133,7 +134,7 @@ struct WatchCursor {
     /// This watcher as the slow-watcher dispatcher sees it.
     slot: Arc<WatcherSlot>,
     rv: u64,
-    head: watch::Receiver<u64>,
+    head: HeadReceiver,
     disconnect: watch::Receiver<u64>,
     deadline_at: Instant,
     deadline: Pin<Box<Sleep>>,
@@ -195,11 +196,7 @@ impl WatchCursor {
                     tokio::select! {
                         // Polled in order so a run never depends on tokio's random choice.
                         biased;
-                        changed = self.head.changed() => {
-                            if changed.is_err() {
-                                return None;
-                            }
-                        }
+                        () = self.head.changed() => {}
                         _ = self.disconnect.changed() => return None,
                         () = self.server.dispatcher().terminated() => {}
                         () = bookmark_due => return Some(self.bookmark_line()),
