@@ -32,6 +32,14 @@ pub enum Metric {
     InformerLiveBytes,
     /// Highest live bytes of the informer's blocks within the phase.
     InformerPeakLiveBytes,
+    /// Allocations the built-in apiserver made during the phase.
+    ApiServerAllocCount,
+    /// Bytes the built-in apiserver requested during the phase.
+    ApiServerAllocBytes,
+    /// Bytes of the built-in apiserver's blocks live at the phase's end.
+    ApiServerLiveBytes,
+    /// Highest live bytes of the built-in apiserver's blocks within the phase.
+    ApiServerPeakLiveBytes,
     /// LIST requests.
     ListRequests,
     /// WATCH requests.
@@ -80,7 +88,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order tables show them.
-    pub const ALL: [Metric; 32] = [
+    pub const ALL: [Metric; 36] = [
         Metric::AllocCount,
         Metric::DeallocCount,
         Metric::ReallocCount,
@@ -91,6 +99,10 @@ impl Metric {
         Metric::InformerAllocBytes,
         Metric::InformerLiveBytes,
         Metric::InformerPeakLiveBytes,
+        Metric::ApiServerAllocCount,
+        Metric::ApiServerAllocBytes,
+        Metric::ApiServerLiveBytes,
+        Metric::ApiServerPeakLiveBytes,
         Metric::ListRequests,
         Metric::WatchRequests,
         Metric::WatchEvents,
@@ -128,6 +140,10 @@ impl Metric {
             Metric::InformerAllocBytes => "informer_alloc_bytes",
             Metric::InformerLiveBytes => "informer_live_bytes",
             Metric::InformerPeakLiveBytes => "informer_peak_live_bytes",
+            Metric::ApiServerAllocCount => "apiserver_alloc_count",
+            Metric::ApiServerAllocBytes => "apiserver_alloc_bytes",
+            Metric::ApiServerLiveBytes => "apiserver_live_bytes",
+            Metric::ApiServerPeakLiveBytes => "apiserver_peak_live_bytes",
             Metric::ListRequests => "list_requests",
             Metric::WatchRequests => "watch_requests",
             Metric::WatchEvents => "watch_events",
@@ -191,7 +207,9 @@ impl Metric {
             Metric::LiveBytes
             | Metric::PeakLiveBytes
             | Metric::InformerLiveBytes
-            | Metric::InformerPeakLiveBytes => Some(1.0),
+            | Metric::InformerPeakLiveBytes
+            | Metric::ApiServerLiveBytes
+            | Metric::ApiServerPeakLiveBytes => Some(1.0),
             m if m.is_exact() => Some(0.0),
             _ => None,
         }

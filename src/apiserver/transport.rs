@@ -36,6 +36,13 @@ const BASE_URI: &str = "http://informer-mem.invalid";
 /// attributes them, and the service inside kube's request buffer attributes its calls
 /// (kube spawns that buffer's worker task itself).
 pub fn client(server: &ApiServer) -> kube::Client {
+    client_of(server, Component::Informer)
+}
+
+/// A client of `server` whose work is charged to `component` (the server's connections
+/// still to [`Component::ApiServer`]): the plain watchers of a variant's `watchers` are
+/// the harness's.
+pub fn client_of(server: &ApiServer, component: Component) -> kube::Client {
     let router = {
         let _apiserver = alloc::enter(Component::ApiServer);
         router(server.clone())
@@ -51,12 +58,11 @@ pub fn client(server: &ApiServer) -> kube::Client {
         });
         std::future::ready(Ok::<_, io::Error>(Pipe(TokioIo::new(client_end))))
     });
-    let _informer = alloc::enter(Component::Informer);
-    let http =
-        hyper_util::client::legacy::Client::builder(Spawner(Component::Informer)).build(connector);
+    let _client = alloc::enter(component);
+    let http = hyper_util::client::legacy::Client::builder(Spawner(component)).build(connector);
     let base = BASE_URI.parse().expect("the base URI is valid");
     let service = Attribute {
-        component: Component::Informer,
+        component,
         inner: BaseUriLayer::new(base).layer(http),
     };
     kube::Client::new(service, "default")

@@ -34,6 +34,12 @@ impl Metric {
             Metric::InformerPeakLiveBytes => {
                 m.components.map(|c| c.informer.peak_live_bytes.0 as f64)
             }
+            Metric::ApiServerAllocCount => m.components.map(|c| c.apiserver.alloc_count as f64),
+            Metric::ApiServerAllocBytes => m.components.map(|c| c.apiserver.alloc_bytes.0 as f64),
+            Metric::ApiServerLiveBytes => m.components.map(|c| c.apiserver.live_bytes.0 as f64),
+            Metric::ApiServerPeakLiveBytes => {
+                m.components.map(|c| c.apiserver.peak_live_bytes.0 as f64)
+            }
             Metric::ListRequests => n(r.list),
             Metric::WatchRequests => n(r.watch),
             Metric::WatchEvents => n(r.watch_events),

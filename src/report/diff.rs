@@ -187,6 +187,9 @@ fn value(metric: Metric, v: f64) -> String {
         | Metric::InformerAllocBytes
         | Metric::InformerLiveBytes
         | Metric::InformerPeakLiveBytes
+        | Metric::ApiServerAllocBytes
+        | Metric::ApiServerLiveBytes
+        | Metric::ApiServerPeakLiveBytes
         | Metric::BytesServed
         | Metric::QueuePeakBytes
         | Metric::HandlerPeakBufferBytes

@@ -30,7 +30,9 @@ use crate::measure::dhat::Allocator;
 use crate::measure::timeline::{Sample, TimelineSpec};
 use crate::measure::{Components, Measurement};
 use crate::metric::Metric;
-use crate::scenario::{ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, VariantConfig};
+use crate::scenario::{
+    ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, ServerSide, VariantConfig,
+};
 use crate::units::Bytes;
 
 fn is_zero(n: &u64) -> bool {
@@ -166,6 +168,9 @@ pub struct VariantReport {
     pub name: String,
     /// Every setting of the variant, defaults included.
     pub config: VariantConfig,
+    /// The apiserver's side of the variant's process: plain watchers, shared encodings.
+    #[serde(default, skip_serializing_if = "ServerSide::is_default")]
+    pub server: ServerSide,
     /// Why the variant did not finish (its process crashed, or a phase failed); the phases
     /// it completed are still listed.
     pub error: Option<String>,

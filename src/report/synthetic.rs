@@ -14,6 +14,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
     let variant = |v: usize| VariantReport {
         name: format!("variant {v} | piped"),
         config: VariantConfig::defaults(Implementation::Builtin),
+        server: Default::default(),
         error: None,
         setup: None,
         subject: None,

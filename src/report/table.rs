@@ -112,6 +112,14 @@ pub fn render_table(report: &Report) -> String {
             out.push('\n');
         }
     }
+    let server = server_rows(report);
+    if !server.is_empty() {
+        out.push_str(&format!("{}\n", terminal_table(&SERVER_COLUMNS, server)));
+        for note in SERVER_NOTES {
+            out.push_str(note);
+            out.push('\n');
+        }
+    }
     for (name, error) in failures(report) {
         out.push_str(&format!("variant {name:?} failed: {error}\n"));
     }
@@ -137,6 +145,15 @@ pub fn render_markdown(report: &Report) -> String {
         out.push_str(&markdown_table(&EVENT_COLUMNS, events));
         out.push('\n');
         for note in EVENT_NOTES {
+            out.push_str(&format!("- {note}\n"));
+        }
+    }
+    let server = server_rows(report);
+    if !server.is_empty() {
+        out.push('\n');
+        out.push_str(&markdown_table(&SERVER_COLUMNS, server));
+        out.push('\n');
+        for note in SERVER_NOTES {
             out.push_str(&format!("- {note}\n"));
         }
     }
@@ -352,6 +369,71 @@ const EVENT_NOTES: [&str; 4] = [
     "synced at: virtual time after the informer started at which it, and each handler, \
      reported HasSynced; - while not",
 ];
+
+/// The server table's columns, and whether each is right-aligned.
+const SERVER_COLUMNS: [(&str, bool); 9] = [
+    ("variant", false),
+    ("phase", false),
+    ("watches", true),
+    ("events sent", true),
+    ("bytes sent", true),
+    ("server allocs", true),
+    ("server allocated", true),
+    ("per event sent", true),
+    ("server peak", true),
+];
+
+/// What the server table's columns mean.
+const SERVER_NOTES: [&str; 2] = [
+    "the built-in apiserver's side, exact: watches open (the informers' and the plain \
+     `watchers`), watch events and response bytes it sent, its allocations, the bytes it \
+     allocated and their share per event sent, its peak live bytes",
+    "shared: one encoding per event for every watch (KEP-1152, `share_encodings`); \
+     per watch: each watch's copy encoded on its own",
+];
+
+/// Rows of the server table: every phase of every variant, when a variant sets the
+/// server's side (`watchers`, `share_encodings`).
+fn server_rows(report: &Report) -> Vec<[String; 9]> {
+    if report.variants.iter().all(|v| v.server.is_default()) {
+        return Vec::new();
+    }
+    let mut rows = Vec::new();
+    for variant in &report.variants {
+        let watches = variant.config.informer_processes() + variant.server.watchers;
+        let encoding = if variant.server.share_encodings {
+            "shared"
+        } else {
+            "per watch"
+        };
+        for (i, phase) in variant.phases.iter().enumerate() {
+            let Some(server) = phase.measurement.components.map(|c| c.apiserver) else {
+                continue;
+            };
+            let sent = phase.api_requests.watch_events;
+            let per_event = match sent {
+                0 => "-".to_owned(),
+                n => Bytes(server.alloc_bytes.0 / n).to_string(),
+            };
+            rows.push([
+                if i == 0 {
+                    variant.name.clone()
+                } else {
+                    String::new()
+                },
+                phase.name.clone(),
+                format!("{watches} ({encoding})"),
+                thousands(sent),
+                Bytes(phase.api_requests.bytes).to_string(),
+                thousands(server.alloc_count),
+                server.alloc_bytes.to_string(),
+                per_event,
+                server.peak_live_bytes.to_string(),
+            ]);
+        }
+    }
+    rows
+}
 
 /// Rows of the events table: one per phase of every variant that has a queue, or of every
 /// variant when the apiserver terminated a watch or an informer was left without its state.

@@ -9,7 +9,8 @@ use std::io::{self, Read, Write};
 
 use super::message::{Job, Message};
 use super::phase::{Driver, phase_seed};
-use crate::apiserver::{ApiServer, transport};
+use super::watchers::Watchers;
+use crate::apiserver::{ApiServer, SHARED_ENCODING_BYTES, transport};
 use crate::informer::Informer;
 use crate::measure::{Component, PhaseMeter, alloc};
 use crate::report::SetupReport;
@@ -66,6 +67,7 @@ pub fn run(
     variant: usize,
     mut emit: impl FnMut(Message) -> io::Result<()>,
 ) -> anyhow::Result<()> {
+    let side = scenario.variants[variant].server;
     let config = &scenario.variants[variant].config;
     // No I/O driver: nothing here touches a socket. Time is virtual (paused): it moves only
     // when every task waits on a timer, so watch timeouts and bookmarks never fire in the
@@ -89,12 +91,18 @@ pub fn run(
             if scenario.phases.iter().any(|p| p.churn.is_some()) {
                 server.terminate_slow_watchers();
             }
+            if side.share_encodings {
+                server.share_encodings(SHARED_ENCODING_BYTES);
+            }
             server
         };
         let client = transport::client(&server);
+        let watch_client =
+            (side.watchers > 0).then(|| transport::client_of(&server, Component::Harness));
         emit(Message::Setup(SetupReport::new(&setup.finish())))?;
 
         let mut informer: Option<Informer> = None;
+        let mut watchers = Watchers::default();
         for (i, phase) in scenario.phases.iter().enumerate() {
             let seed = phase_seed(scenario, i);
             let driver = Driver {
@@ -102,8 +110,9 @@ pub fn run(
                 client: &client,
                 config,
                 timeline: scenario.timeline,
+                watchers: watch_client.as_ref().map(|c| (c, side.watchers)),
             };
-            let run = driver.run(&mut informer, phase, seed);
+            let run = driver.run(&mut informer, &mut watchers, phase, seed);
             match run.await {
                 Ok(report) => emit(Message::Phase(Box::new(report)))?,
                 Err(e) => {
@@ -115,6 +124,7 @@ pub fn run(
         if let Some(informer) = informer {
             informer.abort();
         }
+        watchers.abort();
         Ok(())
     })
 }

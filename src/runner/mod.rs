@@ -12,6 +12,7 @@ mod external;
 mod message;
 mod phase;
 mod process;
+mod watchers;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

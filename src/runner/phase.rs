@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::watchers::Watchers;
 use crate::apiserver::ApiServer;
 use crate::informer::{self, Informer};
 use crate::measure::jemalloc::{self, Release};
@@ -56,6 +57,8 @@ pub(super) struct Driver<'a> {
     pub config: &'a VariantConfig,
     /// Samples to take within each phase.
     pub timeline: Option<TimelineSpec>,
+    /// The plain watchers' client, and how many to open when the informer starts.
+    pub watchers: Option<(&'a kube::Client, u32)>,
 }
 
 impl Driver<'_> {
@@ -63,6 +66,7 @@ impl Driver<'_> {
     pub(super) async fn run(
         self,
         informer: &mut Option<Informer>,
+        watchers: &mut Watchers,
         phase: &Phase,
         seed: u64,
     ) -> Result<PhaseReport, PhaseError> {
@@ -80,7 +84,7 @@ impl Driver<'_> {
             .timeline
             .filter(|_| !crate::measure::dhat::BUILD)
             .map(Timeline::start);
-        self.start_action(informer, phase, seed);
+        self.start_action(informer, watchers, phase, seed);
         finish_action(phase.action).await;
         let informer = informer
             .as_mut()
@@ -95,7 +99,7 @@ impl Driver<'_> {
         // An informer that has not got its initial state by the churn's end is left as it
         // is: the phase records how far it got.
         if synced {
-            wait_caught_up(server, informer, phase).await?;
+            wait_caught_up(server, informer, watchers.len(), phase).await?;
         }
         let measurement = meter.finish();
         let samples = timeline.map(Timeline::finish).unwrap_or_default();
@@ -115,13 +119,25 @@ impl Driver<'_> {
     /// The phase's changes on the server, and the informer's start or resync. The changes
     /// are the apiserver's work, the informer's start the informer's; the driver itself is
     /// the harness.
-    fn start_action(self, informer: &mut Option<Informer>, phase: &Phase, seed: u64) {
+    fn start_action(
+        self,
+        informer: &mut Option<Informer>,
+        watchers: &mut Watchers,
+        phase: &Phase,
+        seed: u64,
+    ) {
         let _apiserver = alloc::enter(Component::ApiServer);
         change_server(self.server, phase, seed, |action| match action {
             PhaseAction::List => {
-                let _informer = alloc::enter(Component::Informer);
-                let kind = self.server.spec().kind;
-                *informer = Some(informer::spawn(self.client.clone(), kind, self.config));
+                {
+                    let _informer = alloc::enter(Component::Informer);
+                    let kind = self.server.spec().kind;
+                    *informer = Some(informer::spawn(self.client.clone(), kind, self.config));
+                }
+                if let Some((client, n)) = self.watchers {
+                    let _harness = alloc::enter(Component::Harness);
+                    watchers.open(self.server, client, n);
+                }
             }
             // The resync timer is the informer's: no request, no change on the server.
             PhaseAction::Resync => {
@@ -289,10 +305,12 @@ fn calibrate(bytes: u64, blocks: u64) {
 /// newest resourceVersion, the process is quiet (so the informer has read and applied it),
 /// and its queues and handlers have nothing left. This reads the server, not the
 /// informer's reflector, so it holds for any implementation. Handlers that pay a cost in
-/// virtual time move the deadline on as long as they make progress.
+/// virtual time move the deadline on as long as they make progress. The variant's plain
+/// watchers (`watchers` of them) must have been sent everything too.
 async fn wait_caught_up(
     server: &ApiServer,
     informer: &mut Informer,
+    watchers: usize,
     phase: &Phase,
 ) -> Result<(), PhaseError> {
     let target = server.resource_version();
@@ -307,7 +325,8 @@ async fn wait_caught_up(
                 source: informer.failure().await,
             });
         }
-        if status.synced && server.watches_at(target) >= informer.count() && informer.quiet() {
+        let watches = informer.count() + watchers;
+        if status.synced && server.watches_at(target) >= watches && informer.quiet() {
             return Ok(());
         }
         let now_handled = informer.handled();

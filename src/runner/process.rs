@@ -30,6 +30,7 @@ pub(super) fn run_child(
     let mut report = VariantReport {
         name: variant.name.clone(),
         config: variant.config.clone(),
+        server: variant.server,
         error: None,
         setup: None,
         phases: Vec::new(),

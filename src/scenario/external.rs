@@ -141,6 +141,8 @@ fn builtin_only_key(raw: &RawVariant) -> Option<&'static str> {
         ("resync_period", raw.resync_period.is_some()),
         ("uid_aware", raw.uid_aware.is_some()),
         ("watch_read_cost", raw.watch_read_cost.is_some()),
+        ("watchers", raw.watchers.is_some()),
+        ("share_encodings", raw.share_encodings.is_some()),
     ])
 }
 

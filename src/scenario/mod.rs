@@ -11,6 +11,7 @@ mod external;
 mod objects;
 mod phase;
 mod raw;
+mod server_side;
 mod variant;
 
 use std::collections::{BTreeMap, HashMap};
@@ -33,7 +34,7 @@ use raw::{RawScenario, RawTimeline};
 use variant::variant_from_raw;
 pub use variant::{
     AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
-    Projection, QueueKind, Relist, StoreMode, Transform, Variant, VariantConfig,
+    Projection, QueueKind, Relist, ServerSide, StoreMode, Transform, Variant, VariantConfig,
 };
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with

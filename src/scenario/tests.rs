@@ -419,3 +419,36 @@ fn a_value_quoting_rust_type_names_is_quoted_back_not_taken_for_a_parser_message
         "quoted back as written: {error}"
     );
 }
+
+#[test]
+fn watchers_and_shared_encodings_are_the_server_side_of_a_variant() {
+    let s = with_variant_settings("watchers = 100\nshare_encodings = true").unwrap();
+    let side = s.variants[0].server;
+    assert_eq!((side.watchers, side.share_encodings), (100, true));
+    // Not the informer's: its settings are untouched.
+    assert_eq!(
+        s.variants[0].config,
+        VariantConfig::defaults(Implementation::Builtin)
+    );
+    let plain = Scenario::parse(Path::new("x.toml"), MINIMAL).unwrap();
+    assert!(plain.variants[0].server.is_default());
+
+    let e = with_variant_settings("watchers = 1001")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at `variant[0].watchers`"), "{e}");
+    let e = with_variant_settings("watchers = -1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at `variant[0].watchers`"), "{e}");
+    let e = with_variant_settings("share_encodings = \"yes\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("share_encodings"), "{e}");
+    // An external variant's program is served by a server set up as `serve` is.
+    let e =
+        with_variant_settings("implementation = \"external\"\ncommand = [\"true\"]\nwatchers = 2")
+            .unwrap_err()
+            .to_string();
+    assert!(e.contains("watchers"), "{e}");
+}

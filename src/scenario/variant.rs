@@ -12,6 +12,7 @@ use super::error::{Problem, duration_ms, int_in};
 use super::external::{self, Subject};
 use super::objects::{ObjectKind, ObjectSpec};
 use super::raw::{self, RawVariant};
+pub use super::server_side::ServerSide;
 
 /// One informer configuration under test.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +24,9 @@ pub struct Variant {
     /// The program an external variant runs; `None` for the built-in informers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<Box<Subject>>,
+    /// The apiserver's side of the variant's process.
+    #[serde(default, skip_serializing_if = "ServerSide::is_default")]
+    pub server: ServerSide,
 }
 
 /// The settings of an informer variant. A report written before a setting existed reads
@@ -438,6 +442,7 @@ pub(super) fn variant_from_raw(
             name: raw.name.into_inner(),
             config,
             subject: Some(Box::new(subject)),
+            server: ServerSide::default(),
         });
     }
     external::refuse_on_builtin(i, &raw)?;
@@ -465,10 +470,12 @@ pub(super) fn variant_from_raw(
             None => problem,
         }
     })?;
+    let server = ServerSide::from_raw(&raw, &key)?;
     Ok(Variant {
         name: raw.name.into_inner(),
         config,
         subject: None,
+        server,
     })
 }
 

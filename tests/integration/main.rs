@@ -21,5 +21,6 @@ mod retention;
 mod run;
 mod runner;
 mod serve;
+mod server_side;
 mod settle;
 mod util;
