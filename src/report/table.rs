@@ -104,26 +104,52 @@ pub fn render_table(report: &Report) -> String {
         out.push_str(note);
         out.push('\n');
     }
-    let events = event_rows(report);
-    if !events.is_empty() {
-        out.push_str(&format!("{}\n", terminal_table(&EVENT_COLUMNS, events)));
-        for note in EVENT_NOTES {
-            out.push_str(note);
-            out.push('\n');
-        }
-    }
-    let server = server_rows(report);
-    if !server.is_empty() {
-        out.push_str(&format!("{}\n", terminal_table(&SERVER_COLUMNS, server)));
-        for note in SERVER_NOTES {
-            out.push_str(note);
-            out.push('\n');
-        }
-    }
+    push_terminal(&mut out, &EVENT_COLUMNS, event_rows(report), &EVENT_NOTES);
+    push_terminal(
+        &mut out,
+        &SERVER_COLUMNS,
+        server_rows(report),
+        &SERVER_NOTES,
+    );
     for (name, error) in failures(report) {
         out.push_str(&format!("variant {name:?} failed: {error}\n"));
     }
     out
+}
+
+/// Appends a terminal table and its notes, one a line, when it has rows.
+fn push_terminal<const N: usize>(
+    out: &mut String,
+    columns: &[(&str, bool); N],
+    rows: Vec<[String; N]>,
+    notes: &[&str],
+) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(&format!("{}\n", terminal_table(columns, rows)));
+    for note in notes {
+        out.push_str(note);
+        out.push('\n');
+    }
+}
+
+/// Appends a markdown table and its notes as a list, when it has rows.
+fn push_markdown<const N: usize>(
+    out: &mut String,
+    columns: &[(&str, bool); N],
+    rows: Vec<[String; N]>,
+    notes: &[&str],
+) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push('\n');
+    out.push_str(&markdown_table(columns, rows));
+    out.push('\n');
+    for note in notes {
+        out.push_str(&format!("- {note}\n"));
+    }
 }
 
 /// Renders the report as GitHub markdown: a heading, the table and its notes.
@@ -139,24 +165,13 @@ pub fn render_markdown(report: &Report) -> String {
         // A leading `*` would start emphasis.
         out.push_str(&format!("- {}\n", note.replace('*', "\\*")));
     }
-    let events = event_rows(report);
-    if !events.is_empty() {
-        out.push('\n');
-        out.push_str(&markdown_table(&EVENT_COLUMNS, events));
-        out.push('\n');
-        for note in EVENT_NOTES {
-            out.push_str(&format!("- {note}\n"));
-        }
-    }
-    let server = server_rows(report);
-    if !server.is_empty() {
-        out.push('\n');
-        out.push_str(&markdown_table(&SERVER_COLUMNS, server));
-        out.push('\n');
-        for note in SERVER_NOTES {
-            out.push_str(&format!("- {note}\n"));
-        }
-    }
+    push_markdown(&mut out, &EVENT_COLUMNS, event_rows(report), &EVENT_NOTES);
+    push_markdown(
+        &mut out,
+        &SERVER_COLUMNS,
+        server_rows(report),
+        &SERVER_NOTES,
+    );
     for (name, error) in failures(report) {
         out.push_str(&format!(
             "- :x: variant `{}` failed: {}\n",
@@ -387,7 +402,8 @@ const SERVER_COLUMNS: [(&str, bool); 9] = [
 const SERVER_NOTES: [&str; 2] = [
     "the built-in apiserver's side, exact: watches open (the informers' and the plain \
      `watchers`), watch events and response bytes it sent, its allocations, the bytes it \
-     allocated and their share per event sent, its peak live bytes",
+     allocated and their share per event sent (- in a phase that served a LIST), its peak \
+     live bytes",
     "shared: one encoding per event for every watch (KEP-1152, `share_encodings`); \
      per watch: each watch's copy encoded on its own",
 ];
@@ -411,9 +427,10 @@ fn server_rows(report: &Report) -> Vec<[String; 9]> {
                 continue;
             };
             let sent = phase.api_requests.watch_events;
-            let per_event = match sent {
-                0 => "-".to_owned(),
-                n => Bytes(server.alloc_bytes.0 / n).to_string(),
+            // A phase that served a LIST spent most of its allocations on it.
+            let per_event = match (sent, phase.api_requests.list) {
+                (0, _) | (_, 1..) => "-".to_owned(),
+                (n, 0) => Bytes(server.alloc_bytes.0 / n).to_string(),
             };
             rows.push([
                 if i == 0 {
