@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::apiserver::ServeConfig;
 use crate::commands::{
-    ChartOutput, CheckConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig, RunConfig,
+    ChartOutput, CheckConfig, ClusterConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig,
+    RunConfig,
 };
 use crate::output::Destination;
 use crate::report::compare::Tolerance;
@@ -70,6 +71,17 @@ enum Subcommands {
         /// refused.
         #[arg(long)]
         allow_commands: bool,
+        /// Run against the real server this kubeconfig's current context names instead of
+        /// the built-in apiserver: each variant gets a namespace of its own, filled with
+        /// the scenario's objects and removed at the end (also on failure and Ctrl-C);
+        /// phases write through the API.
+        #[arg(long, value_name = "FILE")]
+        kubeconfig: Option<PathBuf>,
+        /// With --kubeconfig: write nothing. The informers list and watch the objects
+        /// already there, in every namespace; a phase that writes is refused before
+        /// anything connects.
+        #[arg(long, requires = "kubeconfig")]
+        read_only: bool,
     },
     /// Convert a report into another format: markdown, benchmark-tool JSON, a chart.
     Export {
@@ -265,6 +277,8 @@ impl Cli {
                 variant_timeout,
                 jobs,
                 allow_commands,
+                kubeconfig,
+                read_only,
             } => Command::Run(RunConfig {
                 scenario,
                 out,
@@ -278,6 +292,10 @@ impl Cli {
                 variant_timeout,
                 jobs: usize::from(jobs),
                 allow_commands,
+                cluster: kubeconfig.map(|kubeconfig| ClusterConfig {
+                    kubeconfig,
+                    read_only,
+                }),
             }),
             Subcommands::Export {
                 report,

@@ -14,6 +14,7 @@
 
 pub mod apiserver;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod crosscheck;
 pub mod exit_codes;

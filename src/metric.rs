@@ -181,6 +181,21 @@ impl Metric {
             )
     }
 
+    /// Whether the figure is a high-water mark within the phase.
+    pub fn is_peak(self) -> bool {
+        matches!(
+            self,
+            Metric::PeakLiveBytes
+                | Metric::InformerPeakLiveBytes
+                | Metric::ApiServerPeakLiveBytes
+                | Metric::QueuePeakBytes
+                | Metric::HandlerPeakBufferBytes
+                | Metric::SubjectHeapPeakBytes
+                | Metric::RssPeakBytes
+                | Metric::SubjectRssPeakBytes
+        )
+    }
+
     /// Whether the figure is an external variant's program's, measured from outside.
     pub fn is_subject(self) -> bool {
         matches!(

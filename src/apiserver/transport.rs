@@ -6,7 +6,6 @@
 //! server allocated is ever owned by the informer. No socket, no DNS, no other thread: on a
 //! `current_thread` runtime every run schedules the same way.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -21,7 +20,8 @@ use tower::Layer;
 
 use super::ApiServer;
 use super::routes::router;
-use crate::measure::alloc::{self, Attributed, Component};
+use crate::measure::alloc::{self, Component};
+use crate::measure::attributed::{Attribute, Spawner};
 
 /// Capacity of each direction of an in-memory connection.
 const PIPE_CAPACITY: usize = 64 * 1024;
@@ -66,47 +66,6 @@ pub fn client_of(server: &ApiServer, component: Component) -> kube::Client {
         inner: BaseUriLayer::new(base).layer(http),
     };
     kube::Client::new(service, "default")
-}
-
-/// hyper's executor: spawns on tokio, charged to a component.
-#[derive(Debug, Clone, Copy)]
-struct Spawner(Component);
-
-impl<F> hyper::rt::Executor<F> for Spawner
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    fn execute(&self, future: F) {
-        self.0.spawn(future);
-    }
-}
-
-/// A tower service whose readiness checks, calls and response futures are charged to a
-/// component, whichever task drives them.
-#[derive(Debug, Clone)]
-struct Attribute<S> {
-    component: Component,
-    inner: S,
-}
-
-impl<S, R> tower::Service<R> for Attribute<S>
-where
-    S: tower::Service<R>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = Attributed<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        let _entered = alloc::enter(self.component);
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        let _entered = alloc::enter(self.component);
-        self.component.attribute(self.inner.call(request))
-    }
 }
 
 /// The client end of an in-memory connection.

@@ -6,6 +6,7 @@
 mod compare;
 mod crosscheck;
 mod run;
+mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,6 +86,17 @@ pub struct RunConfig {
     pub jobs: usize,
     /// Whether the scenario's external variants may start their programs.
     pub allow_commands: bool,
+    /// The real server to run against instead of the built-in apiserver.
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// `run --kubeconfig`: the real server a run talks to.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// The kubeconfig naming it (its current context).
+    pub kubeconfig: PathBuf,
+    /// Write nothing; refuse phases that write.
+    pub read_only: bool,
 }
 
 /// Where `run` draws its chart.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use super::session::Session;
 use super::{ChartOutput, RunConfig};
 use crate::exit_codes;
 use crate::measure;
@@ -21,6 +22,11 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load(&config.scenario)?;
     show_commands(&scenario, config)?;
     let outputs = Outputs::plan(config, &scenario)?;
+    let session = config
+        .cluster
+        .as_ref()
+        .map(|cluster| Session::open(cluster, &scenario, config.quiet))
+        .transpose()?;
     let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
     let mut progress = Reporter::new(
         Mode::detect(config.quiet),
@@ -31,9 +37,15 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
         dhat_files: outputs.dhat_files.as_deref(),
         profiles: outputs.report_file(),
         jobs: config.jobs,
+        cluster: session.as_ref().map(|s| s.jobs.as_slice()),
     };
-    let report = runner::run_variants(&scenario, &exe, &limits, |p| progress.show(p));
+    let mut report = runner::run_variants(&scenario, &exe, &limits, |p| progress.show(p));
     progress.finish();
+    if let Some(session) = &session {
+        session.stop_if_interrupted();
+        report.server = Some(session.server.clone());
+        session.close()?;
+    }
     outputs.write(&report, config.quiet)?;
     Ok(ExitCode::from(verdict(&report)))
 }

@@ -49,8 +49,15 @@ impl<K: Object> StoreView for Reader<K> {
 }
 
 /// Starts kube-runtime's watcher and reflector for `K`.
-pub fn spawn<K: Object>(client: kube::Client, config: &VariantConfig) -> Informer {
-    let api: Api<K> = Api::all(client);
+pub fn spawn<K: Object>(
+    client: kube::Client,
+    config: &VariantConfig,
+    namespace: Option<&str>,
+) -> Informer {
+    let api: Api<K> = match namespace {
+        Some(namespace) => Api::namespaced(client, namespace),
+        None => Api::all(client),
+    };
     let mut watcher_config = watcher::Config {
         page_size: (config.page_size > 0).then_some(config.page_size),
         ..watcher::Config::default()

@@ -108,37 +108,52 @@ impl std::fmt::Debug for Informer {
     }
 }
 
-/// Starts the informers `config` describes for objects of `kind`, on the current runtime.
-pub fn spawn(client: kube::Client, kind: ObjectKind, config: &VariantConfig) -> Informer {
+/// Starts the informers `config` describes for objects of `kind`, on the current runtime,
+/// across all namespaces or, with `namespace`, in that one.
+pub fn spawn(
+    client: kube::Client,
+    kind: ObjectKind,
+    config: &VariantConfig,
+    namespace: Option<&str>,
+) -> Informer {
     let rest: Vec<Part> = (1..config.informer_processes())
-        .map(|_| spawn_one(client.clone(), kind, config).first)
+        .map(|_| spawn_one(client.clone(), kind, config, namespace).first)
         .collect();
-    let mut informer = spawn_one(client, kind, config);
+    let mut informer = spawn_one(client, kind, config, namespace);
     informer.rest = rest;
     informer
 }
 
-fn spawn_one(client: kube::Client, kind: ObjectKind, config: &VariantConfig) -> Informer {
+fn spawn_one(
+    client: kube::Client,
+    kind: ObjectKind,
+    config: &VariantConfig,
+    ns: Option<&str>,
+) -> Informer {
     match (kind, config.projection) {
-        (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config),
-        (ObjectKind::ConfigMap, Projection::Full) => spawn_typed::<ConfigMap>(client, config),
-        (ObjectKind::Secret, Projection::Full) => spawn_typed::<Secret>(client, config),
+        (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config, ns),
+        (ObjectKind::ConfigMap, Projection::Full) => spawn_typed::<ConfigMap>(client, config, ns),
+        (ObjectKind::Secret, Projection::Full) => spawn_typed::<Secret>(client, config, ns),
         (ObjectKind::Pod, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Pod>>(client, config)
+            spawn_typed::<PartialObjectMeta<Pod>>(client, config, ns)
         }
         (ObjectKind::ConfigMap, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config)
+            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config, ns)
         }
         (ObjectKind::Secret, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Secret>>(client, config)
+            spawn_typed::<PartialObjectMeta<Secret>>(client, config, ns)
         }
     }
 }
 
-fn spawn_typed<K: Object>(client: kube::Client, config: &VariantConfig) -> Informer {
+fn spawn_typed<K: Object>(
+    client: kube::Client,
+    config: &VariantConfig,
+    namespace: Option<&str>,
+) -> Informer {
     match config.implementation {
-        Implementation::Builtin => spawn_builtin::<K>(client, config),
-        Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config),
+        Implementation::Builtin => spawn_builtin::<K>(client, config, namespace),
+        Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config, namespace),
         Implementation::External => {
             unreachable!("an external variant's informer is its own program (runner::external)")
         }
@@ -258,7 +273,11 @@ impl Informer {
 }
 
 /// Starts the built-in informer.
-fn spawn_builtin<K: Object>(client: kube::Client, config: &VariantConfig) -> Informer {
+fn spawn_builtin<K: Object>(
+    client: kube::Client,
+    config: &VariantConfig,
+    namespace: Option<&str>,
+) -> Informer {
     let (tx, status) = watch::channel(Status::default());
     let store = Arc::new(Mutex::new(Store::<K>::new(config.store, config.relist)));
     let reflector = Reflector::new(
@@ -269,6 +288,7 @@ fn spawn_builtin<K: Object>(client: kube::Client, config: &VariantConfig) -> Inf
             page_size: config.page_size,
             read_cost_ms: config.watch_read_cost_ms,
         },
+        namespace,
     );
     let Some(kind) = config.queue else {
         let task =
@@ -413,7 +433,7 @@ mod tests {
             let client = transport::client(&server);
             let mut config = VariantConfig::defaults(implementation);
             config.initial_sync = InitialSync::WatchList;
-            let informer = spawn(client, ObjectKind::Pod, &config);
+            let informer = spawn(client, ObjectKind::Pod, &config, None);
             // Let some initial events through, then end every watch mid-stream.
             for _ in 0..10 {
                 tokio::task::yield_now().await;
@@ -445,7 +465,7 @@ mod tests {
                     config.relist = relist;
                     config.store = store;
                     config.page_size = 25;
-                    let informer = spawn(client, ObjectKind::Pod, &config);
+                    let informer = spawn(client, ObjectKind::Pod, &config, None);
                     caught_up(&server, &informer).await;
                     let at = format!("{list_rules:?} {relist:?} {store:?}");
                     assert!(store_matches_server(&server, &informer), "{at}");

@@ -4,6 +4,7 @@
 
 use std::fmt::Debug;
 
+use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::Resource;
 use kube::core::PartialObjectMeta;
@@ -14,7 +15,14 @@ use crate::k8s::Identity;
 
 /// A kind the informer caches.
 pub trait Object:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + Debug
+    + Send
+    + Sync
+    + 'static
 {
     /// Drops `status`, for kinds that have one.
     fn clear_status(&mut self) {}
@@ -30,8 +38,13 @@ impl Object for ConfigMap {}
 
 impl Object for Secret {}
 
-impl<K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static> Object
-    for PartialObjectMeta<K>
+impl<K> Object for PartialObjectMeta<K> where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Send
+        + Sync
+        + 'static
 {
 }
 

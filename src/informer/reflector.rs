@@ -73,10 +73,10 @@ pub struct Rules {
     pub read_cost_ms: u16,
 }
 
-/// Lists and watches one resource across all namespaces.
+/// Lists and watches one resource, across all namespaces or in one.
 pub struct Reflector<K> {
     client: kube::Client,
-    /// `/api/v1/pods`.
+    /// `/api/v1/pods` or `/api/v1/namespaces/NS/pods`.
     path: String,
     rules: Rules,
     /// The last resourceVersion seen: of a LIST, an event or a bookmark.
@@ -104,11 +104,11 @@ pub type Watch<K> =
     std::pin::Pin<Box<dyn Stream<Item = Result<WatchEvent<K>, kube::Error>> + Send>>;
 
 impl<K: Object> Reflector<K> {
-    /// A reflector over all namespaces of `K`'s resource.
-    pub fn new(client: kube::Client, rules: Rules) -> Reflector<K> {
+    /// A reflector over `K`'s resource in `namespace`, or in all namespaces.
+    pub fn new(client: kube::Client, rules: Rules, namespace: Option<&str>) -> Reflector<K> {
         Reflector {
             client,
-            path: K::url_path(&(), None),
+            path: K::url_path(&(), namespace),
             rules,
             last_sync: String::new(),
             last_sync_unavailable: false,

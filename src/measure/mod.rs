@@ -7,6 +7,7 @@
 //! the measurement's own work falls between two windows and is in neither.
 
 pub mod alloc;
+pub mod attributed;
 pub mod dhat;
 pub mod jemalloc;
 pub mod outside;

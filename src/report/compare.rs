@@ -84,6 +84,10 @@ impl Metric {
     }
 }
 
+/// The least tolerance, in percent, of a gated metric of a report made against a real
+/// server.
+pub const REAL_SERVER_TOLERANCE: f64 = 5.0;
+
 /// How far each metric may move before `check` calls it a change, in percent of the base.
 /// A metric without a tolerance is shown but never gated.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,10 +111,31 @@ impl Tolerances {
         self
     }
 
-    /// What `check` and `diff` apply to `head`: the defaults, then the scenario's `[gate]`
-    /// as the head report records it, then `--tolerance` options.
+    /// The defaults for a report made against a real server (`run --kubeconfig`), whose
+    /// exact figures vary run to run with how the server's bytes arrive: every gated
+    /// metric at least [`REAL_SERVER_TOLERANCE`] percent, and neither a peak within a
+    /// phase (they moved by more than half between runs of one build) nor reallocations
+    /// (buffers grow with the sizes of the reads: 8% between two runs) gated.
+    pub fn real_server() -> Tolerances {
+        Tolerances(
+            Metric::ALL
+                .into_iter()
+                .filter(|m| !m.is_peak() && *m != Metric::ReallocCount)
+                .filter_map(|m| Some((m, m.default_tolerance()?.max(REAL_SERVER_TOLERANCE))))
+                .collect(),
+        )
+    }
+
+    /// What `check` and `diff` apply to `head`: the defaults (a real server's when the
+    /// head was made against one), then the scenario's `[gate]` as the head report
+    /// records it, then `--tolerance` options.
     pub fn for_report(head: &Report, options: &[Tolerance]) -> Tolerances {
-        Tolerances::default()
+        let defaults = if head.server.is_some() {
+            Tolerances::real_server()
+        } else {
+            Tolerances::default()
+        };
+        defaults
             .with(head.scenario.gate.iter().map(|(&m, &p)| (m, p)))
             .with(options.iter().map(|t| (t.metric, t.percent)))
     }
@@ -401,6 +426,32 @@ fn row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_real_servers_report_gets_wider_tolerances_and_no_peaks() {
+        let mut head = crate::report::synthetic::report(1, 1, 0);
+        assert_eq!(
+            Tolerances::for_report(&head, &[]).of(Metric::AllocCount),
+            Some(0.0)
+        );
+        head.server = Some(crate::report::RealServer {
+            url: "https://127.0.0.1:6443/".to_owned(),
+            version: "v1.37.2".to_owned(),
+            read_only: false,
+        });
+        let tolerances = Tolerances::for_report(&head, &[]);
+        assert_eq!(
+            tolerances.of(Metric::AllocCount),
+            Some(REAL_SERVER_TOLERANCE)
+        );
+        assert_eq!(
+            tolerances.of(Metric::InformerLiveBytes),
+            Some(REAL_SERVER_TOLERANCE)
+        );
+        assert_eq!(tolerances.of(Metric::SubjectHeapLiveBytes), Some(5.0));
+        assert_eq!(tolerances.of(Metric::InformerPeakLiveBytes), None);
+        assert_eq!(tolerances.of(Metric::ReallocCount), None);
+    }
 
     #[test]
     fn tolerances_parse_and_override_the_defaults() {

@@ -95,6 +95,22 @@ pub struct Report {
     pub scenario: ScenarioInfo,
     /// One entry per variant, in scenario order.
     pub variants: Vec<VariantReport>,
+    /// The real server the variants ran against (`run --kubeconfig`); absent for the
+    /// built-in apiserver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<RealServer>,
+}
+
+/// A real server a report was made against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RealServer {
+    /// Its URL, from the kubeconfig.
+    pub url: String,
+    /// Its `/version` `gitVersion`.
+    pub version: String,
+    /// Whether the run only read (`--read-only`): the informers watched every namespace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 /// The tool that wrote a report.

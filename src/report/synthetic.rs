@@ -79,5 +79,6 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
             timeline: None,
         },
         variants: (0..variants).map(variant).collect(),
+        server: None,
     }
 }

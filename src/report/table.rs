@@ -226,13 +226,28 @@ pub(crate) fn markdown_cell(text: &str) -> String {
 /// `10,000 Pod objects, seed 1 (scenarios/x.toml)`.
 fn about(report: &Report) -> String {
     let objects = &report.scenario.objects;
-    format!(
+    let mut about = format!(
         "{} {:?} objects, seed {} ({})",
         thousands(objects.count),
         objects.kind,
         objects.seed,
         report.scenario.file,
-    )
+    );
+    if let Some(server) = &report.server {
+        about = if server.read_only {
+            format!(
+                "the {:?} objects already on kube-apiserver {} at {}, read only ({})",
+                objects.kind, server.version, server.url, report.scenario.file
+            )
+        } else {
+            format!(
+                "{about}, on kube-apiserver {} at {}; exact figures vary run to run against \
+                 a real server",
+                server.version, server.url
+            )
+        };
+    }
+    about
 }
 
 fn failures(report: &Report) -> impl Iterator<Item = (&str, &str)> {

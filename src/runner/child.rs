@@ -54,7 +54,9 @@ pub fn main() -> anyhow::Result<()> {
         }
         Ok(())
     };
-    if external {
+    if let Some(cluster) = &job.cluster {
+        super::cluster::run(&job.scenario, job.variant, cluster, emit)
+    } else if external {
         super::external::run(&job.scenario, job.variant, job.profiles.as_deref(), emit)
     } else {
         run(&job.scenario, job.variant, emit)

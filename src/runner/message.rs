@@ -19,6 +19,19 @@ pub struct Job {
     /// An external variant's heap profiles: `<this>.<phase>.heap.pb.gz`.
     #[serde(default)]
     pub profiles: Option<std::path::PathBuf>,
+    /// The real server to run against instead of the built-in one.
+    #[serde(default)]
+    pub cluster: Option<ClusterJob>,
+}
+
+/// A variant run against a real server (`run --kubeconfig`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterJob {
+    /// The kubeconfig naming the server.
+    pub kubeconfig: std::path::PathBuf,
+    /// The namespace the parent made for this variant, to fill and write in; `None` when
+    /// the run only reads (the informer then watches every namespace).
+    pub namespace: Option<String>,
 }
 
 /// One line of a child's stdout.

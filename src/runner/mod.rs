@@ -8,6 +8,7 @@
 //! each child counts only its own allocations.
 
 pub mod child;
+mod cluster;
 mod external;
 mod message;
 mod phase;
@@ -21,8 +22,9 @@ use std::time::Duration;
 
 use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
 use crate::scenario::Scenario;
-pub use message::Message;
+pub use message::{ClusterJob, Message};
 use process::run_child;
+pub use process::stop_variants;
 
 /// The hidden subcommand a child process runs.
 pub const CHILD_COMMAND: &str = "__run-variant";
@@ -58,6 +60,8 @@ pub struct Limits<'a> {
     pub profiles: Option<&'a Path>,
     /// How many variants' processes may run at once (at least 1).
     pub jobs: usize,
+    /// Against a real server: variant `i` runs with the `i`th job.
+    pub cluster: Option<&'a [ClusterJob]>,
 }
 
 /// What a worker thread tells the runner about variant `index`.
@@ -147,6 +151,7 @@ pub fn run_variants(
             .into_iter()
             .map(|v| v.expect("every variant's worker reports it"))
             .collect(),
+        server: None,
     }
 }
 

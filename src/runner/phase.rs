@@ -132,7 +132,12 @@ impl Driver<'_> {
                 {
                     let _informer = alloc::enter(Component::Informer);
                     let kind = self.server.spec().kind;
-                    *informer = Some(informer::spawn(self.client.clone(), kind, self.config));
+                    *informer = Some(informer::spawn(
+                        self.client.clone(),
+                        kind,
+                        self.config,
+                        None,
+                    ));
                 }
                 if let Some((client, n)) = self.watchers {
                     let _harness = alloc::enter(Component::Harness);
@@ -229,7 +234,7 @@ pub(super) fn change_server(
 
 /// What a phase does after the server's changes, outside the apiserver's scope: a settle
 /// idles and gives memory back, a calibration allocates as the informer.
-async fn finish_action(action: PhaseAction) {
+pub(super) async fn finish_action(action: PhaseAction) {
     if let PhaseAction::Settle { idle_ms, decay } = action {
         // Idle in virtual time: timers fire (bookmarks), nothing else happens.
         tokio::time::sleep(Duration::from_millis(idle_ms)).await;
@@ -347,7 +352,7 @@ async fn wait_caught_up(
 }
 
 /// What the process holds from the OS now: jemalloc's resident and retained bytes, RSS.
-fn holding_now() -> Holding {
+pub(super) fn holding_now() -> Holding {
     let jemalloc = jemalloc::read().ok();
     Holding {
         resident: jemalloc.map(|j| j.resident),

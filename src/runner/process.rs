@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -16,6 +17,39 @@ use crate::scenario::Scenario;
 
 /// How much of a failed child's stderr goes into its error.
 const STDERR_TAIL_BYTES: usize = 2000;
+
+/// The variants' processes running now, and whether the run is stopping.
+static RUNNING: Mutex<Running> = Mutex::new(Running {
+    pids: Vec::new(),
+    stopping: false,
+});
+
+struct Running {
+    pids: Vec<u32>,
+    /// Set by [`stop_variants`]: no variant starts after it.
+    stopping: bool,
+}
+
+fn running() -> std::sync::MutexGuard<'static, Running> {
+    RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Asks every variant's process running now to stop (SIGTERM), and starts no other: a
+/// run interrupted against a real server stops them before it removes their namespaces.
+pub fn stop_variants() {
+    let mut running = running();
+    running.stopping = true;
+    for pid in &running.pids {
+        let Ok(pid) = libc::pid_t::try_from(*pid) else {
+            continue;
+        };
+        // SAFETY: kill has no memory preconditions; the process is a child this run
+        // started and has not waited for yet, so its ID is still its own.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}
 
 /// Runs variant `index` in a child process of `exe`; a variant that fails is recorded with
 /// its error and the phases it completed.
@@ -67,7 +101,17 @@ fn drive_child(
     progress: &mut impl FnMut(&Message),
 ) -> Result<(), String> {
     let deadline = Instant::now() + limits.variant_timeout;
-    let mut child = spawn(exe, scenario, index)?;
+    let mut child = {
+        // Held while it starts: a stop either comes before (and it does not start) or
+        // finds it in the list.
+        let mut running = running();
+        if running.stopping {
+            return Err("the run was interrupted before this variant started".to_owned());
+        }
+        let child = spawn(exe, scenario, index)?;
+        running.pids.push(child.id());
+        child
+    };
     let job = Job {
         scenario: scenario.clone(),
         variant: index,
@@ -81,6 +125,7 @@ fn drive_child(
                     .is_some_and(|s| s.pprof.is_some())
             })
             .map(|report| super::beside(report, index, &scenario.variants[index].name, "")),
+        cluster: limits.cluster.map(|jobs| jobs[index].clone()),
     };
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let written = serde_json::to_writer(&mut stdin, &job)
@@ -90,6 +135,9 @@ fn drive_child(
     let stderr = drain_stderr(&mut child);
     let (reader, messages) = read_messages(&mut child);
     let reading = receive(&mut child, &messages, deadline, report, progress);
+    // Out of the registry before it is waited for, so its ID is never signalled once
+    // the kernel may reuse it; its output has ended, so it is ending anyway.
+    running().pids.retain(|pid| *pid != child.id());
     let status = child
         .wait()
         .map_err(|e| format!("failed to wait for the variant's process: {e}"))?;

@@ -183,6 +183,54 @@ fn refuse_external_phases(variants: &[Variant], phases: &[Phase]) -> Result<(), 
 }
 
 impl Scenario {
+    /// Why this scenario cannot run against a real server (`run --kubeconfig`), naming
+    /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
+    /// is refused too.
+    pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
+        for variant in &self.variants {
+            if variant.subject.is_some() {
+                return Some(format!(
+                    "variant {:?} runs a program of its own: against a real server, `run` \
+                     runs the built-in and kube-runtime informers only",
+                    variant.name
+                ));
+            }
+            if !variant.server.is_default() {
+                return Some(format!(
+                    "variant {:?} sets `watchers` or `share_encodings`, which are the built-in \
+                     apiserver's",
+                    variant.name
+                ));
+            }
+        }
+        for phase in &self.phases {
+            if phase.churn.is_some() {
+                return Some(format!(
+                    "phase `{}` has a churn, whose rate is kept in virtual time, which a real \
+                     server does not share",
+                    phase.name
+                ));
+            }
+            let writes = matches!(
+                phase.action,
+                PhaseAction::Update { .. }
+                    | PhaseAction::Delete { .. }
+                    | PhaseAction::Create { .. }
+                    | PhaseAction::Recreate { .. }
+                    | PhaseAction::Disconnect { .. }
+            );
+            if read_only && writes {
+                return Some(format!(
+                    "phase `{}` ({}) writes to the server; --read-only runs only phases that \
+                     write nothing (list, relist, resync, settle, calibrate)",
+                    phase.name,
+                    phase.action.kind().as_str()
+                ));
+            }
+        }
+        None
+    }
+
     /// Whether any variant runs a program of its own.
     pub fn starts_programs(&self) -> bool {
         self.variants.iter().any(|v| v.subject.is_some())

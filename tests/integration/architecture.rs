@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["commands"],
     &["progress"],
     &["runner", "crosscheck"],
-    &["informer", "apiserver"],
+    &["informer", "apiserver", "cluster"],
     &["report"],
     &["scenario"],
     &["measure"],

@@ -16,6 +16,7 @@ mod gate;
 mod measurement;
 mod outputs;
 mod pipes;
+mod real_server;
 mod report_format;
 mod retention;
 mod run;

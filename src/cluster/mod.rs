@@ -1,0 +1,329 @@
+//! A real kube-apiserver that `run` talks to, named by a kubeconfig: a cluster, or the
+//! launcher in `servers/kube-apiserver`.
+//!
+//! The run writes only in namespaces it makes for itself (`informer-mem-run-...`, labelled
+//! [`RUN_LABEL`]) and removes them at its end. Its informers reach the server through
+//! [`Faults`], which cut their watches and answer a watch from before a compaction; the
+//! run's own requests (its writes, the oracle's LISTs) go through a client of their own,
+//! charged to the harness.
+
+mod faults;
+mod objects;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use kube::client::ConfigExt;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::{Value, json};
+use tower::{BoxError, ServiceBuilder};
+
+pub use faults::Faults;
+pub use objects::for_server;
+
+use crate::k8s::TruthEntry;
+use crate::measure::Component;
+use crate::measure::attributed::{Attribute, Spawner};
+use crate::scenario::ObjectKind;
+
+/// The label on every namespace a run makes; its value is the run's id.
+pub const RUN_LABEL: &str = "informer-mem/run";
+
+/// How long a namespace may take to go once deleted (the namespace controller deletes
+/// what is in it first).
+const NAMESPACE_DEADLINE: Duration = Duration::from_secs(300);
+
+/// A list's metadata-only form.
+const METADATA_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/// How long one request of the run's own may take.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A real server and the run's own client to it.
+#[derive(Clone)]
+pub struct Cluster {
+    config: kube::Config,
+    client: kube::Client,
+    /// The server's URL, as the kubeconfig gives it.
+    pub url: String,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cluster {
+    /// The server `kubeconfig`'s current context names; nothing is sent yet.
+    pub async fn connect(kubeconfig: &Path) -> anyhow::Result<Cluster> {
+        let file = Kubeconfig::read_from(kubeconfig)
+            .with_context(|| format!("reading the kubeconfig {}", kubeconfig.display()))?;
+        let config = kube::Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+            .await
+            .with_context(|| format!("the kubeconfig {}", kubeconfig.display()))?;
+        let url = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config.clone())
+            .with_context(|| format!("a client for {url}"))?;
+        Ok(Cluster {
+            config,
+            client,
+            url,
+        })
+    }
+
+    /// A client for an informer: its connections and calls charged to the informer, its
+    /// requests through `faults`.
+    pub fn informer_client(&self, faults: &Faults) -> anyhow::Result<kube::Client> {
+        let _informer = crate::measure::alloc::enter(Component::Informer);
+        let config = &self.config;
+        let https = config.rustls_https_connector()?;
+        let http =
+            hyper_util::client::legacy::Client::builder(Spawner(Component::Informer)).build(https);
+        let service = ServiceBuilder::new()
+            .layer(config.base_uri_layer())
+            .option_layer(config.auth_layer()?)
+            .layer(config.extra_headers_layer()?)
+            .map_err(BoxError::from)
+            .service(http);
+        let service = Attribute {
+            component: Component::Informer,
+            inner: faults.service(service),
+        };
+        Ok(kube::Client::new(service, config.default_namespace.clone()))
+    }
+
+    /// The server's version (`gitVersion` of `/version`): also checks that it answers.
+    pub async fn version(&self) -> anyhow::Result<String> {
+        let version = self.call(http::Method::GET, "/version", None).await?;
+        let version = expect_status(version, &[200], "GET /version")?;
+        Ok(version["gitVersion"]
+            .as_str()
+            .unwrap_or("unknown")
+            .to_owned())
+    }
+
+    /// Makes namespace `name`, labelled as run `run`'s.
+    pub async fn make_namespace(&self, name: &str, run: &str) -> anyhow::Result<()> {
+        let namespace = json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {RUN_LABEL: run}},
+        });
+        let made = self
+            .call(http::Method::POST, "/api/v1/namespaces", Some(namespace))
+            .await?;
+        expect_status(made, &[201], &format!("creating the namespace {name}"))?;
+        Ok(())
+    }
+
+    /// Removes namespace `name` and waits until it is gone: its objects of `kind` first,
+    /// at once (a pod bound to a node no kubelet runs would otherwise wait for one), then
+    /// the namespace. A namespace that is not there is fine.
+    pub async fn remove_namespace(&self, name: &str, kind: ObjectKind) -> anyhow::Result<()> {
+        let objects = format!("/api/v1/namespaces/{name}/{}", kind.plural());
+        let now = json!({"gracePeriodSeconds": 0});
+        // Answered with what it deleted: as metadata only, not hundreds of MiB of objects.
+        let emptied = self
+            .send(
+                http::Method::DELETE,
+                &objects,
+                Some(now.clone()),
+                METADATA_LIST,
+            )
+            .await?;
+        expect_status(emptied, &[200, 404], &format!("emptying {name}"))?;
+        let path = format!("/api/v1/namespaces/{name}");
+        let deleted = self.call(http::Method::DELETE, &path, Some(now)).await?;
+        expect_status(deleted, &[200, 202, 404], &format!("deleting {name}"))?;
+        let deadline = tokio::time::Instant::now() + NAMESPACE_DEADLINE;
+        loop {
+            let (status, _) = self.call(http::Method::GET, &path, None).await?;
+            if status == 404 {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                bail!(
+                    "the namespace {name} was deleted but is still there after {}s (does \
+                     the server run the namespace controller?)",
+                    NAMESPACE_DEADLINE.as_secs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Every object of `kind` in `namespace` (or in all namespaces), as the oracle holds a
+    /// store against it, and the LIST's resourceVersion.
+    pub async fn truth(
+        &self,
+        kind: ObjectKind,
+        namespace: Option<&str>,
+    ) -> anyhow::Result<(Vec<TruthEntry>, u64)> {
+        let path = match namespace {
+            Some(ns) => format!("/api/v1/namespaces/{ns}/{}", kind.plural()),
+            None => format!("/api/v1/{}", kind.plural()),
+        };
+        let what = format!("LIST {path}");
+        let list = expect_status(
+            self.call(http::Method::GET, &path, None).await?,
+            &[200],
+            &what,
+        )?;
+        let rv = resource_version(&list["metadata"]).with_context(|| what.clone())?;
+        let items = list["items"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let truth = items
+            .iter()
+            .map(|item| {
+                let meta = &item["metadata"];
+                Ok(TruthEntry {
+                    key: format!(
+                        "{}/{}",
+                        meta["namespace"].as_str().unwrap_or_default(),
+                        meta["name"].as_str().unwrap_or_default()
+                    ),
+                    resource_version: resource_version(meta)?,
+                    uid: meta["uid"].as_str().unwrap_or_default().to_owned(),
+                })
+            })
+            .collect::<anyhow::Result<_>>()
+            .with_context(|| what.clone())?;
+        Ok((truth, rv))
+    }
+
+    /// Creates `object` (as [`for_server`] made it) in `namespace`; for a pod, writes its
+    /// status after, which a create does not take.
+    pub async fn create(
+        &self,
+        kind: ObjectKind,
+        namespace: &str,
+        object: Value,
+    ) -> anyhow::Result<()> {
+        let path = format!("/api/v1/namespaces/{namespace}/{}", kind.plural());
+        let status = object.get("status").cloned();
+        let what = || format!("creating {} in {namespace}", object_name(&object));
+        let created = self
+            .call(http::Method::POST, &path, Some(object.clone()))
+            .await?;
+        let mut created = expect_status(created, &[201], &what())?;
+        if let (ObjectKind::Pod, Some(status)) = (kind, status) {
+            created["status"] = status;
+            let path = format!("{path}/{}/status", object_name(&object));
+            let written = self.call(http::Method::PUT, &path, Some(created)).await?;
+            expect_status(written, &[200], &format!("{}: its status", what()))?;
+        }
+        Ok(())
+    }
+
+    /// Replaces object `name` in `namespace` with `object`, whatever its version.
+    pub async fn replace(
+        &self,
+        kind: ObjectKind,
+        namespace: &str,
+        object: Value,
+    ) -> anyhow::Result<()> {
+        let name = object_name(&object).to_owned();
+        let path = format!("/api/v1/namespaces/{namespace}/{}/{name}", kind.plural());
+        let replaced = self.call(http::Method::PUT, &path, Some(object)).await?;
+        expect_status(
+            replaced,
+            &[200],
+            &format!("replacing {name} in {namespace}"),
+        )?;
+        Ok(())
+    }
+
+    /// Deletes object `name` in `namespace` at once (no grace period).
+    pub async fn delete(
+        &self,
+        kind: ObjectKind,
+        namespace: &str,
+        name: &str,
+    ) -> anyhow::Result<()> {
+        let path = format!("/api/v1/namespaces/{namespace}/{}/{name}", kind.plural());
+        let now = json!({"gracePeriodSeconds": 0});
+        let deleted = self.call(http::Method::DELETE, &path, Some(now)).await?;
+        expect_status(deleted, &[200], &format!("deleting {name} in {namespace}"))?;
+        Ok(())
+    }
+
+    /// Sends one request of the run's own; its status and body.
+    async fn call(
+        &self,
+        method: http::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<(u16, Bytes)> {
+        self.send(method, path, body, "application/json").await
+    }
+
+    /// [`Cluster::call`], accepting `accept`.
+    async fn send(
+        &self,
+        method: http::Method,
+        path: &str,
+        body: Option<Value>,
+        accept: &str,
+    ) -> anyhow::Result<(u16, Bytes)> {
+        let mut request = http::Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(http::header::ACCEPT, accept);
+        if body.is_some() {
+            request = request.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let request = request.body(kube::client::Body::from(body))?;
+        let what = || format!("{method} {path} on {}", self.url);
+        let exchange = async {
+            let response = self.client.send(request).await?;
+            let status = response.status().as_u16();
+            let bytes = response.into_body().collect().await?.to_bytes();
+            Ok::<_, anyhow::Error>((status, bytes))
+        };
+        tokio::time::timeout(REQUEST_DEADLINE, exchange)
+            .await
+            .with_context(|| {
+                format!(
+                    "{}: no answer within {}s",
+                    what(),
+                    REQUEST_DEADLINE.as_secs()
+                )
+            })?
+            .with_context(what)
+    }
+}
+
+/// The body of an answer whose status is one of `expected`, as JSON (`null` when it is
+/// not JSON); else an error saying what the server said.
+fn expect_status(
+    (status, body): (u16, Bytes),
+    expected: &[u16],
+    what: &str,
+) -> anyhow::Result<Value> {
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if expected.contains(&status) {
+        return Ok(json);
+    }
+    let message = json["message"].as_str().map_or_else(
+        || String::from_utf8_lossy(&body).into_owned(),
+        str::to_owned,
+    );
+    bail!("{what}: the server answered {status}: {message}")
+}
+
+fn resource_version(meta: &Value) -> anyhow::Result<u64> {
+    let rv = meta["resourceVersion"].as_str().unwrap_or_default();
+    rv.parse()
+        .with_context(|| format!("resourceVersion {rv:?} is not a number"))
+}
+
+fn object_name(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or_default()
+}

@@ -1,0 +1,176 @@
+//! `run --kubeconfig`: the run's side of a real server. Before any variant runs it checks
+//! the scenario can run there, connects, and makes each variant a namespace of its own;
+//! after the last it removes them, and on Ctrl-C (or SIGTERM) it stops the variants and
+//! removes them before it exits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, bail};
+
+use super::ClusterConfig;
+use crate::cluster::Cluster;
+use crate::report::RealServer;
+use crate::runner::{self, ClusterJob};
+use crate::scenario::{ObjectKind, Scenario};
+
+/// A run's hold on a real server: its namespaces, and the runtime that talks to it (one
+/// worker thread, so the clients keep working while the main thread waits for variants).
+#[derive(Debug)]
+pub(super) struct Session {
+    runtime: tokio::runtime::Runtime,
+    cluster: Cluster,
+    kind: ObjectKind,
+    /// What each variant's process is given.
+    pub jobs: Vec<ClusterJob>,
+    /// The server, for the report.
+    pub server: RealServer,
+    /// Set when a signal came: the signal's task removes the namespaces and exits.
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Session {
+    /// Refuses a scenario that cannot run against a real server (before connecting),
+    /// then connects and makes the variants' namespaces.
+    pub fn open(
+        config: &ClusterConfig,
+        scenario: &Scenario,
+        quiet: bool,
+    ) -> anyhow::Result<Session> {
+        if let Some(why) = scenario.real_server_refusal(config.read_only) {
+            bail!("{}: {why}", scenario.file.display());
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .context("failed to start the runtime")?;
+        let cluster = runtime.block_on(Cluster::connect(&config.kubeconfig))?;
+        let version = runtime
+            .block_on(cluster.version())
+            .with_context(|| format!("connecting to {}", cluster.url))?;
+        let server = RealServer {
+            url: cluster.url.clone(),
+            version,
+            read_only: config.read_only,
+        };
+        let run = run_id();
+        let names: Vec<Option<String>> = if config.read_only {
+            vec![None; scenario.variants.len()]
+        } else {
+            (0..scenario.variants.len())
+                .map(|i| Some(format!("informer-mem-run-{run}-{i}")))
+                .collect()
+        };
+        let session = Session {
+            runtime,
+            cluster,
+            kind: scenario.objects.kind,
+            jobs: names
+                .into_iter()
+                .map(|namespace| ClusterJob {
+                    kubeconfig: config.kubeconfig.clone(),
+                    namespace,
+                })
+                .collect(),
+            server,
+            interrupted: Arc::default(),
+        };
+        session.remove_on_signal();
+        if !quiet {
+            session.say();
+        }
+        let made = session.runtime.block_on(async {
+            for namespace in session.namespaces() {
+                session.cluster.make_namespace(namespace, &run).await?;
+            }
+            Ok::<_, anyhow::Error>(())
+        });
+        if let Err(e) = made {
+            let _ = session.close();
+            return Err(e);
+        }
+        Ok(session)
+    }
+
+    fn namespaces(&self) -> impl Iterator<Item = &str> {
+        self.jobs.iter().filter_map(|j| j.namespace.as_deref())
+    }
+
+    fn say(&self) {
+        let server = format!(
+            "kube-apiserver {} at {}",
+            self.server.version, self.server.url
+        );
+        match (self.namespaces().next(), self.namespaces().last()) {
+            (Some(first), Some(last)) => eprintln!(
+                "running against {server}: each variant in a namespace of its own ({first} .. \
+                 {last}), removed at the end"
+            ),
+            _ => eprintln!(
+                "running against {server}, read only: the informers watch every namespace"
+            ),
+        }
+    }
+
+    /// On Ctrl-C or SIGTERM: stops the variants, removes the namespaces, and exits as a
+    /// shell reports a death by that signal.
+    fn remove_on_signal(&self) {
+        let cluster = self.cluster.clone();
+        let kind = self.kind;
+        let namespaces: Vec<String> = self.namespaces().map(str::to_owned).collect();
+        let interrupted = Arc::clone(&self.interrupted);
+        self.runtime.spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut interrupt), Ok(mut terminate)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
+                return;
+            };
+            let code = tokio::select! {
+                _ = interrupt.recv() => 128 + libc::SIGINT,
+                _ = terminate.recv() => 128 + libc::SIGTERM,
+            };
+            interrupted.store(true, Ordering::SeqCst);
+            eprintln!("interrupted: stopping the variants and removing the run's namespaces");
+            runner::stop_variants();
+            for namespace in &namespaces {
+                if let Err(e) = cluster.remove_namespace(namespace, kind).await {
+                    eprintln!("error: {e:#}");
+                }
+            }
+            std::process::exit(code);
+        });
+    }
+
+    /// After a signal, waits for its task to remove the namespaces and exit: an
+    /// interrupted run writes no report. Returns at once otherwise.
+    pub fn stop_if_interrupted(&self) {
+        while self.interrupted.load(Ordering::SeqCst) {
+            std::thread::park();
+        }
+    }
+
+    /// Removes the variants' namespaces and waits until they are gone.
+    pub fn close(&self) -> anyhow::Result<()> {
+        self.runtime.block_on(async {
+            let mut failed = None;
+            for namespace in self.namespaces() {
+                if let Err(e) = self.cluster.remove_namespace(namespace, self.kind).await {
+                    failed.get_or_insert(e);
+                }
+            }
+            failed.map_or(Ok(()), Err)
+        })
+    }
+}
+
+/// An id that differs between runs: the namespaces' middle part and their label's value.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!("{:x}{:x}", std::process::id(), nanos >> 12)
+}

@@ -1,0 +1,278 @@
+//! `run --kubeconfig`: scenarios against a real kube-apiserver. The refusals need no
+//! server; the tests that do are ignored here, and `.ci/crosscheck` runs them against the
+//! real server it starts (servers/kube-apiserver), `INFORMER_MEM_KUBECONFIG` naming its
+//! kubeconfig. They list namespaces with kubectl, which CI installs.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::bin;
+
+fn kubeconfig() -> PathBuf {
+    std::env::var_os("INFORMER_MEM_KUBECONFIG")
+        .expect("INFORMER_MEM_KUBECONFIG names the real kube-apiserver's kubeconfig")
+        .into()
+}
+
+/// A scenario of 200 pods with `phases` (TOML) after the list, in `dir`.
+fn scenario(dir: &Path, phases: &str) -> PathBuf {
+    let file = dir.join("real.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "real"
+[objects]
+kind = "Pod"
+count = 200
+seed = 3
+
+[[variant]]
+name = "shared array"
+store = "shared-array"
+page_size = 0
+
+[[variant]]
+name = "per-item copy"
+store = "per-item-copy"
+
+[[phase]]
+kind = "list"
+{phases}"#
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// The namespaces the line `running against ... (FIRST .. LAST), removed at the end`
+/// names, with every one between.
+fn namespaces_of(stderr: &str) -> Vec<String> {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("running against "))
+        .unwrap_or_else(|| panic!("no `running against` line: {stderr}"));
+    let inside = line.split_once('(').unwrap().1.split_once(')').unwrap().0;
+    let (first, last) = inside.split_once(" .. ").unwrap();
+    let (stem, from) = first.rsplit_once('-').unwrap();
+    let to: usize = last.rsplit_once('-').unwrap().1.parse().unwrap();
+    (from.parse::<usize>().unwrap()..=to)
+        .map(|i| format!("{stem}-{i}"))
+        .collect()
+}
+
+fn existing(kubeconfig: &Path, namespaces: &[String]) -> Vec<String> {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["get", "namespaces", "-o", "name"])
+        .output()
+        .expect("kubectl runs");
+    assert!(out.status.success(), "{out:?}");
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    namespaces
+        .iter()
+        .filter(|n| listed.lines().any(|l| l == format!("namespace/{n}")))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn read_only_refuses_a_writing_phase_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(dir.path(), "[[phase]]\nkind = \"delete\"\nfraction = 0.5\n");
+    let out = bin()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(dir.path().join("no-such.kubeconfig"))
+        .arg("--read-only")
+        .arg("--out")
+        .arg(dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("phase `delete` (delete) writes to the server"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("no-such.kubeconfig"),
+        "connected: {stderr}"
+    );
+    assert!(!dir.path().join("report.json").exists(), "nothing written");
+}
+
+#[test]
+fn a_churn_is_refused_against_a_real_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(
+        dir.path(),
+        "[[phase]]\nkind = \"update\"\ncount = 1\nchurn = \"10/s\"\nchurn_for = \"1s\"\n",
+    );
+    let out = bin()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(dir.path().join("no-such.kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("has a churn"), "{stderr}");
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_run_matches_the_server_and_leaves_no_namespace() {
+    let kubeconfig = kubeconfig();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(
+        dir.path(),
+        r#"
+[[phase]]
+name = "outage"
+kind = "recreate"
+count = 10
+disconnect = true
+compact = true
+
+[[phase]]
+kind = "relist"
+
+[[phase]]
+kind = "delete"
+fraction = 0.99
+"#,
+    );
+    let report = dir.path().join("report.json");
+    let out = bin()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(&report)
+        .arg("--no-chart")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let namespaces = namespaces_of(&stderr);
+    assert_eq!(namespaces.len(), 2);
+    assert_eq!(existing(&kubeconfig, &namespaces), Vec::<String>::new());
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(
+        report["server"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with('v')
+    );
+    for variant in report["variants"].as_array().unwrap() {
+        let phases = variant["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), 4, "{variant}");
+        for phase in phases {
+            assert_eq!(phase["consistent"], true, "{phase}");
+        }
+        // The outage and the relist each got a 410 and listed again.
+        for phase in &phases[1..3] {
+            assert_eq!(phase["api_requests"]["expired"], 1, "{phase}");
+            assert_eq!(phase["api_requests"]["list"], 1, "{phase}");
+        }
+    }
+    let kept = |v: usize| {
+        let phases = report["variants"][v]["phases"].as_array().unwrap();
+        let informer = |p: usize| {
+            phases[p]["components"]["informer"]["live_bytes"]
+                .as_f64()
+                .unwrap()
+        };
+        informer(3) / informer(0)
+    };
+    assert!(kept(0) > 0.9, "the shared array stays: {}", kept(0));
+    assert!(kept(1) < 0.1, "per-item copies go: {}", kept(1));
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_failed_variant_leaves_no_namespace() {
+    let kubeconfig = kubeconfig();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(dir.path(), "[[phase]]\nkind = \"settle\"\nidle = \"60s\"\n");
+    let out = bin()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--variant-timeout", "5s", "--no-chart", "--out"])
+        .arg(dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("(--variant-timeout) and was killed"),
+        "{table}"
+    );
+    let namespaces = namespaces_of(&stderr);
+    assert_eq!(existing(&kubeconfig, &namespaces), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_ctrl_c_leaves_no_namespace() {
+    use std::os::unix::process::CommandExt;
+    let kubeconfig = kubeconfig();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(
+        dir.path(),
+        "[[phase]]\nkind = \"settle\"\nidle = \"120s\"\n",
+    );
+    // In a process group of its own, as a shell runs a job; Ctrl-C signals the group.
+    let mut run = Command::new(assert_cmd::cargo::cargo_bin("informer-mem"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(dir.path().join("report.json"))
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(run.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let namespaces = namespaces_of(&line);
+    // Once the first variant has its objects, it is in its long settle.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while existing(&kubeconfig, &namespaces).len() < namespaces.len() {
+        assert!(Instant::now() < deadline, "the namespaces were never made");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: kill has no memory preconditions; the group is the run's own.
+    unsafe { libc::kill(-(run.id() as i32), libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(rest.contains("interrupted"), "{rest}");
+    assert_eq!(existing(&kubeconfig, &namespaces), Vec::<String>::new());
+    assert!(
+        !dir.path().join("report.json").exists(),
+        "an interrupted run writes no report"
+    );
+}
