@@ -14,11 +14,11 @@ use crate::report::RealServer;
 use crate::runner::{self, ClusterJob};
 use crate::scenario::{ObjectKind, Scenario};
 
-/// A run's hold on a real server: its namespaces, and the runtime that talks to it (one
-/// worker thread, so the clients keep working while the main thread waits for variants).
+/// A run's hold on a real server: its namespaces, and the runtime that talks to it.
 #[derive(Debug)]
 pub(super) struct Session {
-    runtime: tokio::runtime::Runtime,
+    /// A runtime driven by a thread of its own ([`background_runtime`]).
+    runtime: tokio::runtime::Handle,
     cluster: Cluster,
     kind: ObjectKind,
     /// What each variant's process is given.
@@ -40,11 +40,7 @@ impl Session {
         if let Some(why) = scenario.real_server_refusal(config.read_only) {
             bail!("{}: {why}", scenario.file.display());
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .context("failed to start the runtime")?;
+        let runtime = background_runtime()?;
         let cluster = runtime.block_on(Cluster::connect(&config.kubeconfig))?;
         let version = runtime
             .block_on(cluster.version())
@@ -135,10 +131,9 @@ impl Session {
             interrupted.store(true, Ordering::SeqCst);
             eprintln!("interrupted: stopping the variants and removing the run's namespaces");
             runner::stop_variants();
-            for namespace in &namespaces {
-                if let Err(e) = cluster.remove_namespace(namespace, kind).await {
-                    eprintln!("error: {e:#}");
-                }
+            let names = namespaces.iter().map(String::as_str);
+            if let Err(e) = remove_all(&cluster, names, kind).await {
+                eprintln!("error: {e:#}");
             }
             std::process::exit(code);
         });
@@ -152,18 +147,43 @@ impl Session {
         }
     }
 
-    /// Removes the variants' namespaces and waits until they are gone.
+    /// Removes the variants' namespaces, all at once, and waits until they are gone.
     pub fn close(&self) -> anyhow::Result<()> {
-        self.runtime.block_on(async {
-            let mut failed = None;
-            for namespace in self.namespaces() {
-                if let Err(e) = self.cluster.remove_namespace(namespace, self.kind).await {
-                    failed.get_or_insert(e);
-                }
-            }
-            failed.map_or(Ok(()), Err)
-        })
+        self.runtime
+            .block_on(remove_all(&self.cluster, self.namespaces(), self.kind))
     }
+}
+
+/// Removes `namespaces` at once and waits until they are gone; the first error, after
+/// every removal has ended.
+async fn remove_all(
+    cluster: &Cluster,
+    namespaces: impl Iterator<Item = &str>,
+    kind: ObjectKind,
+) -> anyhow::Result<()> {
+    let removals = namespaces.map(|namespace| cluster.remove_namespace(namespace, kind));
+    futures::future::join_all(removals)
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// A `current_thread` runtime driven by a thread of its own, which sits in its
+/// `block_on` for good: its tasks (the clients' workers, the signal handler) and its I/O go
+/// on while the main thread waits for variants, and the main thread runs futures on it
+/// with `Handle::block_on`. Not a multi-thread runtime: tokio's `rt-multi-thread` feature
+/// makes its timer entries bigger, and with them every report's exact figures.
+fn background_runtime() -> anyhow::Result<tokio::runtime::Handle> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the runtime")?;
+    let handle = runtime.handle().clone();
+    std::thread::Builder::new()
+        .name("cluster".to_owned())
+        .spawn(move || runtime.block_on(std::future::pending::<()>()))
+        .context("failed to start the runtime's thread")?;
+    Ok(handle)
 }
 
 /// An id that differs between runs: the namespaces' middle part and their label's value.
