@@ -8,9 +8,11 @@
 //! charged to the harness.
 
 mod faults;
+mod metrics;
 mod objects;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -22,6 +24,7 @@ use serde_json::{Value, json};
 use tower::{BoxError, ServiceBuilder};
 
 pub use faults::Faults;
+pub use metrics::Counters;
 pub use objects::for_server;
 
 use crate::k8s::TruthEntry;
@@ -42,6 +45,36 @@ const METADATA_LIST: &str =
 
 /// How long one request of the run's own may take.
 const REQUEST_DEADLINE: Duration = Duration::from_secs(60);
+
+/// What plain watchers have read: bytes and events (lines).
+#[derive(Debug, Default)]
+pub struct Watched {
+    bytes: AtomicU64,
+    events: AtomicU64,
+    /// Watches the server has answered and not ended.
+    open: AtomicU64,
+}
+
+impl Watched {
+    fn add(&self, data: &[u8]) {
+        self.bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        let lines = data.iter().filter(|b| **b == b'\n').count() as u64;
+        self.events.fetch_add(lines, Ordering::Relaxed);
+    }
+
+    /// Watches open now.
+    pub fn open(&self) -> u64 {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// Bytes and events read so far.
+    pub fn read(&self) -> (u64, u64) {
+        (
+            self.bytes.load(Ordering::Relaxed),
+            self.events.load(Ordering::Relaxed),
+        )
+    }
+}
 
 /// A real server and the run's own client to it.
 #[derive(Clone)]
@@ -107,6 +140,73 @@ impl Cluster {
             .as_str()
             .unwrap_or("unknown")
             .to_owned())
+    }
+
+    /// The server's cumulative counters now (`/metrics`).
+    pub async fn counters(&self) -> anyhow::Result<Counters> {
+        let page = self
+            .send(http::Method::GET, "/metrics", None, "text/plain")
+            .await?;
+        if page.0 != 200 {
+            bail!(
+                "GET /metrics on {}: the server answered {}",
+                self.url,
+                page.0
+            );
+        }
+        Counters::parse(&String::from_utf8_lossy(&page.1)).with_context(|| {
+            format!(
+                "GET /metrics on {}: no go_memstats or process counters",
+                self.url
+            )
+        })
+    }
+
+    /// The server's heap profile now (`/debug/pprof/heap`, gzipped protobuf); `None`
+    /// when the server does not serve profiles (`--profiling=false`).
+    pub async fn heap_profile(&self) -> anyhow::Result<Option<Bytes>> {
+        let (status, body) = self
+            .send(http::Method::GET, "/debug/pprof/heap", None, "*/*")
+            .await?;
+        Ok((status == 200).then_some(body))
+    }
+
+    /// Watches `kind` in `namespace` from the newest resourceVersion until the task is
+    /// aborted, reading every event and dropping it, opening the watch again whenever the
+    /// server ends it; `read` counts what it read.
+    pub async fn watch_and_drop(
+        &self,
+        kind: ObjectKind,
+        namespace: Option<&str>,
+        read: std::sync::Arc<Watched>,
+    ) -> anyhow::Result<()> {
+        let path = match namespace {
+            Some(ns) => format!("/api/v1/namespaces/{ns}/{}", kind.plural()),
+            None => format!("/api/v1/{}", kind.plural()),
+        };
+        loop {
+            let rv = self.newest(&path).await?;
+            let request = http::Request::get(format!("{path}?watch=true&resourceVersion={rv}"))
+                .body(kube::client::Body::empty())?;
+            let mut body = self.client.send(request).await?.into_body();
+            read.open.fetch_add(1, Ordering::Relaxed);
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Some(data) = frame.data_ref() {
+                    read.add(data);
+                }
+            }
+            read.open.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The newest resourceVersion, from a LIST of `path` that asks for one object.
+    async fn newest(&self, path: &str) -> anyhow::Result<u64> {
+        let what = format!("LIST {path}");
+        let list = self
+            .call(http::Method::GET, &format!("{path}?limit=1"), None)
+            .await?;
+        let list = expect_status(list, &[200], &what)?;
+        resource_version(&list["metadata"]).with_context(|| what.clone())
     }
 
     /// Makes namespace `name`, labelled as run `run`'s.

@@ -101,6 +101,30 @@ pub struct Report {
     pub server: Option<RealServer>,
 }
 
+/// A real kube-apiserver's side of a phase, from its `/metrics` read before and after it
+/// (the whole process: with servers/kube-apiserver, its embedded etcd too). Advisory: a
+/// Go runtime's counters, and the server's own work meanwhile, are in them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KubeApiServerFigures {
+    /// `go_memstats_alloc_bytes_total`'s growth.
+    pub alloc_bytes: u64,
+    /// `go_memstats_mallocs_total`'s growth.
+    pub alloc_count: u64,
+    /// `process_cpu_seconds_total`'s growth, in ms (10 ms steps).
+    pub cpu_ms: u64,
+    /// `go_memstats_heap_inuse_bytes` at the phase's end.
+    pub heap_inuse_bytes: u64,
+    /// Watch events the server sent in the phase, to the informer and to the plain
+    /// `watchers`, as they read them (lines).
+    pub events_sent: u64,
+    /// Watch and LIST bytes they read.
+    pub bytes_sent: u64,
+    /// Its heap profile (`/debug/pprof/heap`) at the phase's end, a file beside the
+    /// report, readable by `go tool pprof`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_profile: Option<String>,
+}
+
 /// A real server a report was made against.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RealServer {
@@ -272,6 +296,9 @@ pub struct PhaseReport {
     /// consistency fields judge, when the program serves the status protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<Box<SubjectFigures>>,
+    /// A real kube-apiserver's own figures for the phase (`run --kubeconfig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_apiserver: Option<KubeApiServerFigures>,
 }
 
 fn is_true(b: &bool) -> bool {
@@ -500,6 +527,7 @@ impl PhaseReport {
             events: None,
             informer_synced: true,
             subject: None,
+            kube_apiserver: None,
         }
     }
 }

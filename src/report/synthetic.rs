@@ -58,6 +58,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     events: None,
                     informer_synced: true,
                     subject: None,
+                    kube_apiserver: None,
                 }
             })
             .collect(),

@@ -55,7 +55,13 @@ pub fn main() -> anyhow::Result<()> {
         Ok(())
     };
     if let Some(cluster) = &job.cluster {
-        super::cluster::run(&job.scenario, job.variant, cluster, emit)
+        super::cluster::run(
+            &job.scenario,
+            job.variant,
+            cluster,
+            job.profiles.as_deref(),
+            emit,
+        )
     } else if external {
         super::external::run(&job.scenario, job.variant, job.profiles.as_deref(), emit)
     } else {

@@ -14,19 +14,25 @@
 //! and what it sends meanwhile differ run to run; the report says which server made it.
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt};
+use tokio::task::JoinHandle;
 
+use super::external::profile_file;
 use super::message::{ClusterJob, Message};
 use super::phase::{change_server, finish_action, holding_now, phase_seed};
 use crate::apiserver::ApiServer;
-use crate::cluster::{Cluster, Faults, for_server};
+use crate::cluster::{Cluster, Counters, Faults, Watched, for_server};
 use crate::informer::{self, Informer};
 use crate::k8s::TruthEntry;
 use crate::measure::{Component, PhaseMeter, alloc};
-use crate::report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
+use crate::report::{
+    Consistency, Holding, KubeApiServerFigures, PhaseReport, SettleReport, SetupReport,
+};
 use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario};
 
 /// Writes in flight at once.
@@ -38,12 +44,16 @@ const CATCH_UP: Duration = Duration::from_secs(180);
 /// How often the caught-up check looks.
 const TICK: Duration = Duration::from_millis(100);
 
+/// How long the plain watchers must read nothing before a phase's server figures are read.
+const WATCHERS_QUIET: Duration = Duration::from_millis(500);
+
 /// Runs variant `variant` of `scenario` against the server `job` names, handing each
 /// result to `emit`.
 pub fn run(
     scenario: &Scenario,
     variant: usize,
     job: &ClusterJob,
+    profiles: Option<&Path>,
     mut emit: impl FnMut(Message) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -52,7 +62,7 @@ pub fn run(
         .context("failed to start the runtime")?;
     runtime.block_on(async {
         let setup = PhaseMeter::start();
-        let mut run = match Run::new(scenario, variant, job).await {
+        let mut run = match Run::new(scenario, variant, job, profiles).await {
             Ok(run) => run,
             Err(e) => return emit(Message::Failed(format!("setup: {e:#}"))).map_err(Into::into),
         };
@@ -69,6 +79,7 @@ pub fn run(
         if let Some(informer) = &run.informer {
             informer.abort();
         }
+        run.watchers.iter().for_each(JoinHandle::abort);
         Ok(())
     })
 }
@@ -86,6 +97,11 @@ struct Run<'a> {
     /// The variant's namespace; `None` when the run only reads.
     namespace: Option<String>,
     informer: Option<Informer>,
+    /// The variant's plain `watchers`, and the bytes they have read.
+    watchers: Vec<JoinHandle<()>>,
+    watched: Arc<Watched>,
+    /// Where the server's heap profiles go: `<this>.<phase>.heap.pb.gz`.
+    profiles: Option<&'a Path>,
 }
 
 impl<'a> Run<'a> {
@@ -94,6 +110,7 @@ impl<'a> Run<'a> {
         scenario: &'a Scenario,
         variant: usize,
         job: &ClusterJob,
+        profiles: Option<&'a Path>,
     ) -> anyhow::Result<Run<'a>> {
         let cluster = Cluster::connect(&job.kubeconfig).await?;
         let faults = Faults::default();
@@ -107,6 +124,9 @@ impl<'a> Run<'a> {
             mirror: ApiServer::new(scenario.objects.clone()),
             namespace: job.namespace.clone(),
             informer: None,
+            watchers: Vec::new(),
+            watched: Arc::default(),
+            profiles,
         };
         if run.namespace.is_some() {
             run.write_changes(&HashMap::new()).await?;
@@ -125,6 +145,9 @@ impl<'a> Run<'a> {
         if let Some(informer) = &self.informer {
             informer.begin_phase();
         }
+        // A server that does not let the run read its metrics still runs the scenario.
+        let counters = self.cluster.counters().await.ok();
+        let watched = self.watched.read();
         let before = matches!(phase.action, PhaseAction::Settle { .. }).then(holding_now);
         let meter = PhaseMeter::start();
         let away = phase.disconnect
@@ -150,6 +173,7 @@ impl<'a> Run<'a> {
         }
         finish_action(phase.action).await;
         let (truth, consistency) = self.caught_up().await?;
+        self.watchers_quiet().await;
         let informer = self
             .informer
             .as_ref()
@@ -171,6 +195,15 @@ impl<'a> Run<'a> {
         report.settle = settle;
         report.events = informer.events_report();
         report.informer_synced = true;
+        report.kube_apiserver =
+            self.server_figures(counters, index, phase)
+                .await?
+                .map(|mut figures| {
+                    let (bytes, events) = self.watched.read();
+                    figures.events_sent = requests.watch_events + events - watched.1;
+                    figures.bytes_sent = requests.bytes + bytes - watched.0;
+                    figures
+                });
         Ok(report)
     }
 
@@ -194,14 +227,17 @@ impl<'a> Run<'a> {
         }
         match asked {
             Some(PhaseAction::List) => {
-                let _informer = alloc::enter(Component::Informer);
-                let config = &self.scenario.variants[self.variant].config;
-                self.informer = Some(informer::spawn(
-                    self.client.clone(),
-                    self.kind(),
-                    config,
-                    self.namespace.as_deref(),
-                ));
+                {
+                    let _informer = alloc::enter(Component::Informer);
+                    let config = &self.scenario.variants[self.variant].config;
+                    self.informer = Some(informer::spawn(
+                        self.client.clone(),
+                        self.kind(),
+                        config,
+                        self.namespace.as_deref(),
+                    ));
+                }
+                self.open_watchers();
             }
             Some(PhaseAction::Resync) => {
                 let _informer = alloc::enter(Component::Informer);
@@ -346,6 +382,73 @@ impl<'a> Run<'a> {
                 truth = self.cluster.truth(kind, namespace).await?.0;
             }
         }
+    }
+}
+
+impl Run<'_> {
+    /// Opens the variant's plain `watchers`, from the newest resourceVersion.
+    fn open_watchers(&mut self) {
+        let n = self.scenario.variants[self.variant].server.watchers;
+        for _ in 0..n {
+            let cluster = self.cluster.clone();
+            let kind = self.kind();
+            let namespace = self.namespace.clone();
+            let watched = Arc::clone(&self.watched);
+            self.watchers.push(Component::Harness.spawn(async move {
+                // A watcher that cannot watch leaves the others; the figures show it.
+                let _ = cluster
+                    .watch_and_drop(kind, namespace.as_deref(), watched)
+                    .await;
+            }));
+        }
+    }
+
+    /// Once the informer has caught up, waits until every plain watcher has a watch open
+    /// and they have read nothing for [`WATCHERS_QUIET`]: the server has sent them the
+    /// phase's events (at most [`CATCH_UP`]).
+    async fn watchers_quiet(&self) {
+        if self.watchers.is_empty() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + CATCH_UP;
+        while self.watched.open() < self.watchers.len() as u64
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(TICK).await;
+        }
+        let mut read = self.watched.read();
+        while tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(WATCHERS_QUIET).await;
+            let now = self.watched.read();
+            if now == read {
+                return;
+            }
+            read = now;
+        }
+    }
+
+    /// The server's side of the phase: its counters' growth since `before`, and its heap
+    /// profile saved beside the report. `None` when its metrics cannot be read.
+    async fn server_figures(
+        &self,
+        before: Option<Counters>,
+        index: usize,
+        phase: &Phase,
+    ) -> anyhow::Result<Option<KubeApiServerFigures>> {
+        let (Some(before), Ok(after)) = (before, self.cluster.counters().await) else {
+            return Ok(None);
+        };
+        let mut figures = after.since(&before);
+        if let Some(prefix) = self.profiles
+            && let Some(profile) = self.cluster.heap_profile().await?
+        {
+            let file = profile_file(prefix, index, &phase.name);
+            crate::output::write_file(&file, &profile).with_context(|| {
+                format!("failed to write the heap profile `{}`", file.display())
+            })?;
+            figures.heap_profile = file.file_name().map(|n| n.to_string_lossy().into_owned());
+        }
+        Ok(Some(figures))
     }
 }
 

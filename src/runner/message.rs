@@ -16,7 +16,8 @@ pub struct Job {
     /// Where to write the dhat profile (the heap-profiling build only).
     #[serde(default)]
     pub dhat_file: Option<std::path::PathBuf>,
-    /// An external variant's heap profiles: `<this>.<phase>.heap.pb.gz`.
+    /// Heap profiles, an external variant's program's or a real server's:
+    /// `<this>.<phase>.heap.pb.gz`.
     #[serde(default)]
     pub profiles: Option<std::path::PathBuf>,
     /// The real server to run against instead of the built-in one.

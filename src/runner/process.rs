@@ -116,13 +116,15 @@ fn drive_child(
         scenario: scenario.clone(),
         variant: index,
         dhat_file: limits.dhat_files.map(|files| files[index].clone()),
+        // A program with pprof, and a real server, have heap profiles to save.
         profiles: limits
             .profiles
             .filter(|_| {
-                scenario.variants[index]
-                    .subject
-                    .as_ref()
-                    .is_some_and(|s| s.pprof.is_some())
+                limits.cluster.is_some()
+                    || scenario.variants[index]
+                        .subject
+                        .as_ref()
+                        .is_some_and(|s| s.pprof.is_some())
             })
             .map(|report| super::beside(report, index, &scenario.variants[index].name, "")),
         cluster: limits.cluster.map(|jobs| jobs[index].clone()),

@@ -6,9 +6,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use crate::util::bin;
+use crate::util::{bin, interrupt_group};
 
 fn kubeconfig() -> PathBuf {
     std::env::var_os("INFORMER_MEM_KUBECONFIG")
@@ -108,16 +107,7 @@ fn crosscheck_deletes_its_namespace_after_ctrl_c() {
     stderr.read_line(&mut line).unwrap();
     let namespace = made_namespace(&line);
     assert!(namespace_exists(&kubeconfig, &namespace));
-    // SAFETY: kill has no memory preconditions; the group is the check's own.
-    unsafe { libc::kill(-(check.id() as i32), libc::SIGINT) };
-    let deadline = Instant::now() + Duration::from_secs(150);
-    let status = loop {
-        if let Some(status) = check.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "still running after Ctrl-C");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = interrupt_group(&mut check);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert_eq!(status.code(), Some(2), "{rest}");

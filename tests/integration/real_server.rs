@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::bin;
+use crate::util::{bin, interrupt_group};
 
 fn kubeconfig() -> PathBuf {
     std::env::var_os("INFORMER_MEM_KUBECONFIG")
@@ -60,6 +60,26 @@ fn namespaces_of(stderr: &str) -> Vec<String> {
     (from.parse::<usize>().unwrap()..=to)
         .map(|i| format!("{stem}-{i}"))
         .collect()
+}
+
+/// `run SCENARIO --kubeconfig KUBECONFIG --out REPORT --no-chart ARGS...`, finished.
+fn run_against(
+    scenario: &Path,
+    kubeconfig: &Path,
+    report: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    bin()
+        .arg("run")
+        .arg(scenario)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--out")
+        .arg(report)
+        .arg("--no-chart")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn existing(kubeconfig: &Path, namespaces: &[String]) -> Vec<String> {
@@ -148,16 +168,7 @@ fraction = 0.99
 "#,
     );
     let report = dir.path().join("report.json");
-    let out = bin()
-        .arg("run")
-        .arg(&scenario)
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--out")
-        .arg(&report)
-        .arg("--no-chart")
-        .output()
-        .unwrap();
+    let out = run_against(&scenario, &kubeconfig, &report, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let namespaces = namespaces_of(&stderr);
@@ -202,15 +213,13 @@ fn real_server_failed_variant_leaves_no_namespace() {
     let kubeconfig = kubeconfig();
     let dir = tempfile::tempdir().unwrap();
     let scenario = scenario(dir.path(), "[[phase]]\nkind = \"settle\"\nidle = \"60s\"\n");
-    let out = bin()
-        .arg("run")
-        .arg(&scenario)
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(["--variant-timeout", "5s", "--no-chart", "--out"])
-        .arg(dir.path().join("report.json"))
-        .output()
-        .unwrap();
+    let report = dir.path().join("report.json");
+    let out = run_against(
+        &scenario,
+        &kubeconfig,
+        &report,
+        &["--variant-timeout", "5s"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let table = String::from_utf8_lossy(&out.stdout);
@@ -256,16 +265,7 @@ fn real_server_ctrl_c_leaves_no_namespace() {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_secs(3));
-    // SAFETY: kill has no memory preconditions; the group is the run's own.
-    unsafe { libc::kill(-(run.id() as i32), libc::SIGINT) };
-    let deadline = Instant::now() + Duration::from_secs(150);
-    let status = loop {
-        if let Some(status) = run.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "still running after Ctrl-C");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = interrupt_group(&mut run);
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert_eq!(status.code(), Some(130), "{rest}");
@@ -275,4 +275,52 @@ fn real_server_ctrl_c_leaves_no_namespace() {
         !dir.path().join("report.json").exists(),
         "an interrupted run writes no report"
     );
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_figures_and_plain_watchers() {
+    let kubeconfig = kubeconfig();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("watchers.toml");
+    std::fs::write(
+        &file,
+        r#"name = "real-watchers"
+[objects]
+kind = "ConfigMap"
+count = 100
+
+[[variant]]
+name = "3 watchers"
+watchers = 3
+share_encodings = true
+
+[[phase]]
+kind = "list"
+
+[[phase]]
+kind = "update"
+fraction = 1.0
+"#,
+    )
+    .unwrap();
+    let report = dir.path().join("report.json");
+    let out = run_against(&file, &kubeconfig, &report, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let update = &report["variants"][0]["phases"][1];
+    let server = &update["kube_apiserver"];
+    assert!(server["alloc_bytes"].as_u64().unwrap() > 0, "{server}");
+    assert!(server["alloc_count"].as_u64().unwrap() > 0, "{server}");
+    // 100 updates to the informer and to each of the 3 watchers (and bookmarks, if any).
+    let sent = server["events_sent"].as_u64().unwrap();
+    assert!((400..450).contains(&sent), "{sent} events sent");
+    let profile = server["heap_profile"].as_str().unwrap();
+    let bytes = std::fs::read(dir.path().join(profile)).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "a gzipped profile");
 }

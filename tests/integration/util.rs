@@ -91,3 +91,21 @@ pub fn check(head: impl AsRef<Path>, baseline: impl AsRef<Path>) -> Command {
         .arg(baseline.as_ref());
     command
 }
+
+/// Sends Ctrl-C (SIGINT) to `child`'s process group, as a terminal does to a job, and
+/// waits for it to exit (at most 150 s); its exit status.
+pub fn interrupt_group(child: &mut std::process::Child) -> std::process::ExitStatus {
+    // SAFETY: kill has no memory preconditions; the group is the child's own.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(150);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
