@@ -46,6 +46,8 @@ struct Shared {
 struct State {
     /// A watch from a resourceVersion below this is answered 410 Expired.
     expired_before: u64,
+    /// How many more watches get that answer before it ends; `None`: no end.
+    expiries_left: Option<usize>,
     counts: RequestCounts,
     /// Cuts so far.
     cuts: u64,
@@ -102,7 +104,35 @@ impl Faults {
 
     /// From now on a watch from a resourceVersion below `rv` is answered 410 Expired.
     pub fn expire_before(&self, rv: u64) {
-        self.state().expired_before = rv;
+        let mut state = self.state();
+        state.expired_before = rv;
+        state.expiries_left = None;
+    }
+
+    /// The next `watches` watches from a resourceVersion below `rv` are answered 410
+    /// Expired, then none: a relist forced once per informer, which ends even when the
+    /// server's resourceVersion has not moved (then the relist's own version is below
+    /// `rv` too).
+    pub fn expire_next(&self, rv: u64, watches: usize) {
+        let mut state = self.state();
+        state.expired_before = rv;
+        state.expiries_left = Some(watches);
+    }
+
+    /// Whether a watch from `from` is answered 410, counting the answer: `from` and the
+    /// oldest resourceVersion left if so.
+    fn take_expiry(&self, from: Option<u64>) -> Option<(u64, u64)> {
+        let mut state = self.state();
+        let oldest = state.expired_before;
+        let from = from.filter(|rv| *rv > 0 && *rv < oldest)?;
+        if let Some(left) = state.expiries_left.as_mut() {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                state.expired_before = 0;
+                state.expiries_left = None;
+            }
+        }
+        Some((from, oldest))
     }
 
     /// The informer's requests so far: LIST pages, watches, their events and bytes, and
@@ -219,9 +249,8 @@ where
         Box::pin(async move {
             if query.watch {
                 faults.released().await;
-                let expired_before = faults.state().expired_before;
-                if let Some(from) = query.from.filter(|rv| *rv > 0 && *rv < expired_before) {
-                    return Ok(faults.expired(from, expired_before));
+                if let Some((from, oldest)) = faults.take_expiry(query.from) {
+                    return Ok(faults.expired(from, oldest));
                 }
             }
             let response = inner.call(request).await.map_err(Into::into)?;
@@ -362,6 +391,24 @@ mod tests {
         assert_eq!(event["object"]["reason"], "Expired");
         let counts = faults.requests();
         assert_eq!((counts.watch, counts.expired), (1, 1));
+    }
+
+    #[test]
+    fn a_forced_relist_answers_410_once_per_informer() {
+        let faults = Faults::default();
+        faults.expire_next(101, 2);
+        assert_eq!(faults.take_expiry(Some(100)), Some((100, 101)));
+        assert_eq!(faults.take_expiry(None), None, "a watch from nothing");
+        assert_eq!(faults.take_expiry(Some(100)), Some((100, 101)));
+        assert_eq!(
+            faults.take_expiry(Some(100)),
+            None,
+            "two informers, two 410s"
+        );
+        faults.expire_before(101);
+        for _ in 0..3 {
+            assert_eq!(faults.take_expiry(Some(100)), Some((100, 101)));
+        }
     }
 
     #[tokio::test]
