@@ -71,17 +71,8 @@ enum Subcommands {
         /// refused.
         #[arg(long)]
         allow_commands: bool,
-        /// Run against the real server this kubeconfig's current context names instead of
-        /// the built-in apiserver: each variant gets a namespace of its own, filled with
-        /// the scenario's objects and removed at the end (also on failure and Ctrl-C);
-        /// phases write through the API.
-        #[arg(long, value_name = "FILE")]
-        kubeconfig: Option<PathBuf>,
-        /// With --kubeconfig: write nothing. The informers list and watch the objects
-        /// already there, in every namespace; a phase that writes is refused before
-        /// anything connects.
-        #[arg(long, requires = "kubeconfig")]
-        read_only: bool,
+        #[command(flatten)]
+        server: RealServerArgs,
     },
     /// Convert a report into another format: markdown, benchmark-tool JSON, a chart.
     Export {
@@ -263,6 +254,43 @@ fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
     text.parse()
 }
 
+/// `run`'s options for a real server.
+#[derive(Debug, clap::Args)]
+struct RealServerArgs {
+    /// Run against the real server this kubeconfig's current context names instead of
+    /// the built-in apiserver: each variant gets a namespace of its own, filled with
+    /// the scenario's objects and removed when the variant ends (and at the run's end,
+    /// also on failure and Ctrl-C); phases write through the API.
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// With --kubeconfig: write nothing. The informers list and watch the objects
+    /// already there, in every namespace; a phase that writes is refused before
+    /// anything connects.
+    #[arg(long, requires = "kubeconfig")]
+    read_only: bool,
+    /// With --kubeconfig: the server's process id, for a server on this machine
+    /// (`source servers/start.sh` sets KUBE_APISERVER_PID). Each phase then also reads
+    /// its RSS and its high-water mark within the phase from /proc: the server's peak.
+    #[arg(long, value_name = "PID", requires = "kubeconfig")]
+    server_pid: Option<u32>,
+}
+
+impl RealServerArgs {
+    /// The real server to run against, if any.
+    fn into_config(self) -> Option<ClusterConfig> {
+        let RealServerArgs {
+            kubeconfig,
+            read_only,
+            server_pid,
+        } = self;
+        kubeconfig.map(|kubeconfig| ClusterConfig {
+            kubeconfig,
+            read_only,
+            server_pid,
+        })
+    }
+}
+
 impl Cli {
     /// The command these arguments ask for.
     pub fn into_command(self) -> Command {
@@ -277,8 +305,7 @@ impl Cli {
                 variant_timeout,
                 jobs,
                 allow_commands,
-                kubeconfig,
-                read_only,
+                server,
             } => Command::Run(RunConfig {
                 scenario,
                 out,
@@ -292,10 +319,7 @@ impl Cli {
                 variant_timeout,
                 jobs: usize::from(jobs),
                 allow_commands,
-                cluster: kubeconfig.map(|kubeconfig| ClusterConfig {
-                    kubeconfig,
-                    read_only,
-                }),
+                cluster: server.into_config(),
             }),
             Subcommands::Export {
                 report,

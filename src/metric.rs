@@ -40,6 +40,8 @@ pub enum Metric {
     ApiServerLiveBytes,
     /// Highest live bytes of the built-in apiserver's blocks within the phase.
     ApiServerPeakLiveBytes,
+    /// CPU time the built-in apiserver used during the phase (advisory).
+    ApiServerCpuMs,
     /// LIST requests.
     ListRequests,
     /// WATCH requests.
@@ -88,7 +90,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order tables show them.
-    pub const ALL: [Metric; 36] = [
+    pub const ALL: [Metric; 37] = [
         Metric::AllocCount,
         Metric::DeallocCount,
         Metric::ReallocCount,
@@ -103,6 +105,7 @@ impl Metric {
         Metric::ApiServerAllocBytes,
         Metric::ApiServerLiveBytes,
         Metric::ApiServerPeakLiveBytes,
+        Metric::ApiServerCpuMs,
         Metric::ListRequests,
         Metric::WatchRequests,
         Metric::WatchEvents,
@@ -144,6 +147,7 @@ impl Metric {
             Metric::ApiServerAllocBytes => "apiserver_alloc_bytes",
             Metric::ApiServerLiveBytes => "apiserver_live_bytes",
             Metric::ApiServerPeakLiveBytes => "apiserver_peak_live_bytes",
+            Metric::ApiServerCpuMs => "apiserver_cpu_ms",
             Metric::ListRequests => "list_requests",
             Metric::WatchRequests => "watch_requests",
             Metric::WatchEvents => "watch_events",
@@ -175,6 +179,7 @@ impl Metric {
             && !matches!(
                 self,
                 Metric::ResidentBytes
+                    | Metric::ApiServerCpuMs
                     | Metric::RssBytes
                     | Metric::RssPeakBytes
                     | Metric::DurationMs

@@ -44,6 +44,7 @@ impl Counters {
             heap_inuse_bytes: self.heap_inuse_bytes.round() as u64,
             events_sent: 0,
             bytes_sent: 0,
+            process: None,
             heap_profile: None,
         }
     }

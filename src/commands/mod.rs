@@ -97,6 +97,8 @@ pub struct ClusterConfig {
     pub kubeconfig: PathBuf,
     /// Write nothing; refuse phases that write.
     pub read_only: bool,
+    /// The server's process, when it runs on this machine: measured from outside too.
+    pub server_pid: Option<u32>,
 }
 
 /// Where `run` draws its chart.

@@ -1,7 +1,7 @@
 //! `run --kubeconfig`: the run's side of a real server. Before any variant runs it checks
-//! the scenario can run there, connects, and makes each variant a namespace of its own;
-//! after the last it removes them, and on Ctrl-C (or SIGTERM) it stops the variants and
-//! removes them before it exits.
+//! the scenario can run there, connects, and makes each variant a namespace of its own
+//! (each variant removes its own when it ends); after the last it removes any left, and
+//! on Ctrl-C (or SIGTERM) it stops the variants and removes them before it exits.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +40,11 @@ impl Session {
         if let Some(why) = scenario.real_server_refusal(config.read_only) {
             bail!("{}: {why}", scenario.file.display());
         }
+        if let Some(pid) = config.server_pid
+            && crate::measure::outside::read(pid).is_none()
+        {
+            bail!("--server-pid {pid}: no such process on this machine");
+        }
         let runtime = background_runtime()?;
         let cluster = runtime.block_on(Cluster::connect(&config.kubeconfig))?;
         let version = runtime
@@ -67,6 +72,7 @@ impl Session {
                 .map(|namespace| ClusterJob {
                     kubeconfig: config.kubeconfig.clone(),
                     namespace,
+                    server_pid: config.server_pid,
                 })
                 .collect(),
             server,
@@ -101,7 +107,7 @@ impl Session {
         match (self.namespaces().next(), self.namespaces().last()) {
             (Some(first), Some(last)) => eprintln!(
                 "running against {server}: each variant in a namespace of its own ({first} .. \
-                 {last}), removed at the end"
+                 {last}), removed when it ends"
             ),
             _ => eprintln!(
                 "running against {server}, read only: the informers watch every namespace"

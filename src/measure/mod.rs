@@ -58,7 +58,7 @@ pub struct Measurement {
 
 /// A phase's exact figures split by the component each block is charged to (the one that
 /// allocated it; see [`alloc`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Components {
     /// The informer under test, its HTTP client included.
     pub informer: ComponentMeasurement,
@@ -88,8 +88,8 @@ impl Components {
 }
 
 /// One component's share of a phase: as [`Measurement`]'s exact figures, for the blocks
-/// charged to it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// charged to it, and the CPU time the thread spent working for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ComponentMeasurement {
     /// Allocations it made during the phase.
     pub alloc_count: u64,
@@ -103,19 +103,47 @@ pub struct ComponentMeasurement {
     pub live_bytes: Bytes,
     /// Highest live bytes of its blocks within the phase.
     pub peak_live_bytes: Bytes,
+    /// CPU time the thread spent working for it during the phase, in milliseconds
+    /// (advisory: the thread's CPU clock, read at each change of component; absent from
+    /// reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<f64>,
 }
 
 impl ComponentMeasurement {
-    fn between(start: &AllocCounters, end: &AllocCounters) -> ComponentMeasurement {
+    fn between(start: &ComponentReading, end: &ComponentReading) -> ComponentMeasurement {
+        let (start_counts, end_counts) = (&start.counters, &end.counters);
         ComponentMeasurement {
-            alloc_count: end.allocs - start.allocs,
-            dealloc_count: end.deallocs - start.deallocs,
-            realloc_count: end.reallocs - start.reallocs,
-            alloc_bytes: Bytes(end.alloc_bytes - start.alloc_bytes),
-            live_bytes: Bytes(end.live_bytes),
-            peak_live_bytes: Bytes(end.peak_live_bytes),
+            alloc_count: end_counts.allocs - start_counts.allocs,
+            dealloc_count: end_counts.deallocs - start_counts.deallocs,
+            realloc_count: end_counts.reallocs - start_counts.reallocs,
+            alloc_bytes: Bytes(end_counts.alloc_bytes - start_counts.alloc_bytes),
+            live_bytes: Bytes(end_counts.live_bytes),
+            peak_live_bytes: Bytes(end_counts.peak_live_bytes),
+            cpu_ms: Some(millis(end.cpu_ns - start.cpu_ns)),
         }
     }
+}
+
+/// One component's counters and CPU clock at one instant.
+#[derive(Debug, Clone, Copy)]
+struct ComponentReading {
+    counters: AllocCounters,
+    cpu_ns: u64,
+}
+
+impl ComponentReading {
+    fn all() -> [ComponentReading; 3] {
+        Component::ALL.map(|component| ComponentReading {
+            counters: alloc::component_counters(component),
+            cpu_ns: alloc::component_cpu_ns(component),
+        })
+    }
+}
+
+/// `ns` in milliseconds, to the microsecond.
+fn millis(ns: u64) -> f64 {
+    (ns as f64 / 1e3).round() / 1e3
 }
 
 /// Measures one phase: [`PhaseMeter::start`] before it, [`PhaseMeter::finish`] after.
@@ -124,7 +152,7 @@ pub struct PhaseMeter {
     /// dhat's figures at the start, in the heap-profiling build.
     dhat: Option<dhat::DhatCounters>,
     start: AllocCounters,
-    start_by_component: [AllocCounters; 3],
+    start_by_component: [ComponentReading; 3],
     started: Instant,
     rss_peak_reset: bool,
 }
@@ -134,7 +162,7 @@ impl PhaseMeter {
     pub fn start() -> PhaseMeter {
         let rss_peak_reset = rss::reset_peak();
         alloc::reset_peak();
-        let start_by_component = Component::ALL.map(alloc::component_counters);
+        let start_by_component = ComponentReading::all();
         PhaseMeter {
             dhat: dhat::counters(),
             start_by_component,
@@ -150,7 +178,7 @@ impl PhaseMeter {
             return self.finish_dhat(start);
         }
         let end = alloc::counters();
-        let end_by_component = Component::ALL.map(alloc::component_counters);
+        let end_by_component = ComponentReading::all();
         let duration = self.started.elapsed();
         let jemalloc = jemalloc::read().ok();
         let rss = rss::read();
@@ -194,7 +222,7 @@ impl PhaseMeter {
         }
     }
 
-    fn components(&self, end: &[AllocCounters; 3]) -> Components {
+    fn components(&self, end: &[ComponentReading; 3]) -> Components {
         let mut components = Components::default();
         for (i, component) in Component::ALL.into_iter().enumerate() {
             *components.of_mut(component) =
@@ -249,5 +277,27 @@ mod tests {
             m.alloc_count
         );
         drop(kept);
+    }
+
+    #[test]
+    fn cpu_time_goes_to_the_component_that_spent_it() {
+        let meter = PhaseMeter::start();
+        let spin =
+            |rounds: u64| (0..rounds).fold(0u64, |h, i| std::hint::black_box(h ^ i).rotate_left(5));
+        {
+            let _apiserver = alloc::enter(Component::ApiServer);
+            std::hint::black_box(spin(50_000_000));
+        }
+        {
+            let _informer = alloc::enter(Component::Informer);
+            std::hint::black_box(spin(1_000));
+        }
+        let c = meter.finish().components.unwrap();
+        let (apiserver, informer) = (c.apiserver.cpu_ms.unwrap(), c.informer.cpu_ms.unwrap());
+        assert!(apiserver > 1.0, "apiserver {apiserver} ms");
+        assert!(
+            apiserver > 20.0 * informer,
+            "apiserver {apiserver} ms, informer {informer} ms"
+        );
     }
 }

@@ -40,6 +40,7 @@ impl Metric {
             Metric::ApiServerPeakLiveBytes => {
                 m.components.map(|c| c.apiserver.peak_live_bytes.0 as f64)
             }
+            Metric::ApiServerCpuMs => m.components.and_then(|c| c.apiserver.cpu_ms),
             Metric::ListRequests => n(r.list),
             Metric::WatchRequests => n(r.watch),
             Metric::WatchEvents => n(r.watch_events),

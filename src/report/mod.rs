@@ -119,10 +119,28 @@ pub struct KubeApiServerFigures {
     pub events_sent: u64,
     /// Watch and LIST bytes they read.
     pub bytes_sent: u64,
+    /// Its process's RSS at the phase's start, at its end, and the highest within it
+    /// (the kernel's high-water mark, reset at the start), with `run --server-pid` for a
+    /// server on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ServerProcess>,
     /// Its heap profile (`/debug/pprof/heap`) at the phase's end, a file beside the
     /// report, readable by `go tool pprof`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_profile: Option<String>,
+}
+
+/// A real server's process through a phase, read from `/proc` (advisory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerProcess {
+    /// RSS when the phase started.
+    pub rss_start_bytes: Bytes,
+    /// RSS when it ended.
+    pub rss_bytes: Bytes,
+    /// The highest RSS within it; absent where the kernel did not let the run reset the
+    /// high-water mark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_peak_bytes: Option<Bytes>,
 }
 
 /// A real server a report was made against.

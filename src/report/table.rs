@@ -401,7 +401,7 @@ const EVENT_NOTES: [&str; 4] = [
 ];
 
 /// The server table's columns, and whether each is right-aligned.
-const SERVER_COLUMNS: [(&str, bool); 9] = [
+const SERVER_COLUMNS: [(&str, bool); 10] = [
     ("variant", false),
     ("phase", false),
     ("watches", true),
@@ -410,6 +410,7 @@ const SERVER_COLUMNS: [(&str, bool); 9] = [
     ("server allocs", true),
     ("server allocated", true),
     ("per event sent", true),
+    ("server CPU ~", true),
     ("server peak", true),
 ];
 
@@ -418,7 +419,9 @@ const SERVER_NOTES: [&str; 2] = [
     "the built-in apiserver's side, exact: watches open (the informers' and the plain \
      `watchers`), watch events and response bytes it sent, its allocations, the bytes it \
      allocated and their share per event sent (- in a phase that served a LIST), its peak \
-     live bytes",
+     live bytes; server CPU ~ (advisory): the CPU time the process's one thread spent \
+     working for the server (its CPU clock read at each change between informer, server and \
+     harness), and per event sent",
     "shared: one encoding per event for every watch (KEP-1152, `share_encodings`); \
      per watch: each watch's copy encoded on its own",
 ];
@@ -429,8 +432,10 @@ const KUBE_APISERVER_NOTES: [&str; 2] = [
      `watchers`), watch events and response bytes the informer read (the watchers read as \
      many), the growth of its go_memstats_mallocs_total and go_memstats_alloc_bytes_total \
      over the phase (the whole process: servers/kube-apiserver holds etcd too), their share \
-     per event the informer read (- in a phase that served a LIST), its heap in use at the \
-     phase's end",
+     per event the informer read (- in a phase that served a LIST), the growth of its \
+     process_cpu_seconds_total (10 ms steps); server peak: with --server-pid, its process's \
+     RSS high-water mark within the phase and how far it rose above the phase's start, \
+     else its heap in use (go_memstats_heap_inuse_bytes) at the phase's end",
     "shared: kube-apiserver encodes each event once for every watch (KEP-1152)",
 ];
 
@@ -449,7 +454,8 @@ struct ServerFigures {
     bytes: u64,
     allocs: u64,
     allocated: u64,
-    last: u64,
+    cpu_ms: Option<f64>,
+    last: String,
 }
 
 fn server_figures(real: bool, phase: &PhaseReport) -> Option<ServerFigures> {
@@ -460,7 +466,16 @@ fn server_figures(real: bool, phase: &PhaseReport) -> Option<ServerFigures> {
             bytes: k.bytes_sent,
             allocs: k.alloc_count,
             allocated: k.alloc_bytes,
-            last: k.heap_inuse_bytes,
+            cpu_ms: Some(k.cpu_ms as f64),
+            last: match k
+                .process
+                .and_then(|p| Some((p.rss_start_bytes, p.rss_peak_bytes?)))
+            {
+                Some((start, peak)) => {
+                    format!("{peak} RSS (+{})", Bytes(peak.0.saturating_sub(start.0)))
+                }
+                None => format!("{} heap", Bytes(k.heap_inuse_bytes)),
+            },
         })
     } else {
         let server = phase.measurement.components?.apiserver;
@@ -469,7 +484,8 @@ fn server_figures(real: bool, phase: &PhaseReport) -> Option<ServerFigures> {
             bytes: phase.api_requests.bytes,
             allocs: server.alloc_count,
             allocated: server.alloc_bytes.0,
-            last: server.peak_live_bytes.0,
+            cpu_ms: server.cpu_ms,
+            last: server.peak_live_bytes.to_string(),
         })
     }
 }
@@ -477,7 +493,7 @@ fn server_figures(real: bool, phase: &PhaseReport) -> Option<ServerFigures> {
 /// Rows of the server table: every phase of every variant, when a variant sets the
 /// server's side (`watchers`, `share_encodings`) or the report has a real server's
 /// figures.
-fn server_rows(report: &Report) -> Vec<[String; 9]> {
+fn server_rows(report: &Report) -> Vec<[String; 10]> {
     let real = report.server.is_some();
     let any = report.variants.iter().any(|v| {
         if real {
@@ -503,9 +519,11 @@ fn server_rows(report: &Report) -> Vec<[String; 9]> {
             };
             let sent = figures.sent;
             // A phase that served a LIST spent most of its allocations on it.
-            let per_event = match (sent, phase.api_requests.list) {
-                (0, _) | (_, 1..) => "-".to_owned(),
-                (n, 0) => Bytes(figures.allocated / n).to_string(),
+            let per_event = (sent > 0 && phase.api_requests.list == 0).then_some(sent);
+            let cpu = match (figures.cpu_ms, per_event) {
+                (None, _) => "-".to_owned(),
+                (Some(ms), None) => format!("{ms:.1} ms"),
+                (Some(ms), Some(n)) => format!("{ms:.1} ms ({:.2} µs)", ms * 1e3 / n as f64),
             };
             rows.push([
                 if i == 0 {
@@ -519,8 +537,9 @@ fn server_rows(report: &Report) -> Vec<[String; 9]> {
                 Bytes(figures.bytes).to_string(),
                 thousands(figures.allocs),
                 Bytes(figures.allocated).to_string(),
-                per_event,
-                Bytes(figures.last).to_string(),
+                per_event.map_or("-".to_owned(), |n| Bytes(figures.allocated / n).to_string()),
+                cpu,
+                figures.last,
             ]);
         }
     }

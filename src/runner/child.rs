@@ -107,7 +107,7 @@ pub fn run(
         let client = transport::client(&server);
         let watch_client =
             (side.watchers > 0).then(|| transport::client_of(&server, Component::Harness));
-        emit(Message::Setup(SetupReport::new(&setup.finish())))?;
+        emit(Message::Setup(Box::new(SetupReport::new(&setup.finish()))))?;
 
         let mut informer: Option<Informer> = None;
         let mut watchers = Watchers::default();

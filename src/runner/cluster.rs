@@ -29,9 +29,11 @@ use crate::apiserver::ApiServer;
 use crate::cluster::{Cluster, Counters, Faults, Watched, for_server};
 use crate::informer::{self, Informer};
 use crate::k8s::TruthEntry;
+use crate::measure::outside::{self, ProcessReading};
 use crate::measure::{Component, PhaseMeter, alloc};
 use crate::report::{
-    Consistency, Holding, KubeApiServerFigures, PhaseReport, SettleReport, SetupReport,
+    Consistency, Holding, KubeApiServerFigures, PhaseReport, ServerProcess, SettleReport,
+    SetupReport,
 };
 use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario};
 
@@ -66,12 +68,14 @@ pub fn run(
             Ok(run) => run,
             Err(e) => return emit(Message::Failed(format!("setup: {e:#}"))).map_err(Into::into),
         };
-        emit(Message::Setup(SetupReport::new(&setup.finish())))?;
+        emit(Message::Setup(Box::new(SetupReport::new(&setup.finish()))))?;
+        let mut failed = false;
         for (i, phase) in scenario.phases.iter().enumerate() {
             match run.phase(i, phase).await {
                 Ok(report) => emit(Message::Phase(Box::new(report)))?,
                 Err(e) => {
                     emit(Message::Failed(format!("phase `{}`: {e:#}", phase.name)))?;
+                    failed = true;
                     break;
                 }
             }
@@ -80,8 +84,45 @@ pub fn run(
             informer.abort();
         }
         run.watchers.iter().for_each(JoinHandle::abort);
+        // The next variant's server holds none of this one's objects (the run removes
+        // every namespace at its end too, this one included if this fails).
+        if let Some(namespace) = &run.namespace
+            && let Err(e) = run.cluster.remove_namespace(namespace, run.kind()).await
+            && !failed
+        {
+            emit(Message::Failed(format!("removing the namespace: {e:#}")))?;
+        }
         Ok(())
     })
+}
+
+/// A real server's process through a phase, read from `/proc`.
+struct ProcessWindow {
+    pid: u32,
+    start: ProcessReading,
+    peak_reset: bool,
+}
+
+impl ProcessWindow {
+    /// Resets the process's RSS high-water mark and reads it; `None` when it is gone.
+    fn open(pid: u32) -> Option<ProcessWindow> {
+        let peak_reset = outside::reset_peak(pid);
+        Some(ProcessWindow {
+            pid,
+            start: outside::read(pid)?,
+            peak_reset,
+        })
+    }
+
+    /// The phase's figures; `None` when the process is gone.
+    fn close(self) -> Option<ServerProcess> {
+        let end = outside::read(self.pid)?;
+        Some(ServerProcess {
+            rss_start_bytes: self.start.rss,
+            rss_bytes: end.rss,
+            rss_peak_bytes: self.peak_reset.then_some(end.rss_peak),
+        })
+    }
 }
 
 /// One variant's run against a real server.
@@ -102,6 +143,8 @@ struct Run<'a> {
     watched: Arc<Watched>,
     /// Where the server's heap profiles go: `<this>.<phase>.heap.pb.gz`.
     profiles: Option<&'a Path>,
+    /// The server's process, when it runs on this machine.
+    server_pid: Option<u32>,
 }
 
 impl<'a> Run<'a> {
@@ -127,6 +170,7 @@ impl<'a> Run<'a> {
             watchers: Vec::new(),
             watched: Arc::default(),
             profiles,
+            server_pid: job.server_pid,
         };
         if run.namespace.is_some() {
             run.write_changes(&HashMap::new()).await?;
@@ -148,6 +192,7 @@ impl<'a> Run<'a> {
         // A server that does not let the run read its metrics still runs the scenario.
         let counters = self.cluster.counters().await.ok();
         let watched = self.watched.read();
+        let process = self.server_pid.and_then(ProcessWindow::open);
         let before = matches!(phase.action, PhaseAction::Settle { .. }).then(holding_now);
         let meter = PhaseMeter::start();
         let away = phase.disconnect
@@ -209,6 +254,7 @@ impl<'a> Run<'a> {
                     let (bytes, events) = self.watched.read();
                     figures.events_sent = requests.watch_events + events - watched.1;
                     figures.bytes_sent = requests.bytes + bytes - watched.0;
+                    figures.process = process.and_then(ProcessWindow::close);
                     figures
                 });
         Ok(report)

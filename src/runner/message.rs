@@ -33,6 +33,9 @@ pub struct ClusterJob {
     /// The namespace the parent made for this variant, to fill and write in; `None` when
     /// the run only reads (the informer then watches every namespace).
     pub namespace: Option<String>,
+    /// The server's process on this machine (`run --server-pid`), read through /proc.
+    #[serde(default)]
+    pub server_pid: Option<u32>,
 }
 
 /// One line of a child's stdout.
@@ -40,7 +43,7 @@ pub struct ClusterJob {
 #[serde(rename_all = "kebab-case")]
 pub enum Message {
     /// Setup is done; the first phase starts.
-    Setup(SetupReport),
+    Setup(Box<SetupReport>),
     /// An external variant's program has connected and was measured before any object.
     Subject {
         /// What it says it is (status protocol).

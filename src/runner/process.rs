@@ -246,7 +246,7 @@ fn receive(
             };
         progress(&message);
         match message {
-            Message::Setup(setup) => report.setup = Some(setup),
+            Message::Setup(setup) => report.setup = Some(*setup),
             Message::Subject {
                 implementation,
                 setup,

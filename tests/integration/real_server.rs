@@ -126,6 +126,29 @@ fn read_only_refuses_a_writing_phase_before_connecting() {
 }
 
 #[test]
+fn a_server_pid_that_is_no_process_is_refused_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(dir.path(), "");
+    let out = bin()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--kubeconfig")
+        .arg(dir.path().join("no-such.kubeconfig"))
+        .args(["--server-pid", "4294967294"])
+        .arg("--out")
+        .arg(dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--server-pid 4294967294: no such process"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("report.json").exists(), "nothing written");
+}
+
+#[test]
 fn a_churn_is_refused_against_a_real_server() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = scenario(
@@ -305,7 +328,9 @@ fraction = 1.0
     )
     .unwrap();
     let report = dir.path().join("report.json");
-    let out = run_against(&file, &kubeconfig, &report, &[]);
+    let pid = std::env::var("INFORMER_MEM_SERVER_PID")
+        .expect("INFORMER_MEM_SERVER_PID names the real kube-apiserver's process");
+    let out = run_against(&file, &kubeconfig, &report, &["--server-pid", &pid]);
     assert!(
         out.status.success(),
         "{}",
@@ -313,6 +338,15 @@ fraction = 1.0
     );
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    for phase in report["variants"][0]["phases"].as_array().unwrap() {
+        let process = &phase["kube_apiserver"]["process"];
+        let rss = |key: &str| process[key].as_u64().unwrap_or_else(|| panic!("{process}"));
+        assert!(rss("rss_start_bytes") > 0, "{process}");
+        assert!(
+            rss("rss_peak_bytes") >= rss("rss_start_bytes").max(rss("rss_bytes")),
+            "{process}"
+        );
+    }
     let update = &report["variants"][0]["phases"][1];
     let server = &update["kube_apiserver"];
     assert!(server["alloc_bytes"].as_u64().unwrap() > 0, "{server}");

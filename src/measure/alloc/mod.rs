@@ -26,7 +26,8 @@
 //! hands the caller's block and layout to jemalloc (`malloc`, `realloc`, `sdallocx` and
 //! their flagged forms) with the alignment tikv-jemallocator would pass; the counters only
 //! look at sizes and addresses and never touch the memory. The explicit arenas' extent
-//! hooks reserve, protect and purge address space with `mmap`, `mprotect` and `madvise`.
+//! hooks reserve, protect and purge address space with `mmap`, `mprotect` and `madvise`;
+//! `cpu.rs` reads the thread's CPU clock each time the component changes.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
@@ -42,6 +43,7 @@ use tikv_jemallocator::Jemalloc;
 mod arenas;
 mod component;
 mod counters;
+mod cpu;
 mod regions;
 
 use arenas::{ARENA_MASK, align_flags, arena, mallctl_read_u32};
@@ -460,9 +462,9 @@ pub fn current() -> Component {
 /// Charges the calling thread's allocations to `component` until the guard drops.
 #[must_use = "the component is current only while the guard lives"]
 pub fn enter(component: Component) -> Entered {
-    Entered {
-        previous: STATE.with(|s| s.current.replace(component)),
-    }
+    let previous = STATE.with(|s| s.current.replace(component));
+    cpu::switched(previous, component);
+    Entered { previous }
 }
 
 /// Restores the previous component when dropped; see [`enter`].
@@ -473,8 +475,15 @@ pub struct Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        STATE.with(|s| s.current.set(self.previous));
+        let leaving = STATE.with(|s| s.current.replace(self.previous));
+        cpu::switched(leaving, self.previous);
     }
+}
+
+/// CPU time the calling thread has spent working for `component` since it started, in
+/// nanoseconds (advisory; see `cpu.rs`).
+pub fn component_cpu_ns(component: Component) -> u64 {
+    cpu::spent(component, current())
 }
 
 pin_project_lite::pin_project! {

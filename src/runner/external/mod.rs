@@ -145,7 +145,7 @@ impl<'a> Run<'a> {
         emit: &mut impl FnMut(Message) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
         let setup = self.connect().await?;
-        emit(Message::Setup(SetupReport::new(&meter.finish())))?;
+        emit(Message::Setup(Box::new(SetupReport::new(&meter.finish()))))?;
         emit(Message::Subject {
             implementation: setup.1,
             setup: Box::new(setup.0),
