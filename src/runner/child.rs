@@ -36,6 +36,10 @@ pub fn main() -> anyhow::Result<()> {
     let mut stdout = io::stdout().lock();
     let mut phases_left = job.scenario.phases.len();
     let external = job.scenario.variants[job.variant].subject.is_some();
+    // A program of its own to stop, or a real server's namespace to remove, after the
+    // last phase: those variants end on their own.
+    #[cfg(not(feature = "dhat-heap"))]
+    let leave_after_last = !external && job.cluster.is_none();
     let emit = |message: Message| {
         // Between phases: outside every measured window.
         serde_json::to_writer(&mut stdout, &message)?;
@@ -49,7 +53,7 @@ pub fn main() -> anyhow::Result<()> {
         // the kernel take the heap back whole. A dhat build stays: its profile is written
         // when `_profile` drops.
         #[cfg(not(feature = "dhat-heap"))]
-        if phases_left == 0 && !external {
+        if phases_left == 0 && leave_after_last {
             std::process::exit(0);
         }
         Ok(())
