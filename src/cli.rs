@@ -9,12 +9,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::apiserver::ServeConfig;
 use crate::commands::{
     ChartOutput, CheckConfig, ClusterConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig,
-    RunConfig,
+    RunConfig, SizeConfig,
 };
 use crate::output::Destination;
 use crate::report::compare::Tolerance;
 use crate::report::diff::DiffFormat;
 use crate::report::export::ExportFormat;
+use crate::scenario::{ObjectKind, SweepArg};
 
 /// Memory profiler for Kubernetes informers.
 ///
@@ -71,6 +72,12 @@ enum Subcommands {
         /// refused.
         #[arg(long)]
         allow_commands: bool,
+        /// Run every variant and phase at each value of one key of `[objects]` (`count`,
+        /// or a shape knob: labels, annotations, containers, managed_fields, data_keys,
+        /// data_bytes), in place of the scenario's `[sweep]`; the report fits each
+        /// variant's live and peak bytes against it.
+        #[arg(long, value_name = "KEY=V1,V2,...")]
+        sweep: Option<SweepArg>,
         #[command(flatten)]
         server: RealServerArgs,
     },
@@ -143,6 +150,13 @@ enum Subcommands {
         #[arg(long = "tolerance", value_name = "METRIC=PCT", value_parser = parse_tolerance)]
         tolerances: Vec<Tolerance>,
     },
+    /// Predict what an informer needs for a cluster's object counts, from reports of
+    /// sweeps over `count` (one report a kind of object; `run --sweep count=...`), or
+    /// from scenarios with such a sweep, run first (nothing is written).
+    ///
+    /// Prints, per variant, the steady store, the initial sync's peak and a relist's
+    /// peak, summed over the kinds, each with the 95% prediction band of its fit.
+    Size(SizeArgs),
     /// Send the same requests to the built-in apiserver and to a real kube-apiserver and
     /// compare the answers (status codes, Status reasons, body shapes, watch events).
     ///
@@ -153,6 +167,28 @@ enum Subcommands {
     /// Internal: run one variant of a job read from stdin (the runner starts this).
     #[command(name = "__run-variant", hide = true)]
     RunVariant,
+}
+
+/// `informer-mem size`'s arguments.
+#[derive(Debug, clap::Args)]
+struct SizeArgs {
+    /// Reports (JSON) or scenarios (`.toml`) of sweeps over `count`, one per kind of
+    /// object.
+    #[arg(required = true)]
+    reports: Vec<PathBuf>,
+    /// How many objects of a kind the cluster has (repeatable), e.g.
+    /// `--count Pod=50000 --count ConfigMap=3000`.
+    #[arg(long = "count", value_name = "KIND=N", required = true, value_parser = parse_count)]
+    counts: Vec<(ObjectKind, u64)>,
+}
+
+impl From<SizeArgs> for SizeConfig {
+    fn from(args: SizeArgs) -> SizeConfig {
+        SizeConfig {
+            reports: args.reports,
+            counts: args.counts.into_iter().collect(),
+        }
+    }
 }
 
 /// `informer-mem crosscheck`'s arguments.
@@ -254,6 +290,28 @@ fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
     text.parse()
 }
 
+/// `size --count KIND=N`: a kind by its name or its resource's (`Pod`, `pods`), any case.
+fn parse_count(text: &str) -> Result<(ObjectKind, u64), String> {
+    let (kind, n) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: expected KIND=N, for example Pod=50000"))?;
+    let kind = ObjectKind::ALL
+        .into_iter()
+        .find(|k| kind.eq_ignore_ascii_case(k.as_str()) || kind.eq_ignore_ascii_case(k.plural()))
+        .ok_or_else(|| {
+            let kinds: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.as_str()).collect();
+            format!(
+                "unknown kind {kind:?}; expected one of {}",
+                kinds.join(", ")
+            )
+        })?;
+    let n = n
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("{n:?} is not a count of objects (a whole number, 0 or more)"))?;
+    Ok((kind, n))
+}
+
 /// `run`'s options for a real server.
 #[derive(Debug, clap::Args)]
 struct RealServerArgs {
@@ -305,6 +363,7 @@ impl Cli {
                 variant_timeout,
                 jobs,
                 allow_commands,
+                sweep,
                 server,
             } => Command::Run(RunConfig {
                 scenario,
@@ -320,6 +379,7 @@ impl Cli {
                 jobs: usize::from(jobs),
                 allow_commands,
                 cluster: server.into_config(),
+                sweep,
             }),
             Subcommands::Export {
                 report,
@@ -365,6 +425,7 @@ impl Cli {
                 baseline,
                 tolerances,
             }),
+            Subcommands::Size(args) => Command::Size(args.into()),
             Subcommands::Crosscheck(args) => Command::Crosscheck(args.into()),
             Subcommands::RunVariant => Command::RunVariant,
         }

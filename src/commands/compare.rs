@@ -1,15 +1,16 @@
 //! The commands that read reports: `diff` (two reports side by side), `check` (a report
-//! gated on a baseline) and `export` (a report in another format).
+//! gated on a baseline), `size` (a cluster's memory predicted from sweeps) and `export` (a
+//! report in another format).
 
 use std::process::ExitCode;
 
-use super::{CheckConfig, DiffConfig, ExportConfig};
+use super::{CheckConfig, DiffConfig, ExportConfig, SizeConfig};
 use crate::exit_codes;
 use crate::output;
-use crate::report::Report;
 use crate::report::compare::{Comparison, Tolerances};
 use crate::report::diff::{render_check, render_diff};
 use crate::report::export;
+use crate::report::{self, Report};
 
 /// `informer-mem diff`: prints the comparison; never fails on what it finds.
 pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {
@@ -36,6 +37,29 @@ pub(super) fn check(config: &CheckConfig) -> anyhow::Result<ExitCode> {
     } else {
         exit_codes::OK
     }))
+}
+
+/// `informer-mem size`: each variant's predicted memory for the counts asked for.
+pub(super) fn size(config: &SizeConfig) -> anyhow::Result<ExitCode> {
+    // A scenario is run first (its sweep at small counts), a report read.
+    let reports = config
+        .reports
+        .iter()
+        .map(|file| {
+            let report = if file.extension().is_some_and(|e| e == "toml") {
+                super::run::report_of(file, false)?
+            } else {
+                Report::read(file)?
+            };
+            Ok((file.display().to_string(), report))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let predictions = report::size::predict(&reports, &config.counts)?;
+    output::print(
+        "the prediction",
+        report::size::render(&predictions, &config.counts).as_bytes(),
+    )?;
+    Ok(ExitCode::from(exit_codes::OK))
 }
 
 /// `informer-mem export`: the report rendered in the format asked for.

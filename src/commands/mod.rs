@@ -30,6 +30,8 @@ pub enum Command {
     Check(CheckConfig),
     /// Convert a report into another format.
     Export(ExportConfig),
+    /// Predict a cluster's informer memory from sweep reports.
+    Size(SizeConfig),
     /// Compare the built-in apiserver with a real one, request by request.
     Crosscheck(CrosscheckConfig),
     /// Run one variant as a child process of `run`.
@@ -67,6 +69,15 @@ pub struct CheckConfig {
     pub tolerances: Vec<report::compare::Tolerance>,
 }
 
+/// Settings of `informer-mem size`.
+#[derive(Debug)]
+pub struct SizeConfig {
+    /// Reports of sweeps over `count`, one per kind.
+    pub reports: Vec<PathBuf>,
+    /// The cluster's objects, by kind.
+    pub counts: std::collections::BTreeMap<crate::scenario::ObjectKind, u64>,
+}
+
 /// Settings of `informer-mem run`.
 #[derive(Debug)]
 pub struct RunConfig {
@@ -88,6 +99,8 @@ pub struct RunConfig {
     pub allow_commands: bool,
     /// The real server to run against instead of the built-in apiserver.
     pub cluster: Option<ClusterConfig>,
+    /// A sweep in place of the scenario's own `[sweep]`.
+    pub sweep: Option<crate::scenario::SweepArg>,
 }
 
 /// `run --kubeconfig`: the real server a run talks to.
@@ -136,6 +149,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(exit_codes::OK))
         }
         Command::Diff(config) => compare::diff(&config),
+        Command::Size(config) => compare::size(&config),
         Command::Check(config) => compare::check(&config),
         Command::Export(config) => compare::export(&config),
         Command::Crosscheck(config) => crosscheck::crosscheck(&config),

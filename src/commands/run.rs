@@ -13,41 +13,126 @@ use crate::measure;
 use crate::output::{self, Destination};
 use crate::progress::{Mode, Reporter};
 use crate::report::export::{self, ExportFormat};
-use crate::report::{Report, render_table};
+use crate::report::{Report, ScenarioInfo, fit, render_table};
 use crate::runner;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Sweep};
 
 /// Runs a scenario; exit code 2 if a variant failed, 1 if a store did not match the server.
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
-    let scenario = Scenario::load(&config.scenario)?;
+    let scenario = Scenario::load_with(&config.scenario, config.sweep.as_ref())?;
     show_commands(&scenario, config)?;
     let outputs = Outputs::plan(config, &scenario)?;
+    let (report, cleanup) = measure(config, &scenario, &outputs)?;
+    outputs.write(&report, config.quiet)?;
+    if let Some(e) = cleanup {
+        return Err(e);
+    }
+    Ok(ExitCode::from(verdict(&report)))
+}
+
+/// Runs `file`'s scenario, its sweep included, against the built-in apiserver and
+/// returns the report without writing anything (`size SCENARIO.toml`).
+pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
+    let scratch = tempfile::tempdir().context("failed to make a temporary folder")?;
+    let config = RunConfig {
+        scenario: file.to_owned(),
+        out: Some(scratch.path().join("report.json")),
+        chart: ChartOutput::None,
+        exports: Vec::new(),
+        quiet,
+        variant_timeout: std::time::Duration::from_secs(3600),
+        jobs: 1,
+        allow_commands: false,
+        cluster: None,
+        sweep: None,
+    };
+    let scenario = Scenario::load(file)?;
+    show_commands(&scenario, &config)?;
+    let outputs = Outputs::plan(&config, &scenario)?;
+    Ok(measure(&config, &scenario, &outputs)?.0)
+}
+
+/// Runs every point of `scenario` and makes one report of them; with it, why a real
+/// server's namespaces could not be removed, if they could not (what the variants
+/// measured is written all the same).
+fn measure(
+    config: &RunConfig,
+    scenario: &Scenario,
+    outputs: &Outputs,
+) -> anyhow::Result<(Report, Option<anyhow::Error>)> {
+    let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
+    let points = scenario.points();
+    let mut reports = Vec::with_capacity(points.len());
+    let mut cleanup: Option<anyhow::Error> = None;
+    for (i, point) in points.iter().enumerate() {
+        if let Some(sweep) = &scenario.sweep
+            && !config.quiet
+        {
+            let value = sweep.values[i];
+            eprintln!(
+                "point {}/{}: {}",
+                i + 1,
+                points.len(),
+                sweep.point_label(value)
+            );
+        }
+        let (report, left) = run_point(config, point, &exe, outputs, i)?;
+        reports.push(report);
+        if let Some(e) = left {
+            cleanup.get_or_insert(e);
+        }
+    }
+    let report = match &scenario.sweep {
+        Some(sweep) => {
+            let mut merged = fit::merge(sweep, sweep.values.iter().copied().zip(reports).collect());
+            merged.scenario = ScenarioInfo::of(scenario);
+            merged
+        }
+        None => reports.pop().expect("a plain run has one point"),
+    };
+    Ok((report, cleanup))
+}
+
+/// Runs one point of the scenario (the whole of a plain run): every variant, against the
+/// built-in apiserver or the real server, whose namespaces it makes and removes; with the
+/// report, why the namespaces could not be removed, if they could not.
+fn run_point(
+    config: &RunConfig,
+    scenario: &Scenario,
+    exe: &Path,
+    outputs: &Outputs,
+    point: usize,
+) -> anyhow::Result<(Report, Option<anyhow::Error>)> {
     let session = config
         .cluster
         .as_ref()
-        .map(|cluster| Session::open(cluster, &scenario, config.quiet))
+        .map(|cluster| Session::open(cluster, scenario, config.quiet))
         .transpose()?;
-    let exe = std::env::current_exe().context("failed to locate this program to run variants")?;
     let mut progress = Reporter::new(
         Mode::detect(config.quiet),
         scenario.phases.iter().map(|p| p.name.clone()).collect(),
     );
+    let variants = scenario.variants.len();
+    let profiles = outputs.profiles(point);
     let limits = runner::Limits {
         variant_timeout: config.variant_timeout,
-        dhat_files: outputs.dhat_files.as_deref(),
-        profiles: outputs.report_file(),
+        dhat_files: outputs
+            .dhat_files
+            .as_deref()
+            .map(|files| &files[point * variants..(point + 1) * variants]),
+        profiles: profiles.as_deref(),
         jobs: config.jobs,
         cluster: session.as_ref().map(|s| s.jobs.as_slice()),
     };
-    let mut report = runner::run_variants(&scenario, &exe, &limits, |p| progress.show(p));
+    let mut report = runner::run_variants(scenario, exe, &limits, |p| progress.show(p));
     progress.finish();
+    let mut left = None;
     if let Some(session) = &session {
         session.stop_if_interrupted();
         report.server = Some(session.server.clone());
-        session.close()?;
+        left = session.close().err();
     }
-    outputs.write(&report, config.quiet)?;
-    Ok(ExitCode::from(verdict(&report)))
+    Ok((report, left))
 }
 
 /// Shows every program the scenario's external variants start, with its placeholders, and
@@ -80,8 +165,11 @@ fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> 
 struct Outputs {
     /// Each output with its format: the JSON report first, then the chart, then exports.
     exports: Vec<(ExportFormat, Destination)>,
-    /// The heap-profiling build: one dhat file per variant, beside the report.
+    /// The heap-profiling build: one dhat file per variant (of each point), beside the
+    /// report.
     dhat_files: Option<Vec<PathBuf>>,
+    /// The run's sweep: each point's files get a name of their own.
+    sweep: Option<Sweep>,
 }
 
 impl Outputs {
@@ -105,12 +193,15 @@ impl Outputs {
         }
         exports.extend(config.exports.iter().cloned());
         let dhat_files = measure::dhat::BUILD.then(|| {
-            scenario
-                .variants
-                .iter()
-                .enumerate()
-                .map(|(i, v)| runner::dhat_file(&out, i, &v.name))
-                .collect::<Vec<_>>()
+            let points = scenario.sweep.as_ref().map_or(1, |s| s.values.len());
+            let mut files = Vec::new();
+            for point in 0..points {
+                let report = point_file(&out, scenario.sweep.as_ref(), point);
+                for (i, v) in scenario.variants.iter().enumerate() {
+                    files.push(runner::dhat_file(&report, i, &v.name));
+                }
+            }
+            files
         });
         let dhat_destinations: Vec<Destination> = dhat_files
             .iter()
@@ -129,14 +220,17 @@ impl Outputs {
         Ok(Outputs {
             exports,
             dhat_files,
+            sweep: scenario.sweep.clone(),
         })
     }
 
-    /// The report's file, when it goes to one: external variants' heap profiles go
-    /// beside it.
-    fn report_file(&self) -> Option<&Path> {
+    /// Where point `point`'s heap profiles (external variants', a real server's) go:
+    /// beside the report's file, when it goes to one.
+    fn profiles(&self, point: usize) -> Option<PathBuf> {
         match &self.exports[0] {
-            (ExportFormat::Json, Destination::File(path)) => Some(path),
+            (ExportFormat::Json, Destination::File(path)) => {
+                Some(point_file(path, self.sweep.as_ref(), point))
+            }
             _ => None,
         }
     }
@@ -172,6 +266,19 @@ impl Outputs {
         }
         Ok(printed?)
     }
+}
+
+/// Where point `point` of `sweep` puts the files that go beside the report (heap
+/// profiles, dhat profiles): beside `<stem>.<key>-<value>.json`; beside `report` itself
+/// in a plain run.
+fn point_file(report: &Path, sweep: Option<&Sweep>, point: usize) -> PathBuf {
+    let Some(sweep) = sweep else {
+        return report.to_owned();
+    };
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "report".into(), |s| s.to_string_lossy());
+    report.with_file_name(format!("{stem}.{}-{}.json", sweep.key, sweep.values[point]))
 }
 
 /// The run's exit code: a failed variant is an error (2); a store that did not match the

@@ -166,7 +166,7 @@ fn live_figures(v: &VariantReport, attributed: bool) -> Figures {
     Figures { line, ends, peaks }
 }
 
-/// Renders the report's chart as SVG text.
+/// Renders the report's chart as SVG text (a sweep's is `sweep_chart`'s).
 pub fn render_svg(report: &Report) -> String {
     let attributed = report
         .variants

@@ -320,9 +320,10 @@ impl Comparison {
                 b.name, h.name
             )));
         }
-        if b.objects != h.objects || b.apiserver != h.apiserver {
+        if b.objects != h.objects || b.apiserver != h.apiserver || b.sweep != h.sweep {
             return Err(Incomparable(format!(
-                "scenario {:?} serves other objects in the two reports (compare their `scenario.objects`)",
+                "scenario {:?} serves other objects in the two reports (compare their \
+                 `scenario.objects` and `scenario.sweep`)",
                 b.name
             )));
         }

@@ -50,7 +50,11 @@ pub fn render(report: &Report, format: ExportFormat) -> String {
         ExportFormat::Markdown => table::render_markdown(report),
         ExportFormat::GithubBenchmark => pretty(&github_benchmark(report)),
         ExportFormat::Bencher => pretty(&bencher(report)),
-        ExportFormat::Svg => chart::render_svg(report),
+        // A sweep's chart has the swept key on its x axis, not the phases.
+        ExportFormat::Svg => match &report.scenario.sweep {
+            Some(sweep) => super::sweep_chart::render_svg(report, sweep),
+            None => chart::render_svg(report),
+        },
     }
 }
 

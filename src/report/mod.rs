@@ -10,7 +10,10 @@ pub mod chart;
 pub mod compare;
 pub mod diff;
 pub mod export;
+pub mod fit;
+pub mod size;
 mod subject;
+mod sweep_chart;
 #[cfg(test)]
 mod synthetic;
 mod table;
@@ -31,7 +34,7 @@ use crate::measure::timeline::{Sample, TimelineSpec};
 use crate::measure::{Components, Measurement};
 use crate::metric::Metric;
 use crate::scenario::{
-    ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, ServerSide, VariantConfig,
+    ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, ServerSide, Sweep, VariantConfig,
 };
 use crate::units::Bytes;
 
@@ -99,6 +102,10 @@ pub struct Report {
     /// built-in apiserver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<RealServer>,
+    /// A sweep's lines: each variant's live and peak bytes in each phase against the
+    /// swept key (`scenario.sweep`), fitted through every point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fits: Vec<fit::Fit>,
 }
 
 /// A real kube-apiserver's side of a phase, from its `/metrics` read before and after it
@@ -202,6 +209,10 @@ pub struct ScenarioInfo {
     /// The scenario's `[timeline]`: how the phases' `samples` were placed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<TimelineSpec>,
+    /// The sweep the run made: the key of `objects` it varied and its values, one point
+    /// each (`objects` holds the key's plain value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
 }
 
 impl ScenarioInfo {
@@ -215,6 +226,7 @@ impl ScenarioInfo {
             apiserver: scenario.apiserver.clone(),
             gate: scenario.gate.clone(),
             timeline: scenario.timeline,
+            sweep: scenario.sweep.clone(),
         }
     }
 }
@@ -240,6 +252,10 @@ pub struct VariantReport {
     /// An external variant's program; `None` for the built-in informers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<Box<SubjectReport>>,
+    /// In a sweep, the swept key's value at this variant's point (its name ends with
+    /// `@ key=value`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<u64>,
 }
 
 /// The process before the first phase.

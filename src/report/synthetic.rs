@@ -18,6 +18,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
         error: None,
         setup: None,
         subject: None,
+        point: None,
         phases: (0..phases)
             .map(|p| {
                 let base = (v as u64 + 1) * 1_000_000 + p as u64 * 1_000;
@@ -78,8 +79,10 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
             apiserver: ApiServerSpec::default(),
             gate: Default::default(),
             timeline: None,
+            sweep: None,
         },
         variants: (0..variants).map(variant).collect(),
         server: None,
+        fits: Vec::new(),
     }
 }

@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{PhaseReport, Report, SubjectReport, VariantReport};
+use super::{PhaseReport, Report, SubjectReport, VariantReport, fit};
 use crate::measure::dhat::Allocator;
 use crate::units::Bytes;
 
@@ -111,6 +111,7 @@ pub fn render_table(report: &Report) -> String {
         server_rows(report),
         server_notes(report),
     );
+    push_terminal(&mut out, &fit::COLUMNS, fit::rows(report), &fit::NOTES);
     for (name, error) in failures(report) {
         out.push_str(&format!("variant {name:?} failed: {error}\n"));
     }
@@ -172,6 +173,7 @@ pub fn render_markdown(report: &Report) -> String {
         server_rows(report),
         server_notes(report),
     );
+    push_markdown(&mut out, &fit::COLUMNS, fit::rows(report), &fit::NOTES);
     for (name, error) in failures(report) {
         out.push_str(&format!(
             "- :x: variant `{}` failed: {}\n",
@@ -226,13 +228,28 @@ pub(crate) fn markdown_cell(text: &str) -> String {
 /// `10,000 Pod objects, seed 1 (scenarios/x.toml)`.
 fn about(report: &Report) -> String {
     let objects = &report.scenario.objects;
-    let mut about = format!(
-        "{} {:?} objects, seed {} ({})",
-        thousands(objects.count),
-        objects.kind,
-        objects.seed,
-        report.scenario.file,
-    );
+    let mut about = match &report.scenario.sweep {
+        Some(sweep) => format!(
+            "{:?} objects at {} = {}, seed {} ({})",
+            objects.kind,
+            sweep.key,
+            sweep
+                .values
+                .iter()
+                .map(|v| thousands(*v))
+                .collect::<Vec<_>>()
+                .join(", "),
+            objects.seed,
+            report.scenario.file,
+        ),
+        None => format!(
+            "{} {:?} objects, seed {} ({})",
+            thousands(objects.count),
+            objects.kind,
+            objects.seed,
+            report.scenario.file,
+        ),
+    };
     if let Some(server) = &report.server {
         about = if server.read_only {
             format!(

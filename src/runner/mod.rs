@@ -152,6 +152,7 @@ pub fn run_variants(
             .map(|v| v.expect("every variant's worker reports it"))
             .collect(),
         server: None,
+        fits: Vec::new(),
     }
 }
 

@@ -75,6 +75,7 @@ pub(super) fn run_child(
                 setup: None,
             })
         }),
+        point: None,
     };
     if let Err(e) = drive_child(exe, scenario, index, limits, &mut report, progress) {
         report.error = Some(e);

@@ -12,6 +12,7 @@ mod objects;
 mod phase;
 mod raw;
 mod server_side;
+mod sweep;
 mod variant;
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,11 +27,13 @@ use crate::metric::Metric;
 pub use error::{Invalid, ScenarioError};
 use error::{Problem, int_in, parse_raw};
 pub use external::{PLACEHOLDERS, Placeholders, Subject};
+pub use objects::SweepKey;
 use objects::objects_from_raw;
 pub use objects::{ApiServerSpec, ObjectKind, ObjectSpec};
 use phase::phases_from_raw;
 pub use phase::{Amount, Churn, Decay, Phase, PhaseAction, PhaseKind};
 use raw::{RawScenario, RawTimeline};
+pub use sweep::{Sweep, SweepArg};
 use variant::variant_from_raw;
 pub use variant::{
     AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
@@ -65,11 +68,21 @@ pub struct Scenario {
     /// Samples to take within each phase (the `[timeline]` table); none when absent.
     #[serde(default)]
     pub timeline: Option<TimelineSpec>,
+    /// One key of `objects` to run at several values (the `[sweep]` table, or `run
+    /// --sweep`); `objects` holds the key's plain value. None for a plain run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
 }
 
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(file: &Path) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(file, None)
+    }
+
+    /// Reads and validates a scenario file, with `sweep` (from the command line) in
+    /// place of its own `[sweep]`.
+    pub fn load_with(file: &Path, sweep: Option<&SweepArg>) -> Result<Scenario, ScenarioError> {
         let bytes =
             read_limited(file, MAX_SCENARIO_BYTES).map_err(|source| ScenarioError::Read {
                 file: file.to_owned(),
@@ -89,16 +102,28 @@ impl Scenario {
                 hint: Some("TOML files are UTF-8 text; save the file as UTF-8".to_owned()),
             }))
         })?;
-        Scenario::parse(file, text)
+        Scenario::parse_with(file, text, sweep)
     }
 
     /// Validates scenario text; `file` only names it in errors and the report.
     pub fn parse(file: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        let raw = parse_raw(text).map_err(|e| e.into_error(file, text))?;
-        Scenario::from_raw(file, raw).map_err(|e| e.into_error(file, text))
+        Scenario::parse_with(file, text, None)
     }
 
-    fn from_raw(file: &Path, raw: RawScenario) -> Result<Scenario, Problem> {
+    fn parse_with(
+        file: &Path,
+        text: &str,
+        sweep: Option<&SweepArg>,
+    ) -> Result<Scenario, ScenarioError> {
+        let raw = parse_raw(text).map_err(|e| e.into_error(file, text))?;
+        Scenario::from_raw(file, raw, sweep).map_err(|e| e.into_error(file, text))
+    }
+
+    fn from_raw(
+        file: &Path,
+        raw: RawScenario,
+        sweep: Option<&SweepArg>,
+    ) -> Result<Scenario, Problem> {
         let name = raw.name.as_ref().clone();
         if name.is_empty()
             || !name
@@ -116,6 +141,7 @@ impl Scenario {
             ));
         }
         let objects = objects_from_raw(raw.objects)?;
+        let sweep = sweep::sweep_from(raw.sweep.as_ref(), sweep, &objects)?;
         if raw.variant.is_empty() {
             return Err(Problem::whole("no `[[variant]]`: nothing to measure")
                 .hint("add at least one `[[variant]]` with a `name`"));
@@ -158,6 +184,7 @@ impl Scenario {
             phases,
             gate,
             timeline,
+            sweep,
         })
     }
 }

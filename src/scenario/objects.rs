@@ -1,5 +1,8 @@
 //! `[objects]`: what the built-in apiserver generates, and their shape.
 
+use std::fmt;
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -71,7 +74,9 @@ pub struct ApiServerSpec {
 }
 
 /// Resource kinds the built-in apiserver can serve.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub enum ObjectKind {
     /// core/v1 Pod.
     #[default]
@@ -120,45 +125,150 @@ impl ObjectKind {
     }
 }
 
+/// A key of `[objects]` a sweep can vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepKey {
+    /// `objects.count`: objects that exist when the first phase starts.
+    Count,
+    /// `objects.labels`.
+    Labels,
+    /// `objects.annotations`.
+    Annotations,
+    /// `objects.containers` (pods).
+    Containers,
+    /// `objects.managed_fields`: managedFields entries per object.
+    ManagedFields,
+    /// `objects.data_keys` (ConfigMaps and Secrets).
+    DataKeys,
+    /// `objects.data_bytes` (ConfigMaps and Secrets with `data_keys`).
+    DataBytes,
+}
+
+impl SweepKey {
+    /// Every sweepable key.
+    pub const ALL: [SweepKey; 7] = [
+        SweepKey::Count,
+        SweepKey::Labels,
+        SweepKey::Annotations,
+        SweepKey::Containers,
+        SweepKey::ManagedFields,
+        SweepKey::DataKeys,
+        SweepKey::DataBytes,
+    ];
+
+    /// The key's name in `[objects]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepKey::Count => "count",
+            SweepKey::Labels => "labels",
+            SweepKey::Annotations => "annotations",
+            SweepKey::Containers => "containers",
+            SweepKey::ManagedFields => "managed_fields",
+            SweepKey::DataKeys => "data_keys",
+            SweepKey::DataBytes => "data_bytes",
+        }
+    }
+
+    /// The values `[objects]` takes for the key, least and most.
+    pub(crate) fn limits(self) -> (u64, u64) {
+        match self {
+            SweepKey::Count => (1, MAX_OBJECTS),
+            SweepKey::Labels | SweepKey::Annotations => (0, 64),
+            SweepKey::Containers => (1, 16),
+            SweepKey::ManagedFields => (0, 8),
+            SweepKey::DataKeys => (1, 64),
+            SweepKey::DataBytes => (0, 1 << 20),
+        }
+    }
+
+    /// `objects` with the key set to `value` (within [`SweepKey::limits`]).
+    pub fn apply(self, objects: &ObjectSpec, value: u64) -> ObjectSpec {
+        let mut objects = objects.clone();
+        let small = value as u32;
+        match self {
+            SweepKey::Count => objects.count = value,
+            SweepKey::Labels => objects.labels = small,
+            SweepKey::Annotations => objects.annotations = small,
+            SweepKey::Containers => objects.containers = small,
+            SweepKey::ManagedFields => objects.managed_fields = small,
+            SweepKey::DataKeys => objects.data_keys = Some(small),
+            SweepKey::DataBytes => objects.data_bytes = small,
+        }
+        objects
+    }
+
+    /// Why `objects` cannot take this key at all, if they cannot.
+    pub(super) fn misfit(self, objects: &ObjectSpec) -> Option<&'static str> {
+        match self {
+            SweepKey::DataKeys | SweepKey::DataBytes if objects.kind == ObjectKind::Pod => Some(
+                "a Pod has no `data`: `data_keys` and `data_bytes` shape ConfigMaps and Secrets",
+            ),
+            SweepKey::DataBytes if objects.data_keys.is_none() => {
+                Some("`data_bytes` sizes the values `data_keys` adds; set `objects.data_keys` too")
+            }
+            SweepKey::Containers if objects.kind != ObjectKind::Pod => {
+                Some("only pods have containers")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SweepKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SweepKey {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SweepKey, String> {
+        let s = s.strip_prefix("objects.").unwrap_or(s);
+        SweepKey::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                let keys: Vec<&str> = SweepKey::ALL.iter().map(|k| k.as_str()).collect();
+                format!(
+                    "{s:?} is not sweepable; expected one of {}",
+                    keys.join(", ")
+                )
+            })
+    }
+}
+
 pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
-    let count = int_in(&raw.count, "objects.count", 1, MAX_OBJECTS)?;
+    let (min, max) = SweepKey::Count.limits();
+    let count = int_in(&raw.count, "objects.count", min, max)?;
     let defaults = ObjectSpec::pods(count);
-    let opt = |v: &Option<Spanned<i64>>, key: &str, default: u32, min: u64, max: u64| match v {
+    let opt = |v: &Option<Spanned<i64>>, key: SweepKey, default: u32| match v {
         None => Ok(default),
-        Some(v) => int_in(v, key, min, max).map(|n| n as u32),
+        Some(v) => {
+            let (min, max) = key.limits();
+            int_in(v, &format!("objects.{key}"), min, max).map(|n| n as u32)
+        }
     };
     Ok(ObjectSpec {
         kind: raw.kind,
         count,
         seed: raw.seed.unwrap_or(defaults.seed),
-        namespaces: opt(
-            &raw.namespaces,
-            "objects.namespaces",
-            defaults.namespaces,
-            1,
-            10_000,
-        )?,
-        labels: opt(&raw.labels, "objects.labels", defaults.labels, 0, 64)?,
+        namespaces: match &raw.namespaces {
+            None => defaults.namespaces,
+            Some(v) => int_in(v, "objects.namespaces", 1, 10_000)? as u32,
+        },
+        labels: opt(&raw.labels, SweepKey::Labels, defaults.labels)?,
         annotations: opt(
             &raw.annotations,
-            "objects.annotations",
+            SweepKey::Annotations,
             defaults.annotations,
-            0,
-            64,
         )?,
-        containers: opt(
-            &raw.containers,
-            "objects.containers",
-            defaults.containers,
-            1,
-            16,
-        )?,
+        containers: opt(&raw.containers, SweepKey::Containers, defaults.containers)?,
         managed_fields: opt(
             &raw.managed_fields,
-            "objects.managed_fields",
+            SweepKey::ManagedFields,
             defaults.managed_fields,
-            0,
-            8,
         )?,
         last_applied: raw.last_applied.unwrap_or(defaults.last_applied),
         data_keys: match &raw.data_keys {
@@ -170,7 +280,7 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
                     "a Pod has no `data`: `data_keys` shapes ConfigMaps and Secrets",
                 ));
             }
-            Some(v) => Some(int_in(v, "objects.data_keys", 1, 64)? as u32),
+            Some(_) => Some(opt(&raw.data_keys, SweepKey::DataKeys, 0)?),
         },
         data_bytes: match &raw.data_bytes {
             None => defaults.data_bytes,
@@ -181,7 +291,7 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
                     "`data_bytes` sizes the values `data_keys` adds; set `data_keys` too",
                 ));
             }
-            Some(v) => int_in(v, "objects.data_bytes", 0, 1 << 20)? as u32,
+            Some(_) => opt(&raw.data_bytes, SweepKey::DataBytes, 0)?,
         },
     })
 }

@@ -30,6 +30,7 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub gate: BTreeMap<String, Spanned<f64>>,
     pub timeline: Option<RawTimeline>,
+    pub sweep: Option<BTreeMap<String, Spanned<Vec<Spanned<i64>>>>>,
 }
 
 #[derive(Debug, Deserialize)]

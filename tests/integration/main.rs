@@ -24,4 +24,5 @@ mod runner;
 mod serve;
 mod server_side;
 mod settle;
+mod sweep;
 mod util;

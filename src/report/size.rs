@@ -1,0 +1,216 @@
+//! `informer-mem size`: what a cluster's counts of objects cost each variant, predicted
+//! from the lines a sweep over `count` fitted (`fit`): the steady store after the initial
+//! sync, the initial sync's peak and a relist's peak, summed over the kinds of objects
+//! asked for, each with its 95% prediction band.
+
+use std::collections::BTreeMap;
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use super::Report;
+use super::fit::Fit;
+use crate::metric::Metric;
+use crate::scenario::{ObjectKind, PhaseKind, SweepKey};
+use crate::units::Bytes;
+
+/// Why a prediction cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SizeError {
+    /// A report has no sweep over `count`.
+    #[error(
+        "`{file}` has no sweep over `count` to predict from\n  hint: run its scenario with \
+         `--sweep count=1000,2000,5000,10000` (or a `[sweep]` table) first"
+    )]
+    NoCountSweep {
+        /// The report.
+        file: String,
+    },
+    /// Two reports measure the same kind.
+    #[error("`{file}` measures {kind:?} objects, as an earlier report does: one report a kind")]
+    KindTwice {
+        /// The second report.
+        file: String,
+        /// Its kind.
+        kind: ObjectKind,
+    },
+    /// A report's kind has no `--count`, or a `--count` no report.
+    #[error("{0}")]
+    Counts(String),
+    /// No variant is in every report.
+    #[error("no variant is in every report (variants are matched by name)")]
+    NoCommonVariant,
+}
+
+/// One predicted figure: the line's value and the band's half-width (none when a fit had
+/// only two points).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Predicted {
+    /// Bytes.
+    pub bytes: f64,
+    /// Half the 95% prediction interval, in bytes.
+    pub band: Option<f64>,
+}
+
+impl Predicted {
+    fn plus(self, other: Predicted) -> Predicted {
+        Predicted {
+            bytes: self.bytes + other.bytes,
+            // Independent fits: their errors add in quadrature.
+            band: self
+                .band
+                .zip(other.band)
+                .map(|(a, b)| (a * a + b * b).sqrt()),
+        }
+    }
+}
+
+/// A variant's predicted figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// The variant's name.
+    pub variant: String,
+    /// The informer's live bytes once synced (after the first phase).
+    pub steady: Predicted,
+    /// Its peak within the initial sync (the first phase).
+    pub initial_peak: Predicted,
+    /// Its peak within the first `relist` phase, when the scenario has one.
+    pub relist_peak: Option<Predicted>,
+}
+
+/// Predicts each variant present in every report at `counts` objects of each report's
+/// kind. `reports` are (file, report) pairs.
+pub fn predict(
+    reports: &[(String, Report)],
+    counts: &BTreeMap<ObjectKind, u64>,
+) -> Result<Vec<Prediction>, SizeError> {
+    let mut kinds = BTreeMap::new();
+    for (file, report) in reports {
+        if report.scenario.sweep.as_ref().map(|s| s.key) != Some(SweepKey::Count) {
+            return Err(SizeError::NoCountSweep { file: file.clone() });
+        }
+        let kind = report.scenario.objects.kind;
+        if kinds.insert(kind, file).is_some() {
+            return Err(SizeError::KindTwice {
+                file: file.clone(),
+                kind,
+            });
+        }
+        if !counts.contains_key(&kind) {
+            return Err(SizeError::Counts(format!(
+                "`{file}` measures {kind:?} objects: give their count with --count {kind:?}=N"
+            )));
+        }
+    }
+    if let Some(kind) = counts.keys().find(|k| !kinds.contains_key(k)) {
+        return Err(SizeError::Counts(format!(
+            "--count {kind:?}: no report measures {kind:?} objects"
+        )));
+    }
+    let (_, first) = &reports[0];
+    let mut names: Vec<&str> = Vec::new();
+    for fit in &first.fits {
+        if !names.contains(&fit.variant.as_str()) {
+            names.push(&fit.variant);
+        }
+    }
+    let predictions: Vec<Prediction> = names
+        .into_iter()
+        .filter_map(|name| {
+            reports
+                .iter()
+                .map(|(_, r)| variant_prediction(r, name, counts[&r.scenario.objects.kind]))
+                .reduce(|a, b| Some(sum(a?, b?)))?
+        })
+        .collect();
+    if predictions.is_empty() {
+        return Err(SizeError::NoCommonVariant);
+    }
+    Ok(predictions)
+}
+
+fn sum(a: Prediction, b: Prediction) -> Prediction {
+    Prediction {
+        variant: a.variant,
+        steady: a.steady.plus(b.steady),
+        initial_peak: a.initial_peak.plus(b.initial_peak),
+        relist_peak: a.relist_peak.zip(b.relist_peak).map(|(a, b)| a.plus(b)),
+    }
+}
+
+/// Variant `name`'s prediction from `report`'s fits at `count` objects.
+fn variant_prediction(report: &Report, name: &str, count: u64) -> Option<Prediction> {
+    let x = count as f64;
+    let phases = &report.variants.first()?.phases;
+    let fit = |phase: &str, live: bool| -> Option<Predicted> {
+        let f: &Fit = report.fits.iter().find(|f| {
+            f.variant == name
+                && f.phase == phase
+                && matches!(
+                    f.metric,
+                    Metric::InformerLiveBytes | Metric::SubjectHeapLiveBytes
+                ) == live
+        })?;
+        Some(Predicted {
+            bytes: f.predict(x),
+            band: f.band(x),
+        })
+    };
+    let first = &phases.first()?.name;
+    let relist = phases
+        .iter()
+        .find(|p| p.kind == PhaseKind::Relist)
+        .map(|p| &p.name);
+    Some(Prediction {
+        variant: name.to_owned(),
+        steady: fit(first, true)?,
+        initial_peak: fit(first, false)?,
+        relist_peak: relist.and_then(|r| fit(r, false)),
+    })
+}
+
+/// The predictions as a terminal table, with what the figures are.
+pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header([
+            "variant",
+            "steady store",
+            "initial sync peak",
+            "relist peak",
+        ]);
+    for p in predictions {
+        table.add_row([
+            p.variant.clone(),
+            shown(p.steady),
+            shown(p.initial_peak),
+            p.relist_peak.map_or("-".to_owned(), shown),
+        ]);
+    }
+    for i in 1..4 {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let cluster: Vec<String> = counts
+        .iter()
+        .map(|(kind, n)| format!("{} {kind:?}", super::table::thousands(*n)))
+        .collect();
+    format!(
+        "predicted for {}:\n{table}\nthe informer's own bytes, from the lines each report's \
+         sweep fitted (summed over the kinds); ± the 95% prediction band of the fit, which \
+         widens the farther the count is from the measured points (none from a fit of two \
+         points); a relist's peak when the scenario has a `relist` phase\n",
+        cluster.join(" and ")
+    )
+}
+
+fn shown(p: Predicted) -> String {
+    let bytes = Bytes(p.bytes.max(0.0).round() as u64);
+    match p.band {
+        Some(band) => format!("{bytes} ± {}", Bytes(band.round() as u64)),
+        None => bytes.to_string(),
+    }
+}
