@@ -214,3 +214,73 @@ fn shown(p: Predicted) -> String {
         None => bytes.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::synthetic;
+    use crate::scenario::Sweep;
+
+    /// A sweep report of `kind` whose one variant's lines are `fixed + per_unit x count`,
+    /// live and peak alike, through three exact points.
+    fn swept(kind: ObjectKind, fixed: f64, per_unit: f64) -> Report {
+        let mut report = synthetic::report(1, 1, 0);
+        report.scenario.objects.kind = kind;
+        report.scenario.sweep = Some(Sweep {
+            key: SweepKey::Count,
+            values: vec![10, 20, 40],
+        });
+        let points: Vec<(f64, f64)> = [10.0, 20.0, 40.0]
+            .map(|x| (x, fixed + per_unit * x))
+            .to_vec();
+        let name = report.variants[0].name.clone();
+        report.fits = [Metric::InformerLiveBytes, Metric::InformerPeakLiveBytes]
+            .map(|m| Fit::through(&name, "phase-0", m, &points).unwrap())
+            .to_vec();
+        report
+    }
+
+    #[test]
+    fn kinds_add_up_per_variant() {
+        let reports = vec![
+            ("pods.json".to_owned(), swept(ObjectKind::Pod, 1000.0, 50.0)),
+            (
+                "configmaps.json".to_owned(),
+                swept(ObjectKind::ConfigMap, 500.0, 4.0),
+            ),
+        ];
+        let counts = BTreeMap::from([(ObjectKind::Pod, 100), (ObjectKind::ConfigMap, 1000)]);
+        let predictions = predict(&reports, &counts).unwrap();
+        assert_eq!(predictions.len(), 1);
+        let steady = predictions[0].steady;
+        assert!(
+            (steady.bytes - (1000.0 + 5000.0 + 500.0 + 4000.0)).abs() < 1e-6,
+            "{steady:?}"
+        );
+        assert!(
+            steady.band.unwrap() < 1e-3,
+            "exact points leave no band: {steady:?}"
+        );
+        // The synthetic report has no relist phase.
+        assert_eq!(predictions[0].relist_peak, None);
+        let text = render(&predictions, &counts);
+        assert!(
+            text.starts_with("predicted for 100 Pod and 1,000 ConfigMap:"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_kind_without_a_count_or_a_count_without_a_report_is_refused() {
+        let reports = vec![("pods.json".to_owned(), swept(ObjectKind::Pod, 0.0, 1.0))];
+        let none = BTreeMap::from([(ObjectKind::Secret, 1)]);
+        let e = predict(&reports, &none).unwrap_err().to_string();
+        assert!(e.contains("give their count with --count Pod=N"), "{e}");
+        let both = BTreeMap::from([(ObjectKind::Pod, 1), (ObjectKind::Secret, 1)]);
+        let e = predict(&reports, &both).unwrap_err().to_string();
+        assert!(
+            e.contains("--count Secret: no report measures Secret"),
+            "{e}"
+        );
+    }
+}
