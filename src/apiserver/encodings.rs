@@ -5,6 +5,7 @@
 //! `serve` turns this on; `run` leaves it off: its one watcher per variant has nothing to
 //! share, and its exact figures must not change with a cache's bookkeeping.
 
+use crate::measure::FixedState;
 use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
@@ -21,7 +22,7 @@ type Key = (u64, EventKind, Form);
 pub(super) struct SharedEncodings {
     max_bytes: usize,
     bytes: usize,
-    lines: HashMap<Key, Bytes>,
+    lines: HashMap<Key, Bytes, FixedState>,
     /// Keys from oldest to newest, for eviction.
     order: VecDeque<Key>,
 }
@@ -31,7 +32,7 @@ impl SharedEncodings {
         SharedEncodings {
             max_bytes,
             bytes: 0,
-            lines: HashMap::new(),
+            lines: HashMap::default(),
             order: VecDeque::new(),
         }
     }

@@ -40,6 +40,7 @@ pub fn namespace_of(spec: &ObjectSpec) -> String {
 pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve, write_kubeconfig};
 mod write;
 
+use crate::measure::FixedState;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -62,7 +63,7 @@ pub struct ApiServer {
 struct Shared {
     generator: Arc<Generator>,
     /// Namespace name -> ordinal (objects are spread round robin over the ordinals).
-    namespaces: HashMap<String, u32>,
+    namespaces: HashMap<String, u32, FixedState>,
     state: Mutex<State>,
     /// The newest resourceVersion, for watches waiting for events.
     head: head::Head,

@@ -11,6 +11,7 @@
 //! versions keep their bodies ([`Written`]), keyed by the resourceVersion that wrote them.
 //! A body lives while a version that the history can still show needs it.
 
+use crate::measure::FixedState;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -112,8 +113,8 @@ pub struct State {
     bodies: BTreeMap<u64, (u32, Arc<Written>)>,
     /// Objects whose names came over HTTP, not from the generator. An index keeps its name
     /// for good, as a generated one does, so a create after a delete reuses it.
-    http_names: HashMap<NamespacedName, u32>,
-    http_indices: HashSet<u32>,
+    http_names: HashMap<NamespacedName, u32, FixedState>,
+    http_indices: HashSet<u32, FixedState>,
 }
 
 impl State {
@@ -135,8 +136,8 @@ impl State {
             history_limit: None,
             history_start: u64::from(count),
             bodies: BTreeMap::new(),
-            http_names: HashMap::new(),
-            http_indices: HashSet::new(),
+            http_names: HashMap::default(),
+            http_indices: HashSet::default(),
         }
     }
 
@@ -454,7 +455,7 @@ impl State {
         let rv = rv.min(self.resource_version);
         // Objects changed after `rv` are rolled back through the history: the first event
         // after `rv` for an index tells what the object was at `rv`.
-        let mut before: HashMap<u32, Option<ObjectId>> = HashMap::new();
+        let mut before: HashMap<u32, Option<ObjectId>, FixedState> = HashMap::default();
         let first_after = self
             .history
             .partition_point(|e| e.object.resource_version <= rv);

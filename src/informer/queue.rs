@@ -12,6 +12,7 @@
 //! Both hold objects as [`Stored`] clones: the store's own allocations, shared, as client-go
 //! queues pointers. What a queue costs of its own is its containers: [`Queue::heap_bytes`].
 
+use crate::measure::FixedState;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::mem::size_of;
 
@@ -80,11 +81,11 @@ pub struct Queue<K> {
     /// DeltaFIFO: keys in the order they were first queued.
     order: VecDeque<ObjectKey>,
     /// DeltaFIFO: each queued key's deltas.
-    items: HashMap<ObjectKey, Vec<Delta<K>>>,
+    items: HashMap<ObjectKey, Vec<Delta<K>>, FixedState>,
     /// RealFIFO: every delta in order.
     log: VecDeque<(ObjectKey, Delta<K>)>,
     /// RealFIFO: how many deltas of each key are queued.
-    queued: HashMap<ObjectKey, u32>,
+    queued: HashMap<ObjectKey, u32, FixedState>,
     /// The first `Replace` has happened.
     populated: bool,
     /// Pops left before the first `Replace`'s items have all been handed on.
@@ -99,9 +100,9 @@ impl<K> Queue<K> {
         Queue {
             kind,
             order: VecDeque::new(),
-            items: HashMap::new(),
+            items: HashMap::default(),
             log: VecDeque::new(),
-            queued: HashMap::new(),
+            queued: HashMap::default(),
             populated: false,
             initial_population: 0,
             own_bytes: 0,
@@ -198,7 +199,7 @@ impl<K> Queue<K> {
         K: kube::Resource,
     {
         let listed = items.len() as u64;
-        let keys: HashSet<ObjectKey> = items.iter().map(|(k, _)| k.clone()).collect();
+        let keys: HashSet<ObjectKey, FixedState> = items.iter().map(|(k, _)| k.clone()).collect();
         for (key, object) in items {
             self.add(DeltaType::Replaced, key, object);
         }

@@ -7,6 +7,7 @@
 //! watch-list's initial events fill a temporary store keyed by `namespace/name`, which
 //! takes deletions too (client-go's `watchList`, kube-runtime's `InitApply`).
 
+use crate::measure::FixedState;
 use std::collections::HashMap;
 
 use kube::Resource;
@@ -20,7 +21,7 @@ pub enum Relisted<K, V> {
     Listed(Vec<K>),
     /// A watch-list's temporary store, filled by initial events; `V` is how the gatherer
     /// holds an object there (the store holds it shared, the queue's intake by value).
-    Streamed(HashMap<ObjectKey, V>),
+    Streamed(HashMap<ObjectKey, V, FixedState>),
 }
 
 /// A (re)list in progress; empty between (re)lists.
@@ -55,7 +56,7 @@ impl<K: Resource, V> RelistBuffer<K, V> {
             Some(Relisted::Streamed(temporary)) => {
                 temporary.insert(key, value);
             }
-            _ => self.pending = Some(Relisted::Streamed(HashMap::from([(key, value)]))),
+            _ => self.pending = Some(Relisted::Streamed([(key, value)].into_iter().collect())),
         }
     }
 

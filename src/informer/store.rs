@@ -15,6 +15,7 @@
 //! are alive at the swap. A [`Relist::Incremental`] store replaces each entry as its new
 //! version arrives, marks it with the relist's epoch, and sweeps the unmarked at the end.
 
+use crate::measure::FixedState;
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -101,7 +102,7 @@ struct Entry<K> {
 pub struct Store<K> {
     mode: StoreMode,
     relist: Relist,
-    objects: HashMap<ObjectKey, Entry<K>>,
+    objects: HashMap<ObjectKey, Entry<K>, FixedState>,
     /// The new state of a buffered relist, until [`Store::init_done`].
     buffer: RelistBuffer<K, Arc<K>>,
     /// Bumped by every (re)list; entries not marked with it by the end are swept.
@@ -114,7 +115,7 @@ impl<K: Resource> Store<K> {
         Store {
             mode,
             relist,
-            objects: HashMap::new(),
+            objects: HashMap::default(),
             buffer: RelistBuffer::default(),
             epoch: 0,
         }
@@ -197,7 +198,7 @@ impl<K: Resource> Store<K> {
             None => {
                 let epoch = self.epoch;
                 match self.relist {
-                    Relist::Buffered => self.objects = HashMap::new(),
+                    Relist::Buffered => self.objects = HashMap::default(),
                     Relist::Incremental => self.objects.retain(|_, e| e.epoch == epoch),
                 }
             }

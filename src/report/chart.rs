@@ -245,7 +245,7 @@ pub fn render_svg(report: &Report) -> String {
     svg
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
 fn draw(
     root: &Area<'_>,
@@ -271,25 +271,44 @@ fn draw(
     for (i, variant) in report.variants.iter().enumerate() {
         let x = (LEGEND_MARGIN + (i % LEGEND_COLUMNS) * column_width) as i32;
         let y = ((i / LEGEND_COLUMNS) as u32 * LEGEND_ROW + LEGEND_ROW / 2) as i32;
-        let color = series_color(i);
-        legend.draw(&PathElement::new(
-            [(x, y), (x + 24, y)],
-            color.stroke_width(3),
-        ))?;
-        legend.draw(&Text::new(
-            variant.name.clone(),
-            (x + 32, y),
-            ("sans-serif", 14)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
+        legend_entry(&legend, i, &variant.name, (x, y))?;
     }
     let areas = body.split_evenly((2, 1));
     for (area, panel) in areas.iter().zip(panels) {
         draw_panel(area, phases, panel)?;
     }
     Ok(())
+}
+
+/// Series `i`'s entry in a legend at `at`: a short line in its colour, then its name.
+pub(super) fn legend_entry(
+    legend: &Area<'_>,
+    i: usize,
+    name: &str,
+    (x, y): (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    legend.draw(&PathElement::new(
+        [(x, y), (x + 24, y)],
+        series_color(i).stroke_width(3),
+    ))?;
+    legend.draw(&Text::new(
+        name.to_owned(),
+        (x + 32, y),
+        ("sans-serif", 14)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center)),
+    ))
+}
+
+/// The unit a y axis up to `top` bytes counts in, so that ticks fall on round numbers of
+/// it, and its size.
+pub(super) fn unit_for(top: f64) -> (&'static str, f64) {
+    let (unit, size) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
+        .into_iter()
+        .find(|&(_, size)| top >= size as f64)
+        .unwrap_or(("B", 1));
+    (unit, size as f64)
 }
 
 fn draw_panel(
@@ -304,13 +323,7 @@ fn draw_panel(
         .flat_map(|s| s.line.iter().chain(&s.peaks))
         .map(|&(_, y)| y)
         .fold(0.0, f64::max);
-    // The y axis counts in the unit that suits the largest figure, so ticks fall on round
-    // numbers of it.
-    let (unit, scale) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
-        .into_iter()
-        .find(|&(_, size)| top >= size as f64)
-        .unwrap_or(("B", 1));
-    let scale = scale as f64;
+    let (unit, scale) = unit_for(top);
     let top = if top > 0.0 { top * 1.08 / scale } else { 1.0 };
     let mut chart = ChartBuilder::on(area)
         .caption(panel.title, ("sans-serif", 15))

@@ -3,10 +3,9 @@
 //! points (dots) and the line the report fitted through them.
 
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::Report;
-use super::chart::series_color;
+use super::chart::{Area, legend_entry, series_color, unit_for};
 use super::fit::Fit;
 use crate::metric::Metric;
 use crate::scenario::Sweep;
@@ -88,8 +87,6 @@ fn point_suffix(sweep: &Sweep, point: Option<u64>) -> String {
     point.map_or_else(String::new, |v| format!(" @ {}", sweep.point_label(v)))
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-
 fn draw(
     root: &Area<'_>,
     report: &Report,
@@ -110,20 +107,8 @@ fn draw(
     let lines = panels[0];
     let column = (WIDTH as usize - 200) / lines.len().max(1);
     for (i, line) in lines.iter().enumerate() {
-        let x = (100 + i * column) as i32;
-        let y = (LEGEND_ROW / 2) as i32;
-        legend.draw(&PathElement::new(
-            [(x, y), (x + 24, y)],
-            series_color(i).stroke_width(3),
-        ))?;
-        legend.draw(&Text::new(
-            line.name.to_owned(),
-            (x + 32, y),
-            ("sans-serif", 14)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
+        let at = ((100 + i * column) as i32, (LEGEND_ROW / 2) as i32);
+        legend_entry(&legend, i, line.name, at)?;
     }
     let titles = [
         format!("the informer's live bytes after `{phase}` (dots: measured; lines: fitted)"),
@@ -148,11 +133,7 @@ fn draw_panel(
         .flat_map(|l| &l.points)
         .map(|p| p.1)
         .fold(0.0, f64::max);
-    let (unit, scale) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
-        .into_iter()
-        .find(|&(_, size)| top >= size as f64)
-        .unwrap_or(("B", 1));
-    let scale = scale as f64;
+    let (unit, scale) = unit_for(top);
     let top = if top > 0.0 { top * 1.08 / scale } else { 1.0 };
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 15))

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{bin, fixture, phases, repo_file, run_report, run_report_with};
+use crate::util::{EXACT_FIGURES, bin, fixture, phases, repo_file, run_report, run_report_with};
 
 #[test]
 fn allocation_counts_repeat_exactly_across_runs() {
@@ -115,14 +115,7 @@ fn assert_runs_repeat_exactly(scenario: &Path) {
 /// Checks that every exact figure of every phase, components included, is the same in
 /// `a` and `b`, and that every phase the scenario expects to end consistent does.
 fn assert_reports_match_exactly(a: &Value, b: &Value, label: &str) {
-    let exact = [
-        "alloc_count",
-        "dealloc_count",
-        "realloc_count",
-        "alloc_bytes",
-        "live_bytes",
-        "peak_live_bytes",
-    ];
+    let exact = EXACT_FIGURES;
     let (variants_a, variants_b) = (
         a["variants"].as_array().unwrap(),
         b["variants"].as_array().unwrap(),

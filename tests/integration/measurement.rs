@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{bin, fixture, phase, phases, run_report, run_text};
+use crate::util::{EXACT_FIGURES, bin, fixture, phase, phases, run_report, run_text};
 
 const CALIBRATION: &str = include_str!("../fixtures/calibration.toml");
 
@@ -43,14 +43,7 @@ fn a_timeline_samples_each_phase_and_moves_no_exact_figure() {
     let (code, _, sampled) = run_text(&with_timeline("256 KiB", 16));
     assert_eq!(code, 0);
     assert_eq!(sampled["scenario"]["timeline"]["max_samples"], 16);
-    let exact = [
-        "alloc_count",
-        "dealloc_count",
-        "realloc_count",
-        "alloc_bytes",
-        "live_bytes",
-        "peak_live_bytes",
-    ];
+    let exact = EXACT_FIGURES;
     let variants = plain["variants"].as_array().unwrap();
     for (vp, vs) in variants.iter().zip(sampled["variants"].as_array().unwrap()) {
         for (pp, ps) in phases(vp).iter().zip(phases(vs)) {

@@ -98,54 +98,50 @@ fn existing(kubeconfig: &Path, namespaces: &[String]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn read_only_refuses_a_writing_phase_before_connecting() {
+/// `run` with `phases` against a kubeconfig that is not there, and `args`: refused (exit
+/// 2) before it connects, and nothing written; what it said.
+fn refused_before_connecting(phases: &str, args: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = scenario(dir.path(), "[[phase]]\nkind = \"delete\"\nfraction = 0.5\n");
+    let scenario = scenario(dir.path(), phases);
     let out = bin()
         .arg("run")
         .arg(&scenario)
         .arg("--kubeconfig")
         .arg(dir.path().join("no-such.kubeconfig"))
-        .arg("--read-only")
+        .args(args)
         .arg("--out")
         .arg(dir.path().join("report.json"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("phase `delete` (delete) writes to the server"),
-        "{stderr}"
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         !stderr.contains("no-such.kubeconfig"),
         "connected: {stderr}"
     );
     assert!(!dir.path().join("report.json").exists(), "nothing written");
+    stderr
+}
+
+#[test]
+fn read_only_refuses_a_writing_phase_before_connecting() {
+    let stderr = refused_before_connecting(
+        "[[phase]]\nkind = \"delete\"\nfraction = 0.5\n",
+        &["--read-only"],
+    );
+    assert!(
+        stderr.contains("phase `delete` (delete) writes to the server"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_server_pid_that_is_no_process_is_refused_before_connecting() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = scenario(dir.path(), "");
-    let out = bin()
-        .arg("run")
-        .arg(&scenario)
-        .arg("--kubeconfig")
-        .arg(dir.path().join("no-such.kubeconfig"))
-        .args(["--server-pid", "4294967294"])
-        .arg("--out")
-        .arg(dir.path().join("report.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused_before_connecting("", &["--server-pid", "4294967294"]);
     assert!(
         stderr.contains("--server-pid 4294967294: no such process"),
         "{stderr}"
     );
-    assert!(!dir.path().join("report.json").exists(), "nothing written");
 }
 
 #[test]

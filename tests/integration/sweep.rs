@@ -7,26 +7,23 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{bin, check, fixture, phases, run_report_with};
+use crate::util::{EXACT_FIGURES, bin, check, fixture, phases, run_report_with};
 
-/// The exact figures a point must share with a plain run.
-const EXACT: [&str; 6] = [
-    "alloc_count",
-    "dealloc_count",
-    "realloc_count",
-    "alloc_bytes",
-    "live_bytes",
-    "peak_live_bytes",
-];
-
-/// small.toml at `count` objects with a sweep of `values` (none when empty), in `dir`, in
-/// a file named for them.
+/// small.toml's variants at `count` objects with a sweep of `values` (none when empty),
+/// in `dir`, in a file named for them. Its phases (list, update, relist) add objects only
+/// to stores that had none removed: deletes followed by inserts can move the exact figures
+/// of a std HashMap by a resize run to run (its hasher's seed decides where tombstones
+/// fall), most at small counts.
 fn scenario(dir: &Path, count: u64, values: &[u64]) -> PathBuf {
     let mut scenario: toml::Table = std::fs::read_to_string(fixture("small.toml"))
         .unwrap()
         .parse()
         .unwrap();
     scenario["objects"]["count"] = toml::Value::from(count as i64);
+    let phases: toml::Table = "[[phase]]\nkind = \"list\"\n[[phase]]\nkind = \"update\"\nfraction = 0.2\n[[phase]]\nkind = \"relist\"\n"
+        .parse()
+        .unwrap();
+    scenario.insert("phase".to_owned(), phases["phase"].clone());
     if !values.is_empty() {
         let mut sweep = toml::Table::new();
         sweep.insert(
@@ -122,7 +119,7 @@ fn each_point_has_the_exact_figures_of_a_plain_run_at_its_value() {
             format!("{} @ count=300", plain["name"].as_str().unwrap())
         );
         for (a, b) in phases(point).iter().zip(phases(plain)) {
-            for key in EXACT {
+            for key in EXACT_FIGURES {
                 assert_eq!(a[key], b[key], "{} / {} / {key}", point["name"], a["name"]);
                 assert_eq!(
                     a["components"]["informer"][key], b["components"]["informer"][key],

@@ -5,6 +5,16 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// A phase's exact figures: they repeat to the unit on every run of one build.
+pub const EXACT_FIGURES: [&str; 6] = [
+    "alloc_count",
+    "dealloc_count",
+    "realloc_count",
+    "alloc_bytes",
+    "live_bytes",
+    "peak_live_bytes",
+];
+
 pub fn bin() -> Command {
     Command::cargo_bin("informer-mem").expect("the binary is built")
 }
