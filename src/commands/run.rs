@@ -47,7 +47,13 @@ pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
         sweep: None,
     };
     let scenario = Scenario::load(file)?;
-    show_commands(&scenario, &config)?;
+    if scenario.starts_programs() {
+        anyhow::bail!(
+            "{} starts programs of its own (external variants): run its sweep with `run \
+             --allow-commands` and give `size` the report",
+            file.display()
+        );
+    }
     let outputs = Outputs::plan(&config, &scenario)?;
     Ok(measure(&config, &scenario, &outputs)?.0)
 }
