@@ -1,6 +1,7 @@
 //! The built-in apiserver on a loopback socket for `run`'s external variants: served as
 //! `serve` serves it (real clock, real socket), with a gate that holds the resource's
-//! requests until the run has measured the program before it got any object.
+//! requests until the run has measured the program before it got any object. The same
+//! serving, gate and all, carries the proxy `run` puts in front of a real server.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -75,10 +76,28 @@ impl ApiServer {
 /// Serves `server` on 127.0.0.1 at a port of the kernel's choosing, on the current
 /// runtime, until the runtime ends; returns the address and the gate, closed.
 pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, Gate)> {
+    let app = router(server.clone());
+    serve_gated(move |request| {
+        let app = app.clone();
+        async move { app.oneshot(request).await.unwrap_or_else(|e| match e {}) }
+    })
+    .await
+}
+
+/// Serves `answer` over HTTP/1.1 on 127.0.0.1 at a port of the kernel's choosing, on the
+/// current runtime, until the runtime ends, a [`Gate`] in front of it; returns the
+/// address and the gate, closed. `run` serves the built-in apiserver so, and the proxy in
+/// front of a real one.
+pub async fn serve_gated<F, Fut, B>(answer: F) -> std::io::Result<(SocketAddr, Gate)>
+where
+    F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = hyper::Response<B>> + Send + 'static,
+    B: hyper::body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
     let addr = listener.local_addr()?;
     let gate = Gate::new();
-    let app = router(server.clone());
     let held = gate.clone();
     tokio::spawn(async move {
         loop {
@@ -86,15 +105,13 @@ pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, 
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 continue;
             };
-            let (app, gate) = (app.clone(), held.clone());
+            let (answer, gate) = (answer.clone(), held.clone());
             let service =
                 tower::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                    let (app, gate) = (app.clone(), gate.clone());
+                    let (answer, gate) = (answer.clone(), gate.clone());
                     async move {
                         gate.pass(request.uri().path()).await;
-                        Ok::<_, Infallible>(
-                            app.oneshot(request).await.unwrap_or_else(|e| match e {}),
-                        )
+                        Ok::<_, Infallible>(answer(request).await)
                     }
                 });
             tokio::spawn(async move {

@@ -30,7 +30,7 @@ pub mod transport;
 mod version;
 mod watch;
 
-pub use loopback::{Gate, serve_loopback};
+pub use loopback::{Gate, serve_gated, serve_loopback};
 pub use routes::router;
 
 /// The namespace of the first object of `spec`: a kubeconfig's default namespace.

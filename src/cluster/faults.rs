@@ -10,8 +10,10 @@
 //! Answering here makes the informer take the path a real 410 takes (the error event, then
 //! a relist at once), on any server, and takes no time.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -21,6 +23,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use tokio::sync::{mpsc, watch};
 use tower::BoxError;
 
+use super::position::{Encoding, Events, Position};
 use crate::measure::Component;
 use crate::report::RequestCounts;
 
@@ -35,6 +38,8 @@ pub struct Faults {
 
 #[derive(Debug)]
 struct Shared {
+    /// What reads the bodies is charged to.
+    component: Component,
     state: Mutex<State>,
     /// Bumped by every cut: open watches end when it moves.
     cuts: watch::Sender<u64>,
@@ -53,21 +58,32 @@ struct State {
     cuts: u64,
     /// Watches the server accepted since the last cut that are still open.
     open: usize,
+    /// Every open watch's position, by a number of its own.
+    positions: HashMap<u64, Position>,
+    /// Watches so far: the next one's number.
+    watches: u64,
 }
 
 impl Default for Faults {
     fn default() -> Faults {
+        Faults::charged_to(Component::Informer)
+    }
+}
+
+impl Faults {
+    /// Faults whose reading of bodies is charged to `component`: the informer's own in a
+    /// run whose informer is in this process, the apiserver's in front of a program.
+    pub fn charged_to(component: Component) -> Faults {
         Faults {
             shared: Arc::new(Shared {
+                component,
                 state: Mutex::default(),
                 cuts: watch::Sender::new(0),
                 held: watch::Sender::new(false),
             }),
         }
     }
-}
 
-impl Faults {
     fn state(&self) -> MutexGuard<'_, State> {
         self.shared
             .state
@@ -90,6 +106,17 @@ impl Faults {
     /// that was cut is back once it has one again (after its relist, if it got a 410).
     pub fn open_watches(&self) -> usize {
         self.state().open
+    }
+
+    /// How many open watches have been sent every event up to resourceVersion `target`
+    /// (a stream that cannot be read: once it has carried nothing for `idle`).
+    pub fn watches_at(&self, target: u64, idle: Duration) -> usize {
+        let state = self.state();
+        state
+            .positions
+            .values()
+            .filter(|p| p.reached(target, idle))
+            .count()
     }
 
     /// Makes new watches wait until [`Faults::release`]: the informer is away.
@@ -163,7 +190,7 @@ impl Faults {
     /// The body the informer reads: `body`'s frames, counted, and for a watch ended by
     /// the next cut. A task charged to the informer moves the frames, so the informer
     /// pays for its reading as it would without this service.
-    fn forward<B>(&self, body: B, watch: bool) -> Body
+    fn forward<B>(&self, body: B, watch: Option<(Position, Events)>) -> Body
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<BoxError> + Send,
@@ -171,12 +198,18 @@ impl Faults {
         let (tx, mut rx) = mpsc::channel::<Result<hyper::body::Frame<Bytes>, BoxError>>(1);
         let mut cuts = self.shared.cuts.subscribe();
         let faults = self.clone();
-        let generation = watch.then(|| {
+        // The watch's number and the cut it opened after.
+        let (position, mut events) = watch.unzip();
+        let opened = position.map(|position| {
             let mut state = self.state();
             state.open += 1;
-            state.cuts
+            state.watches += 1;
+            let id = state.watches;
+            state.positions.insert(id, position);
+            (id, state.cuts)
         });
-        Component::Informer.spawn(async move {
+        let watch = opened.is_some();
+        self.shared.component.spawn(async move {
             let mut body = std::pin::pin!(body);
             loop {
                 let frame = tokio::select! {
@@ -193,23 +226,34 @@ impl Faults {
                     }
                 };
                 if let Some(data) = frame.data_ref() {
-                    faults.count(|c| {
-                        c.bytes += data.len() as u64;
-                        if watch {
-                            c.watch_events += memchr_count(data, b'\n');
-                            if contains(data, br#""code":410"#) {
-                                c.expired += 1;
+                    let mut state = faults.state();
+                    let State {
+                        counts, positions, ..
+                    } = &mut *state;
+                    counts.bytes += data.len() as u64;
+                    if let (Some(position), Some(events)) = (
+                        opened.and_then(|(id, _)| positions.get_mut(&id)),
+                        events.as_mut(),
+                    ) {
+                        events.advance(data, position, |head| {
+                            counts.watch_events += 1;
+                            // kube-apiserver ends a watch on an error only for 410 Expired.
+                            if head.is_some_and(|h| h.kind == "ERROR") {
+                                counts.expired += 1;
                             }
-                        }
-                    });
+                        });
+                    }
                 }
                 if tx.send(Ok(frame)).await.is_err() {
                     break;
                 }
             }
             let mut state = faults.state();
-            if generation == Some(state.cuts) {
-                state.open -= 1;
+            if let Some((id, cut)) = opened {
+                state.positions.remove(&id);
+                if cut == state.cuts {
+                    state.open -= 1;
+                }
             }
         });
         let frames = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
@@ -266,8 +310,17 @@ where
                 }
             });
             let (parts, body) = response.into_parts();
+            let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+            let encoding = Encoding::of(header(http::header::CONTENT_TYPE));
+            let gzipped = header(http::header::CONTENT_ENCODING) == Some("gzip");
+            let watch = (query.watch && status.is_success()).then(|| {
+                (
+                    Position::start(query.from, encoding),
+                    Events::new(encoding, gzipped),
+                )
+            });
             let body = if query.get {
-                faults.forward(body, query.watch && status.is_success())
+                faults.forward(body, watch)
             } else {
                 UnsyncBoxBody::new(body.map_err(Into::into))
             };
@@ -335,14 +388,6 @@ impl Query {
         }
         query
     }
-}
-
-fn memchr_count(data: &[u8], byte: u8) -> u64 {
-    data.iter().filter(|b| **b == byte).count() as u64
-}
-
-fn contains(data: &[u8], needle: &[u8]) -> bool {
-    data.windows(needle.len()).any(|w| w == needle)
 }
 
 impl std::fmt::Display for Faults {
@@ -419,7 +464,11 @@ mod tests {
             let mut rx = rx;
             move |cx| rx.poll_recv(cx)
         }));
-        let mut watch = faults.forward(endless, true);
+        let json = Some((
+            Position::start(None, Encoding::Json),
+            Events::new(Encoding::Json, false),
+        ));
+        let mut watch = faults.forward(endless, json);
         tx.send(Ok(hyper::body::Frame::data(Bytes::from_static(b"{}\n"))))
             .await
             .unwrap();

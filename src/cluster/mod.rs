@@ -10,6 +10,7 @@
 mod faults;
 mod metrics;
 mod objects;
+mod position;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +24,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 use tower::{BoxError, ServiceBuilder};
 
-pub use faults::Faults;
+pub use faults::{Body, Faults};
+
 pub use metrics::Counters;
 pub use objects::for_server;
 
@@ -31,6 +33,13 @@ use crate::k8s::TruthEntry;
 use crate::measure::Component;
 use crate::measure::attributed::{Attribute, Spawner};
 use crate::scenario::ObjectKind;
+
+/// A program's requests on their way to the server ([`Cluster::forwarder`]).
+pub type Forwarder = tower::util::BoxCloneService<
+    http::Request<kube::client::Body>,
+    http::Response<faults::Body>,
+    BoxError,
+>;
 
 /// The label on every namespace a run makes; its value is the run's id.
 pub const RUN_LABEL: &str = "informer-mem/run";
@@ -76,6 +85,31 @@ impl Watched {
     }
 }
 
+/// What [`Cluster::follow`] has seen.
+#[derive(Debug, Default)]
+pub struct Followed {
+    newest: AtomicU64,
+    deleted: AtomicU64,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Followed {
+    /// The newest event's resourceVersion (or where the watch started).
+    pub fn newest(&self) -> u64 {
+        self.newest.load(Ordering::Relaxed)
+    }
+
+    /// DELETED events so far.
+    pub fn deleted(&self) -> u64 {
+        self.deleted.load(Ordering::Relaxed)
+    }
+
+    /// Whether the watch ended on an error.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
 /// A real server and the run's own client to it.
 #[derive(Clone)]
 pub struct Cluster {
@@ -115,21 +149,51 @@ impl Cluster {
     /// requests through `faults`.
     pub fn informer_client(&self, faults: &Faults) -> anyhow::Result<kube::Client> {
         let _informer = crate::measure::alloc::enter(Component::Informer);
+        let service = Attribute {
+            component: Component::Informer,
+            inner: faults.service(self.authenticated(Component::Informer)?),
+        };
+        Ok(kube::Client::new(
+            service,
+            self.config.default_namespace.clone(),
+        ))
+    }
+
+    /// What carries a program's requests from the run's proxy on to the server: through
+    /// `faults`, as the kubeconfig's client (its TLS and credentials), charged to
+    /// `component`.
+    pub fn forwarder(&self, faults: &Faults, component: Component) -> anyhow::Result<Forwarder> {
+        let service = Attribute {
+            component,
+            inner: faults.service(self.authenticated(component)?),
+        };
+        Ok(tower::util::BoxCloneService::new(service))
+    }
+
+    /// A connection pool to the server with the kubeconfig's base URL, credentials and
+    /// headers, its tasks charged to `component`.
+    fn authenticated(
+        &self,
+        component: Component,
+    ) -> anyhow::Result<
+        impl tower::Service<
+            http::Request<kube::client::Body>,
+            Response = http::Response<hyper::body::Incoming>,
+            Error = BoxError,
+            Future: Send,
+        > + Clone
+        + Send
+        + 'static,
+    > {
         let config = &self.config;
         let https = config.rustls_https_connector()?;
-        let http =
-            hyper_util::client::legacy::Client::builder(Spawner(Component::Informer)).build(https);
-        let service = ServiceBuilder::new()
+        let http = hyper_util::client::legacy::Client::builder(Spawner(component)).build(https);
+        Ok(ServiceBuilder::new()
             .layer(config.base_uri_layer())
             .option_layer(config.auth_layer()?)
             .layer(config.extra_headers_layer()?)
             .map_err(BoxError::from)
-            .service(http);
-        let service = Attribute {
-            component: Component::Informer,
-            inner: faults.service(service),
-        };
-        Ok(kube::Client::new(service, config.default_namespace.clone()))
+            .service(http))
     }
 
     /// The server's version (`gitVersion` of `/version`): also checks that it answers.
@@ -306,13 +370,13 @@ impl Cluster {
     }
 
     /// Creates `object` (as [`for_server`] made it) in `namespace`; for a pod, writes its
-    /// status after, which a create does not take.
+    /// status after, which a create does not take. Returns its resourceVersion.
     pub async fn create(
         &self,
         kind: ObjectKind,
         namespace: &str,
         object: Value,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<u64> {
         let path = format!("/api/v1/namespaces/{namespace}/{}", kind.plural());
         let status = object.get("status").cloned();
         let what = || format!("creating {} in {namespace}", object_name(&object));
@@ -324,30 +388,30 @@ impl Cluster {
             created["status"] = status;
             let path = format!("{path}/{}/status", object_name(&object));
             let written = self.call(http::Method::PUT, &path, Some(created)).await?;
-            expect_status(written, &[200], &format!("{}: its status", what()))?;
+            created = expect_status(written, &[200], &format!("{}: its status", what()))?;
         }
-        Ok(())
+        resource_version(&created["metadata"]).with_context(what)
     }
 
-    /// Replaces object `name` in `namespace` with `object`, whatever its version.
+    /// Replaces object `name` in `namespace` with `object`, whatever its version. Returns
+    /// its new resourceVersion.
     pub async fn replace(
         &self,
         kind: ObjectKind,
         namespace: &str,
         object: Value,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<u64> {
         let name = object_name(&object).to_owned();
         let path = format!("/api/v1/namespaces/{namespace}/{}/{name}", kind.plural());
         let replaced = self.call(http::Method::PUT, &path, Some(object)).await?;
-        expect_status(
-            replaced,
-            &[200],
-            &format!("replacing {name} in {namespace}"),
-        )?;
-        Ok(())
+        let what = format!("replacing {name} in {namespace}");
+        let replaced = expect_status(replaced, &[200], &what)?;
+        resource_version(&replaced["metadata"]).with_context(|| what.clone())
     }
 
-    /// Deletes object `name` in `namespace` at once (no grace period).
+    /// Deletes object `name` in `namespace` at once (no grace period). Its answer carries
+    /// no resourceVersion for every kind (a ConfigMap's is a Status): [`Cluster::follow`]
+    /// sees the deletion's.
     pub async fn delete(
         &self,
         kind: ObjectKind,
@@ -359,6 +423,63 @@ impl Cluster {
         let deleted = self.call(http::Method::DELETE, &path, Some(now)).await?;
         expect_status(deleted, &[200], &format!("deleting {name} in {namespace}"))?;
         Ok(())
+    }
+
+    /// Watches `kind` in `namespace` from resourceVersion `from` until the task is
+    /// aborted, as the run's witness of what the server sends there: `seen` keeps the
+    /// newest event's resourceVersion and counts deletions. A watch the server ends is
+    /// opened again from the newest; an ERROR event (410 Expired: the witness fell behind
+    /// the server's window) ends it, marked failed.
+    pub async fn follow(
+        &self,
+        kind: ObjectKind,
+        namespace: &str,
+        from: u64,
+        seen: std::sync::Arc<Followed>,
+    ) -> anyhow::Result<()> {
+        let path = format!("/api/v1/namespaces/{namespace}/{}", kind.plural());
+        seen.newest.fetch_max(from, Ordering::Relaxed);
+        loop {
+            let rv = seen.newest();
+            let request = http::Request::get(format!("{path}?watch=true&resourceVersion={rv}"))
+                .body(kube::client::Body::empty())?;
+            let response = self.client.send(request).await?;
+            if !response.status().is_success() {
+                seen.failed.store(true, Ordering::Relaxed);
+                bail!(
+                    "WATCH {path} from {rv}: the server answered {}",
+                    response.status()
+                );
+            }
+            let gzipped = response
+                .headers()
+                .get(http::header::CONTENT_ENCODING)
+                .is_some_and(|v| v == "gzip");
+            let mut body = response.into_body();
+            let mut events = position::Events::new(position::Encoding::Json, gzipped);
+            let mut failed = false;
+            while let Some(Ok(frame)) = body.frame().await {
+                let Some(data) = frame.data_ref() else {
+                    continue;
+                };
+                events.read(data, |head| {
+                    let Some(head) = head else {
+                        return;
+                    };
+                    failed |= head.kind == "ERROR";
+                    if let Some(rv) = head.resource_version {
+                        seen.newest.fetch_max(rv, Ordering::Relaxed);
+                    }
+                    if head.kind == "DELETED" {
+                        seen.deleted.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+                if failed {
+                    seen.failed.store(true, Ordering::Relaxed);
+                    bail!("WATCH {path} from {rv}: the server sent an error");
+                }
+            }
+        }
     }
 
     /// Sends one request of the run's own; its status and body.

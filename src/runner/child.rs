@@ -58,7 +58,15 @@ pub fn main() -> anyhow::Result<()> {
         }
         Ok(())
     };
-    if let Some(cluster) = &job.cluster {
+    if external {
+        super::external::run(
+            &job.scenario,
+            job.variant,
+            job.profiles.as_deref(),
+            job.cluster.as_ref(),
+            emit,
+        )
+    } else if let Some(cluster) = &job.cluster {
         super::cluster::run(
             &job.scenario,
             job.variant,
@@ -66,8 +74,6 @@ pub fn main() -> anyhow::Result<()> {
             job.profiles.as_deref(),
             emit,
         )
-    } else if external {
-        super::external::run(&job.scenario, job.variant, job.profiles.as_deref(), emit)
     } else {
         run(&job.scenario, job.variant, emit)
     }

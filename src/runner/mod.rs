@@ -162,6 +162,18 @@ pub fn dhat_file(report: &Path, index: usize, name: &str) -> PathBuf {
     beside(report, index, name, ".dhat-heap.json")
 }
 
+/// `<prefix>.<index>-<phase as a slug>.heap.pb.gz`.
+pub fn profile_file(prefix: &Path, index: usize, phase: &str) -> PathBuf {
+    let name = format!(
+        "{}.{index}-{}.heap.pb.gz",
+        prefix
+            .file_name()
+            .map_or_else(|| "report".into(), |n| n.to_string_lossy()),
+        slug(phase)
+    );
+    prefix.with_file_name(name)
+}
+
 /// `<report stem>.<index>-<name as a slug><suffix>`, in the report's folder.
 fn beside(report: &Path, index: usize, name: &str, suffix: &str) -> PathBuf {
     let stem = report

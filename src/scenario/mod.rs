@@ -215,13 +215,6 @@ impl Scenario {
     /// is refused too.
     pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
         for variant in &self.variants {
-            if variant.subject.is_some() {
-                return Some(format!(
-                    "variant {:?} runs a program of its own: against a real server, `run` \
-                     runs the built-in and kube-runtime informers only",
-                    variant.name
-                ));
-            }
             if variant.server.watchers > 0 && !variant.server.share_encodings {
                 return Some(format!(
                     "variant {:?} asks for one encoding per watcher (`watchers` without \

@@ -1,17 +1,18 @@
 // informer-mem's Node.js subject: the official client's informer (makeInformer, a
-// ListWatch: LIST, then WATCH, a relist after a 410), on one resource in every namespace,
-// serving informer-mem's status protocol (docs/subjects.md) on LISTEN.
+// ListWatch: LIST, then WATCH, a relist after a 410), on one resource in one namespace or
+// every namespace, serving informer-mem's status protocol (docs/subjects.md) on LISTEN.
 //
-// Usage: node --expose-gc informer.mjs KUBECONFIG LISTEN [RESOURCE]
-//   RESOURCE: pods, configmaps or secrets. With --expose-gc it also serves the status
-//   protocol's heap: V8's used heap after a full collection.
+// Usage: node --expose-gc informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]
+//   RESOURCE: pods, configmaps or secrets; NAMESPACE: empty or absent for every one. With
+//   --expose-gc it also serves the status protocol's heap: V8's used heap after a full
+//   collection.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 
-const [kubeconfig, listen, resource = 'pods'] = process.argv.slice(2);
+const [kubeconfig, listen, resource = 'pods', namespace = ''] = process.argv.slice(2);
 if (!kubeconfig || !listen) {
-    console.error('usage: node informer.mjs KUBECONFIG LISTEN [RESOURCE]');
+    console.error('usage: node informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]');
     process.exit(2);
 }
 
@@ -21,7 +22,11 @@ const clientVersion = JSON.parse(
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(k8s.CoreV1Api);
-const lists = {
+const lists = namespace ? {
+    pods: () => core.listNamespacedPod({ namespace }),
+    configmaps: () => core.listNamespacedConfigMap({ namespace }),
+    secrets: () => core.listNamespacedSecret({ namespace }),
+} : {
     pods: () => core.listPodForAllNamespaces(),
     configmaps: () => core.listConfigMapForAllNamespaces(),
     secrets: () => core.listSecretForAllNamespaces(),
@@ -30,7 +35,8 @@ if (!lists[resource]) {
     console.error(`informer.mjs: unknown resource ${resource}`);
     process.exit(2);
 }
-const informer = k8s.makeInformer(kc, `/api/v1/${resource}`, lists[resource]);
+const path = namespace ? `/api/v1/namespaces/${namespace}/${resource}` : `/api/v1/${resource}`;
+const informer = k8s.makeInformer(kc, path, lists[resource]);
 
 const handled = { add: 0, update: 0, delete: 0, sync: 0 };
 let applied = 0n;

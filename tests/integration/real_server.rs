@@ -354,3 +354,80 @@ fraction = 1.0
     let bytes = std::fs::read(dir.path().join(profile)).unwrap();
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "a gzipped profile");
 }
+
+#[test]
+#[ignore = "needs a real kube-apiserver and the shipped subjects; .ci/crosscheck runs it"]
+fn real_server_external_subjects_through_the_proxy() {
+    let kubeconfig = kubeconfig();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("external.toml");
+    let subject = |name: &str, version: &str| {
+        format!(
+            r#"[[variant]]
+name = "{name}"
+implementation = "external"
+command = ["{root}/target/subjects/client-go-{version}", "--kubeconfig", "{{kubeconfig}}", "--listen", "{{listen}}", "--resource", "{{resource}}", "--namespace", "{{namespace}}"]
+status = "http://{{listen}}/informer-mem/status"
+pprof = "http://{{listen}}/debug/pprof"
+"#
+        )
+    };
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "real-external"
+[objects]
+kind = "Pod"
+count = 100
+
+{}
+{}
+[[phase]]
+kind = "list"
+
+[[phase]]
+kind = "update"
+fraction = 0.5
+
+[[phase]]
+kind = "delete"
+fraction = 0.5
+
+[[phase]]
+kind = "disconnect"
+fraction = 0.1
+
+[[phase]]
+kind = "relist"
+"#,
+            subject("client-go v0.27", "v0.27"),
+            subject("client-go v0.37", "v0.37")
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report.json");
+    let out = run_against(&file, &kubeconfig, &report, &["--allow-commands"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let namespaces = namespaces_of(&stderr);
+    assert_eq!(existing(&kubeconfig, &namespaces), Vec::<String>::new());
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    for variant in report["variants"].as_array().unwrap() {
+        assert!(variant["error"].is_null(), "{}", variant["error"]);
+        let phases = variant["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), 5, "{variant}");
+        for phase in phases {
+            assert_eq!(phase["consistent"], true, "{phase}");
+            assert_eq!(phase["subject"]["store_checked"], true, "{phase}");
+            assert!(phase["kube_apiserver"]["cpu_ms"].is_u64(), "{phase}");
+        }
+        let expired = phases[4]["api_requests"]["expired"].as_u64().unwrap();
+        assert_eq!(expired, 1, "the relist's 410, answered by the proxy");
+    }
+    // v0.37 syncs by watch-list, in protobuf, gzipped: its 100 pods and the bookmark
+    // that ends them were read through the proxy.
+    let list = &report["variants"][1]["phases"][0]["api_requests"];
+    assert_eq!(list["watch_events"], 101, "{list}");
+}

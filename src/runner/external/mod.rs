@@ -8,31 +8,35 @@
 
 mod probe;
 mod program;
+mod upstream;
 mod wait;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
 
-use super::message::Message;
-use super::phase::{change_server, phase_seed};
-use crate::apiserver::{self, ApiServer, Gate};
+use super::message::{ClusterJob, Message};
+use super::profile_file;
+use crate::apiserver::{self, Gate};
 use crate::measure::outside::{self, ProcessReading};
 use crate::measure::{PhaseMeter, pprof::MemStats};
 use crate::report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
 use crate::scenario::{Phase, PhaseAction, Placeholders, Scenario, Subject};
 use probe::{Handled, Probe};
 use program::Program;
+use upstream::Upstream;
 use wait::Sampler;
 
-/// Runs external variant `variant` of `scenario`, handing each result to `emit`; heap
-/// profiles go to `<profiles>.<phase>.heap.pb.gz` when `profiles` is given.
+/// Runs external variant `variant` of `scenario`, against the built-in server or the real
+/// one `cluster` names, handing each result to `emit`; heap profiles go to
+/// `<profiles>.<phase>.heap.pb.gz` when `profiles` is given.
 pub fn run(
     scenario: &Scenario,
     variant: usize,
     profiles: Option<&Path>,
+    cluster: Option<&ClusterJob>,
     emit: impl FnMut(Message) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
     let subject = scenario.variants[variant]
@@ -49,7 +53,7 @@ pub fn run(
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let run = Run::start(scenario, subject, scratch.path(), profiles, emit);
+        let run = Run::start(scenario, subject, scratch.path(), profiles, cluster, emit);
         let signal = tokio::select! {
             result = run => return result,
             _ = interrupt.recv() => libc::SIGINT,
@@ -65,7 +69,7 @@ pub fn run(
 struct Run<'a> {
     scenario: &'a Scenario,
     subject: &'a Subject,
-    server: ApiServer,
+    upstream: &'a mut Upstream,
     gate: Gate,
     program: Program,
     probe: Probe,
@@ -81,33 +85,47 @@ impl<'a> Run<'a> {
         subject: &'a Subject,
         scratch: &Path,
         profiles: Option<&'a Path>,
+        cluster: Option<&ClusterJob>,
         mut emit: impl FnMut(Message) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
         let meter = PhaseMeter::start();
-        let result = match Run::new(scenario, subject, scratch, profiles).await {
+        let (mut upstream, addr, gate) = match Upstream::serve(scenario, cluster).await {
+            Ok(served) => served,
+            Err(e) => return emit(Message::Failed(format!("setup: {e:#}"))).map_err(Into::into),
+        };
+        let result = match Run::new(
+            scenario,
+            subject,
+            scratch,
+            profiles,
+            &mut upstream,
+            (addr, gate),
+        ) {
             Ok(mut run) => run.phases(meter, &mut emit).await,
             Err(e) => Err(e),
         };
+        // The program is stopped by now (dropped with the run); then what the variant
+        // made on a real server goes.
+        let closed = upstream.close().await;
         // The program's failures are the variant's, reported as a phase's are.
         if let Err(e) = result {
             emit(Message::Failed(format!("{e:#}")))?;
+        } else if let Err(e) = closed {
+            emit(Message::Failed(format!("removing the namespace: {e:#}")))?;
         }
         Ok(())
     }
 
-    /// The server on loopback, the kubeconfig, and the program started against them.
-    async fn new(
+    /// The kubeconfig naming the server at `addr`, and the program started against it.
+    fn new(
         scenario: &'a Scenario,
         subject: &'a Subject,
         scratch: &Path,
         profiles: Option<&'a Path>,
+        upstream: &'a mut Upstream,
+        (addr, gate): (SocketAddr, Gate),
     ) -> anyhow::Result<Run<'a>> {
-        let server =
-            ApiServer::serving(scenario.objects.clone(), scenario.apiserver.history_events);
-        let (addr, gate) = apiserver::serve_loopback(&server)
-            .await
-            .context("failed to serve on loopback")?;
-        let values = placeholders(scenario, addr, scratch)?;
+        let values = placeholders(scenario, upstream, addr, scratch)?;
         apiserver::write_kubeconfig(
             Path::new(&values.kubeconfig),
             &values.server,
@@ -128,7 +146,7 @@ impl<'a> Run<'a> {
         Ok(Run {
             scenario,
             subject,
-            server,
+            upstream,
             gate,
             program,
             probe,
@@ -243,37 +261,31 @@ impl<'a> Run<'a> {
     /// One phase: the server's changes, the wait until the program has caught up (with
     /// samples taken meanwhile), its figures and its store checked.
     async fn phase(&mut self, index: usize, phase: &Phase) -> anyhow::Result<PhaseReport> {
-        let requests = self.server.requests();
+        let requests = self.upstream.requests();
+        let window = match self.upstream.real() {
+            Some(side) => Some(side.server_window().await),
+            None => None,
+        };
         let start = self.read_process()?;
         let own_start = outside::read(std::process::id());
         let peak_reset = outside::reset_peak(self.program.pid());
         let meter = PhaseMeter::start();
         let sampler = Sampler::start(self.program.pid(), self.probe.clone());
-        let seed = phase_seed(self.scenario, index);
-        change_server(&self.server, phase, seed, |action| {
-            if action == PhaseAction::List {
-                self.gate.open();
-            }
-        });
+        self.upstream
+            .change(self.scenario, index, phase, &self.gate)
+            .await?;
         if let PhaseAction::Settle { idle_ms, .. } = phase.action {
             tokio::time::sleep(Duration::from_millis(idle_ms)).await;
         }
         let caught =
-            wait::caught_up(&self.server, &mut self.program, &self.probe, self.subject).await?;
+            wait::caught_up(self.upstream, &mut self.program, &self.probe, self.subject).await?;
         let measurement = meter.finish();
         let samples = sampler.finish().await;
-        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
-        let profile = self.save_profile(index, phase).await?;
-        let end = self.read_process()?;
-        let own_end = outside::read(std::process::id());
-        let mut figures = SubjectFigures::process(&end, &start, peak_reset);
-        figures.run_cpu_ms = own_start
-            .zip(own_end)
-            .map(|(s, e)| e.cpu_ms.saturating_sub(s.cpu_ms));
+        let mut figures = self
+            .figures(index, phase, (&start, peak_reset), own_start)
+            .await?;
         figures.samples = samples.count;
         figures.heap_peak_bytes = samples.heap_peak;
-        self.fill_heap(&mut figures, heap).await?;
-        figures.profile = profile;
         if let (Some(now), Some(before)) = (
             caught.status.as_ref().and_then(|s| s.handled),
             self.handled_before,
@@ -282,29 +294,64 @@ impl<'a> Run<'a> {
         }
         self.handled_before = caught.status.as_ref().and_then(|s| s.handled);
         figures.store_checked = caught.stores.is_some();
-        let truth = self.server.truth();
+        let truth = &caught.truth;
         let (objects, consistency) = match &caught.stores {
             Some(stores) => (
                 stores.first().map_or(0, |s| s.len() as u64),
                 stores
                     .iter()
-                    .map(|s| Consistency::check(&truth, s))
+                    .map(|s| Consistency::check(truth, s))
                     .reduce(Consistency::and)
                     .unwrap_or_default(),
             ),
             None => (0, Consistency::default()),
         };
-        let requests = self.server.requests().since(requests);
+        let requests = self.upstream.requests().since(requests);
         let mut report = PhaseReport::new(
             phase,
             measurement,
             objects,
-            self.server.alive(),
+            truth.len() as u64,
             requests,
             consistency,
         );
         report.subject = Some(Box::new(figures));
+        if let (Some(side), Some(window)) = (self.upstream.real(), window) {
+            // The program's heap profiles take the report's neighbours' names: the
+            // server's are not saved beside them.
+            report.kube_apiserver =
+                side.server_figures(window, index, phase, None)
+                    .await?
+                    .map(|mut figures| {
+                        figures.events_sent = requests.watch_events;
+                        figures.bytes_sent = requests.bytes;
+                        figures
+                    });
+        }
         Ok(report)
+    }
+
+    /// The program's figures at the end of phase `index`, from `start` (its RSS peak
+    /// reset then, or not) and the run's own process at the start: its heap (the
+    /// profile saved), process, and the run's CPU time.
+    async fn figures(
+        &mut self,
+        index: usize,
+        phase: &Phase,
+        (start, peak_reset): (&ProcessReading, bool),
+        own_start: Option<ProcessReading>,
+    ) -> anyhow::Result<SubjectFigures> {
+        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
+        let profile = self.save_profile(index, phase).await?;
+        let end = self.read_process()?;
+        let own_end = outside::read(std::process::id());
+        let mut figures = SubjectFigures::process(&end, start, peak_reset);
+        figures.run_cpu_ms = own_start
+            .zip(own_end)
+            .map(|(s, e)| e.cpu_ms.saturating_sub(s.cpu_ms));
+        self.fill_heap(&mut figures, heap).await?;
+        figures.profile = profile;
+        Ok(figures)
     }
 
     /// Saves the heap profile of phase `index` beside the report; its file name.
@@ -327,21 +374,10 @@ impl<'a> Run<'a> {
     }
 }
 
-/// `<prefix>.<index>-<phase as a slug>.heap.pb.gz`.
-pub fn profile_file(prefix: &Path, index: usize, phase: &str) -> PathBuf {
-    let name = format!(
-        "{}.{index}-{}.heap.pb.gz",
-        prefix
-            .file_name()
-            .map_or_else(|| "report".into(), |n| n.to_string_lossy()),
-        super::slug(phase)
-    );
-    prefix.with_file_name(name)
-}
-
 /// The placeholders' values for a program of `scenario` served at `addr`.
 fn placeholders(
     scenario: &Scenario,
+    upstream: &Upstream,
     addr: SocketAddr,
     scratch: &Path,
 ) -> anyhow::Result<Placeholders> {
@@ -352,7 +388,7 @@ fn placeholders(
     Ok(Placeholders {
         kubeconfig: scratch.join("kubeconfig").display().to_string(),
         server: format!("http://{addr}"),
-        namespace: apiserver::namespace_of(&scenario.objects),
+        namespace: upstream.namespace(scenario),
         resource: scenario.objects.kind.plural().to_owned(),
         listen: listen.to_string(),
     })

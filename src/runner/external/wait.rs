@@ -10,8 +10,8 @@ use tokio::time::Instant;
 
 use super::probe::{Probe, Status};
 use super::program::Program;
-use crate::apiserver::ApiServer;
-use crate::k8s::Identity;
+use super::upstream::Upstream;
+use crate::k8s::{Identity, TruthEntry};
 use crate::measure::outside;
 use crate::report::Consistency;
 use crate::scenario::Subject;
@@ -36,18 +36,23 @@ pub(super) struct Caught {
     pub status: Option<Status>,
     /// Its stores, read at the end (status protocol).
     pub stores: Option<Vec<Vec<Identity>>>,
+    /// What the server held.
+    pub truth: Vec<TruthEntry>,
 }
 
-/// Waits until the program has caught up with `server`; fails when it exits or takes
-/// longer than the subject's `timeout`.
+/// Waits until the program has caught up with `upstream`; fails when it exits or takes
+/// longer than the subject's `timeout`. Against a real server the run only reads, every
+/// watch counts as sent everything (others write there; no version is the last).
 pub(super) async fn caught_up(
-    server: &ApiServer,
+    upstream: &Upstream,
     program: &mut Program,
     probe: &Probe,
     subject: &Subject,
 ) -> anyhow::Result<Caught> {
-    let target = server.resource_version();
-    let truth = server.truth();
+    let super::upstream::Truth {
+        objects: truth,
+        target,
+    } = upstream.truth().await?;
     let newest = truth.iter().map(|t| t.resource_version).max().unwrap_or(0);
     let timeout = Duration::from_millis(subject.timeout_ms);
     let quiet = Duration::from_millis(subject.quiet_ms);
@@ -63,7 +68,7 @@ pub(super) async fn caught_up(
         }
         let status = probe.status().await.map_err(anyhow::Error::msg)?;
         let watches = status.as_ref().map_or(1, |s| s.stores.len().max(1));
-        let sent = server.watches_at(target) >= watches;
+        let sent = target.is_none_or(|target| upstream.watches_at(target) >= watches);
         let now = Instant::now();
         let unchanged_since = match &last {
             Some((previous, since)) if *previous == status && was_sent == sent => *since,
@@ -83,6 +88,7 @@ pub(super) async fn caught_up(
                         return Ok(Caught {
                             status: final_status(probe, status).await,
                             stores: Some(stores),
+                            truth,
                         });
                     }
                 }
@@ -94,6 +100,7 @@ pub(super) async fn caught_up(
                     return Ok(Caught {
                         status: final_status(probe, status).await,
                         stores: Some(stores),
+                        truth,
                     });
                 }
                 Some(_) => {}
@@ -102,24 +109,37 @@ pub(super) async fn caught_up(
                     return Ok(Caught {
                         status: None,
                         stores: None,
+                        truth,
                     });
                 }
             }
         }
         if now >= deadline {
-            anyhow::bail!(
-                "the program did not catch up within {} (`timeout`): the server is at \
-                 resourceVersion {target}, {} of {watches} watch(es) sent everything; {}",
-                humantime::format_duration(timeout),
-                server.watches_at(target),
-                match &status {
-                    Some(s) => format!("its status: synced {}, stores {:?}", s.synced, s.stores),
-                    None => "it serves no status".to_owned(),
-                }
-            );
+            return Err(not_caught_up(upstream, timeout, target, watches, &status));
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// Why a program that did not catch up within `timeout` failed its phase.
+fn not_caught_up(
+    upstream: &Upstream,
+    timeout: Duration,
+    target: Option<u64>,
+    watches: usize,
+    status: &Option<Status>,
+) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the program did not catch up within {} (`timeout`): the server is at \
+         resourceVersion {}, {} of {watches} watch(es) sent everything; {}",
+        humantime::format_duration(timeout),
+        target.map_or_else(|| "(unknown)".to_owned(), |t| t.to_string()),
+        target.map_or(watches, |t| upstream.watches_at(t)),
+        match status {
+            Some(s) => format!("its status: synced {}, stores {:?}", s.synced, s.stores),
+            None => "it serves no status".to_owned(),
+        }
+    )
 }
 
 /// The program's status once the wait is over, for the phase's figures (its handlers may

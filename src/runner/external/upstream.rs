@@ -1,0 +1,208 @@
+//! What serves an external variant's program: the built-in apiserver on loopback, or a
+//! real server (`run --kubeconfig`) behind a proxy the run puts on loopback.
+//!
+//! The proxy speaks plain HTTP to the program and carries every request on to the real
+//! server with the kubeconfig's TLS and credentials, through the same [`Faults`] a
+//! built-in informer's requests go through on a real server: its watches are counted,
+//! cut, held and answered 410 there, and each watch's position (the newest
+//! resourceVersion sent through it) is read as it passes. The program is given a
+//! kubeconfig naming the proxy, so it needs no credentials of its own.
+
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+use super::super::cluster::Side;
+use super::super::message::ClusterJob;
+use super::super::phase::{change_server, phase_seed};
+use crate::apiserver::{self, ApiServer, Gate};
+use crate::cluster::Forwarder;
+use crate::k8s::TruthEntry;
+use crate::measure::Component;
+use crate::report::RequestCounts;
+use crate::scenario::{Phase, PhaseAction, Scenario};
+
+/// How long a watch stream the proxy cannot read (not JSON) must carry nothing before it
+/// counts as sent everything.
+const UNREADABLE_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The server behind the program.
+pub(super) enum Upstream {
+    /// The built-in apiserver, serving on loopback.
+    BuiltIn(ApiServer),
+    /// A real server, through the proxy.
+    Real(Box<Side>),
+}
+
+/// What the program's stores should hold at the end of a phase.
+pub(super) struct Truth {
+    /// The server's objects.
+    pub objects: Vec<TruthEntry>,
+    /// The resourceVersion every watch must have been sent up to; `None` when it cannot
+    /// be known (a real server the run only reads, which others write to).
+    pub target: Option<u64>,
+}
+
+impl Upstream {
+    /// Serves `scenario`'s objects for a program: the built-in server, or when `cluster`
+    /// names a real one, the variant's namespace filled there and the proxy in front.
+    /// Returns the address the program is given and the gate that holds its requests
+    /// until the list phase.
+    pub async fn serve(
+        scenario: &Scenario,
+        cluster: Option<&ClusterJob>,
+    ) -> anyhow::Result<(Upstream, SocketAddr, Gate)> {
+        let Some(job) = cluster else {
+            let server =
+                ApiServer::serving(scenario.objects.clone(), scenario.apiserver.history_events);
+            let (addr, gate) = apiserver::serve_loopback(&server)
+                .await
+                .context("failed to serve on loopback")?;
+            return Ok((Upstream::BuiltIn(server), addr, gate));
+        };
+        let side = Side::open(scenario, job, Component::ApiServer, true).await?;
+        let forwarder = side.cluster.forwarder(&side.faults, Component::ApiServer)?;
+        let (addr, gate) = apiserver::serve_gated(move |request| {
+            let forwarder = forwarder.clone();
+            async move { forward(forwarder, request).await }
+        })
+        .await
+        .context("failed to serve the proxy on loopback")?;
+        Ok((Upstream::Real(Box::new(side)), addr, gate))
+    }
+
+    /// The namespace the program is pointed at: the variant's own on a real server, every
+    /// namespace (empty) when the run only reads one.
+    pub fn namespace(&self, scenario: &Scenario) -> String {
+        match self {
+            Upstream::BuiltIn(_) => apiserver::namespace_of(&scenario.objects),
+            Upstream::Real(side) => side.namespace.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Phase `index`'s changes on the server; the gate opens at the list.
+    pub async fn change(
+        &mut self,
+        scenario: &Scenario,
+        index: usize,
+        phase: &Phase,
+        gate: &Gate,
+    ) -> anyhow::Result<()> {
+        let open = |action| {
+            if action == PhaseAction::List {
+                gate.open();
+            }
+        };
+        match self {
+            Upstream::BuiltIn(server) => {
+                change_server(server, phase, phase_seed(scenario, index), open);
+                Ok(())
+            }
+            Upstream::Real(side) => side.change(scenario, index, phase, open).await,
+        }
+    }
+
+    /// What the program should hold now.
+    pub async fn truth(&self) -> anyhow::Result<Truth> {
+        match self {
+            Upstream::BuiltIn(server) => Ok(Truth {
+                target: Some(server.resource_version()),
+                objects: server.truth(),
+            }),
+            Upstream::Real(side) => {
+                // The newest event first: the LIST after it holds every change it says.
+                let target = side.last_event().await?;
+                let (objects, _) = side.truth().await?;
+                Ok(Truth { objects, target })
+            }
+        }
+    }
+
+    /// How many of the program's watches have been sent everything up to `target`.
+    pub fn watches_at(&self, target: u64) -> usize {
+        match self {
+            Upstream::BuiltIn(server) => server.watches_at(target),
+            Upstream::Real(side) => side.faults.watches_at(target, UNREADABLE_IDLE),
+        }
+    }
+
+    /// The program's requests so far.
+    pub fn requests(&self) -> RequestCounts {
+        match self {
+            Upstream::BuiltIn(server) => server.requests(),
+            Upstream::Real(side) => side.faults.requests(),
+        }
+    }
+
+    /// The real server's side, if it is one.
+    pub fn real(&self) -> Option<&Side> {
+        match self {
+            Upstream::BuiltIn(_) => None,
+            Upstream::Real(side) => Some(side),
+        }
+    }
+
+    /// Removes what the variant made on a real server.
+    pub async fn close(&mut self) -> anyhow::Result<()> {
+        match self {
+            Upstream::BuiltIn(_) => Ok(()),
+            Upstream::Real(side) => side.close().await,
+        }
+    }
+}
+
+/// Carries one of the program's requests to the real server; a request that cannot be
+/// carried is answered 502 with a Status saying why.
+async fn forward(
+    forwarder: Forwarder,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> http::Response<crate::cluster::Body> {
+    let (mut parts, body) = request.into_parts();
+    // Framing is the proxy's own on each side; the real server's host is the forwarder's.
+    for hop in [
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "content-length",
+        "host",
+    ] {
+        parts.headers.remove(hop);
+    }
+    let sent = async {
+        let body = body.collect().await?.to_bytes();
+        let request = http::Request::from_parts(parts, kube::client::Body::from(body));
+        forwarder.oneshot(request).await
+    };
+    match sent.await {
+        Ok(mut response) => {
+            for hop in ["connection", "keep-alive"] {
+                response.headers_mut().remove(hop);
+            }
+            response
+        }
+        Err(e) => bad_gateway(&e.to_string()),
+    }
+}
+
+fn bad_gateway(why: &str) -> http::Response<crate::cluster::Body> {
+    let status = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": format!("informer-mem's proxy could not reach the server: {why}"),
+        "reason": "ServiceUnavailable",
+        "code": 502,
+    });
+    let body = http_body_util::Full::new(Bytes::from(status.to_string()))
+        .map_err(|e| match e {})
+        .boxed_unsync();
+    http::Response::builder()
+        .status(http::StatusCode::BAD_GATEWAY)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .expect("a fixed response is valid")
+}
