@@ -431,3 +431,87 @@ kind = "relist"
     let list = &report["variants"][1]["phases"][0]["api_requests"];
     assert_eq!(list["watch_events"], 101, "{list}");
 }
+
+#[test]
+#[ignore = "needs a real kube-apiserver and the shipped subjects; .ci/crosscheck runs it"]
+fn real_server_read_only_program_relists_within_its_phase() {
+    let kubeconfig = kubeconfig();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("read-only.toml");
+    // Secrets: no other test writes any while this one reads them all. One to list.
+    let kubectl = |args: &[&str]| {
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        assert!(out.status.success(), "kubectl {args:?}: {out:?}");
+    };
+    let namespace = "informer-mem-test-read-only";
+    kubectl(&["create", "namespace", namespace]);
+    kubectl(&[
+        "-n",
+        namespace,
+        "create",
+        "secret",
+        "generic",
+        "one",
+        "--from-literal=a=b",
+    ]);
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "real-read-only-external"
+[objects]
+kind = "Secret"
+count = 10
+
+[[variant]]
+name = "client-go v0.37"
+implementation = "external"
+command = ["{root}/target/subjects/client-go-v0.37", "--kubeconfig", "{{kubeconfig}}", "--listen", "{{listen}}", "--resource", "{{resource}}", "--namespace", "{{namespace}}"]
+status = "http://{{listen}}/informer-mem/status"
+pprof = "http://{{listen}}/debug/pprof"
+
+[[phase]]
+kind = "list"
+
+[[phase]]
+kind = "relist"
+"#
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report.json");
+    let out = run_against(
+        &file,
+        &kubeconfig,
+        &report,
+        &["--allow-commands", "--read-only"],
+    );
+    kubectl(&["delete", "namespace", namespace, "--wait=false"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let phases = report["variants"][0]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{report}");
+    assert!(
+        phases[0]["server_objects"].as_u64().unwrap() > 0,
+        "{}",
+        phases[0]
+    );
+    for phase in phases {
+        assert_eq!(phase["consistent"], true, "{phase}");
+    }
+    let relist = &phases[1]["api_requests"];
+    assert_eq!(
+        relist["expired"], 1,
+        "the 410 lands in its own phase: {relist}"
+    );
+}

@@ -318,15 +318,20 @@ impl<'a> Run<'a> {
         report.subject = Some(Box::new(figures));
         if let (Some(side), Some(window)) = (self.upstream.real(), window) {
             // The program's heap profiles take the report's neighbours' names: the
-            // server's are not saved beside them.
-            report.kube_apiserver =
-                side.server_figures(window, index, phase, None)
-                    .await?
-                    .map(|mut figures| {
-                        figures.events_sent = requests.watch_events;
-                        figures.bytes_sent = requests.bytes;
-                        figures
-                    });
+            // server's go beside them as `<...>.kube-apiserver.<phase>.heap.pb.gz`.
+            let server_profiles = self.profiles.map(|p| {
+                let mut name = p.file_name().unwrap_or_default().to_os_string();
+                name.push(".kube-apiserver");
+                p.with_file_name(name)
+            });
+            report.kube_apiserver = side
+                .server_figures(window, index, phase, server_profiles.as_deref())
+                .await?
+                .map(|mut figures| {
+                    figures.events_sent = requests.watch_events;
+                    figures.bytes_sent = requests.bytes;
+                    figures
+                });
         }
         Ok(report)
     }

@@ -42,7 +42,8 @@ pub(super) struct Truth {
     /// The server's objects.
     pub objects: Vec<TruthEntry>,
     /// The resourceVersion every watch must have been sent up to; `None` when it cannot
-    /// be known (a real server the run only reads, which others write to).
+    /// be known (a real server the run only reads, which others write to): then every
+    /// watch must be open.
     pub target: Option<u64>,
 }
 
@@ -121,11 +122,15 @@ impl Upstream {
         }
     }
 
-    /// How many of the program's watches have been sent everything up to `target`.
-    pub fn watches_at(&self, target: u64) -> usize {
-        match self {
-            Upstream::BuiltIn(server) => server.watches_at(target),
-            Upstream::Real(side) => side.faults.watches_at(target, UNREADABLE_IDLE),
+    /// How many of the program's watches have been sent everything up to `target`; with
+    /// no target (a real server the run only reads), how many it has open since the last
+    /// cut: a program that was cut is back once it watches again.
+    pub fn watches_at(&self, target: Option<u64>) -> usize {
+        match (self, target) {
+            (Upstream::BuiltIn(server), Some(target)) => server.watches_at(target),
+            (Upstream::BuiltIn(_), None) => usize::MAX,
+            (Upstream::Real(side), Some(target)) => side.faults.watches_at(target, UNREADABLE_IDLE),
+            (Upstream::Real(side), None) => side.faults.open_watches(),
         }
     }
 

@@ -41,8 +41,9 @@ pub(super) struct Caught {
 }
 
 /// Waits until the program has caught up with `upstream`; fails when it exits or takes
-/// longer than the subject's `timeout`. Against a real server the run only reads, every
-/// watch counts as sent everything (others write there; no version is the last).
+/// longer than the subject's `timeout`. Against a real server the run only reads, a watch
+/// open since the last cut counts as sent everything (others write there; no version is
+/// the last).
 pub(super) async fn caught_up(
     upstream: &Upstream,
     program: &mut Program,
@@ -68,7 +69,7 @@ pub(super) async fn caught_up(
         }
         let status = probe.status().await.map_err(anyhow::Error::msg)?;
         let watches = status.as_ref().map_or(1, |s| s.stores.len().max(1));
-        let sent = target.is_none_or(|target| upstream.watches_at(target) >= watches);
+        let sent = upstream.watches_at(target) >= watches;
         let now = Instant::now();
         let unchanged_since = match &last {
             Some((previous, since)) if *previous == status && was_sent == sent => *since,
@@ -134,7 +135,7 @@ fn not_caught_up(
          resourceVersion {}, {} of {watches} watch(es) sent everything; {}",
         humantime::format_duration(timeout),
         target.map_or_else(|| "(unknown)".to_owned(), |t| t.to_string()),
-        target.map_or(watches, |t| upstream.watches_at(t)),
+        upstream.watches_at(target),
         match status {
             Some(s) => format!("its status: synced {}, stores {:?}", s.synced, s.stores),
             None => "it serves no status".to_owned(),
