@@ -147,8 +147,15 @@ fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> 
     if !scenario.starts_programs() {
         return Ok(());
     }
+    let against = match &config.cluster {
+        None => "the built-in apiserver on loopback".to_owned(),
+        Some(cluster) => format!(
+            "the server {} names, through the run's proxy on loopback",
+            cluster.kubeconfig.display()
+        ),
+    };
     let mut shown = format!(
-        "{} starts these programs, each against the built-in apiserver on loopback:\n",
+        "{} starts these programs, each against {against}:\n",
         config.scenario.display()
     );
     for variant in &scenario.variants {
