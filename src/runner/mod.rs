@@ -97,7 +97,10 @@ pub fn run_variants(
                     if index >= total {
                         break;
                     }
-                    let _ = events.send(Event::Started(index));
+                    // An interrupted run starts no more variants: none to announce.
+                    if !process::stopping() {
+                        let _ = events.send(Event::Started(index));
+                    }
                     let report = run_child(exe, scenario, index, limits, &mut |m: &Message| {
                         let _ = events.send(Event::Message(index, m.clone()));
                     });

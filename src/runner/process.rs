@@ -36,6 +36,11 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Whether [`stop_variants`] was called: no variant starts any more.
+pub(super) fn stopping() -> bool {
+    running().stopping
+}
+
 /// Asks every variant's process running now to stop (SIGTERM), and starts no other: a
 /// run interrupted against a real server stops them before it removes their namespaces.
 pub fn stop_variants() {
