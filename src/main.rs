@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     match informer_mem::commands::run(command) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            informer_mem::say!("error: {err:#}");
             ExitCode::from(exit_codes::ERROR)
         }
     }

@@ -15,6 +15,25 @@
 //! measuring, and two outputs, or an output and an input, that are one file under two
 //! spellings (`r.json` and `./r.json`, a symlinked folder) are refused, naming both.
 
+/// `eprintln!` that cannot panic: a message to a standard error that is gone (a closed
+/// pipe, `2>&1 | head`) is lost, and the command goes on to write its results.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// [`say!`] without the line's end (`eprint!`).
+#[macro_export]
+macro_rules! say_text {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::Write;

@@ -117,13 +117,13 @@ impl Reporter {
 fn print_line(progress: Progress<'_>) {
     match progress {
         Progress::VariantStarted { index, total, name } => {
-            eprintln!("[{}/{total}] {name}", index + 1);
+            crate::say!("[{}/{total}] {name}", index + 1);
         }
         Progress::Message(Message::Setup(_)) => {}
         Progress::Message(Message::Subject {
             implementation,
             setup,
-        }) => eprintln!(
+        }) => crate::say!(
             "      {} connected: RSS {}{}",
             implementation.as_deref().unwrap_or("the program"),
             setup.rss_bytes,
@@ -133,7 +133,7 @@ fn print_line(progress: Progress<'_>) {
                 .unwrap_or_default()
         ),
         Progress::Message(Message::Phase(p)) => match &p.subject {
-            Some(s) => eprintln!(
+            Some(s) => crate::say!(
                 "      {:<12} {:>10} objects  RSS {:>10}  Go heap {:>10}  ({:.0} ms)",
                 p.name,
                 p.objects,
@@ -142,7 +142,7 @@ fn print_line(progress: Progress<'_>) {
                     .map_or_else(|| "-".to_owned(), |h| h.live_bytes.to_string()),
                 p.measurement.duration_ms
             ),
-            None => eprintln!(
+            None => crate::say!(
                 "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
                 p.name,
                 p.objects,
@@ -151,6 +151,6 @@ fn print_line(progress: Progress<'_>) {
                 p.measurement.duration_ms
             ),
         },
-        Progress::Message(Message::Failed(e)) => eprintln!("      failed: {e}"),
+        Progress::Message(Message::Failed(e)) => crate::say!("      failed: {e}"),
     }
 }

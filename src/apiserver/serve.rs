@@ -4,7 +4,6 @@
 //! Serving uses real time (watch timeouts and bookmarks fire by the clock) and a real
 //! socket, so unlike `run` nothing here is deterministic; it is a server, not a measurement.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -91,17 +90,17 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         let signal = accept(listener, &app, &connections, &mut signals, config).await;
         // Open watches would hold the connections for up to their timeout.
         server.disconnect_watchers();
-        say(&format!(
+        crate::say!(
             "{signal}: stopping; waiting up to {} for requests in flight (again to exit at once)",
             humantime::format_duration(config.shutdown_grace)
-        ));
+        );
         tokio::select! {
-            () = connections.shutdown() => say("stopped"),
+            () = connections.shutdown() => crate::say!("stopped"),
             () = tokio::time::sleep(config.shutdown_grace) => {
-                say("grace period over; closing the connections still open");
+                crate::say!("grace period over; closing the connections still open");
             }
             signal = signals.next() => {
-                say(&format!("{signal} again: exiting at once"));
+                crate::say!("{signal} again: exiting at once");
                 std::process::exit(128 + signal.number());
             }
         }
@@ -123,7 +122,7 @@ fn announce(scenario: &Scenario, kubeconfig: &Path, url: &str) -> anyhow::Result
         kubeconfig.display()
     );
     output::print("the address", lines.as_bytes())?;
-    eprintln!(
+    crate::say!(
         "serving {} {} objects of `{}`; try: KUBECONFIG={} kubectl get {} -A",
         scenario.objects.count,
         scenario.objects.kind.as_str(),
@@ -171,11 +170,6 @@ async fn accept(
             },
         }
     }
-}
-
-/// (`eprintln!` panics when that pipe is gone).
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Records a LIST or a watch's initial scan looks at between two yields: a few

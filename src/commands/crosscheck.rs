@@ -21,10 +21,10 @@ pub(super) fn crosscheck(config: &CrosscheckConfig) -> anyhow::Result<ExitCode> 
         &config.check,
         |progress| match progress {
             Progress::Made { namespace, server } => {
-                eprintln!("made the namespace {namespace} on {server}; it is deleted at the end");
+                crate::say!("made the namespace {namespace} on {server}; it is deleted at the end");
             }
             Progress::Answered(row) if row.verdict == Verdict::Differs => {
-                eprintln!("{}: differs", row.id);
+                crate::say!("{}: differs", row.id);
             }
             Progress::Answered(_) => {}
         },

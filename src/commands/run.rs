@@ -75,7 +75,7 @@ fn measure(
             && !config.quiet
         {
             let value = sweep.values[i];
-            eprintln!(
+            crate::say!(
                 "point {}/{}: {}",
                 i + 1,
                 points.len(),
@@ -163,7 +163,7 @@ fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> 
             shown.push_str(&format!("  {}: {}\n", variant.name, subject.shown()));
         }
     }
-    eprint!("{shown}");
+    crate::say_text!("{shown}");
     if config.allow_commands {
         return Ok(());
     }
@@ -254,7 +254,7 @@ impl Outputs {
     fn write(&self, report: &Report, quiet: bool) -> anyhow::Result<()> {
         let table = render_table(report);
         let printed = if self.exports.iter().any(|(_, d)| *d == Destination::Stdout) {
-            eprint!("{table}");
+            crate::say_text!("{table}");
             Ok(())
         } else {
             output::print("the table", table.as_bytes())
@@ -263,7 +263,7 @@ impl Outputs {
             && !quiet
         {
             for file in files.iter().filter(|f| f.exists()) {
-                eprintln!("wrote a dhat profile to {}", file.display());
+                crate::say!("wrote a dhat profile to {}", file.display());
             }
         }
         for (format, destination) in &self.exports {
@@ -274,7 +274,7 @@ impl Outputs {
             if let Destination::File(path) = destination
                 && !quiet
             {
-                eprintln!("wrote {} to {}", format.describe(), path.display());
+                crate::say!("wrote {} to {}", format.describe(), path.display());
             }
         }
         Ok(printed?)
@@ -300,7 +300,7 @@ fn verdict(report: &Report) -> u8 {
     let failed = report.variants.iter().any(|v| v.error.is_some());
     let inconsistent = report.unexpected_inconsistencies().count();
     if inconsistent > 0 {
-        eprintln!(
+        crate::say!(
             "error: {inconsistent} phase(s) ended with a store that does not match the server \
              (see the `store` column); set `expect_consistent = false` on a phase that shows \
              this on purpose"

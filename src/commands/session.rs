@@ -105,11 +105,11 @@ impl Session {
             self.server.version, self.server.url
         );
         match (self.namespaces().next(), self.namespaces().last()) {
-            (Some(first), Some(last)) => eprintln!(
+            (Some(first), Some(last)) => crate::say!(
                 "running against {server}: each variant in a namespace of its own ({first} .. \
                  {last}), removed when it ends"
             ),
-            _ => eprintln!(
+            _ => crate::say!(
                 "running against {server}, read only: the informers watch every namespace"
             ),
         }
@@ -135,11 +135,11 @@ impl Session {
                 _ = terminate.recv() => 128 + libc::SIGTERM,
             };
             interrupted.store(true, Ordering::SeqCst);
-            eprintln!("interrupted: stopping the variants and removing the run's namespaces");
+            crate::say!("interrupted: stopping the variants and removing the run's namespaces");
             runner::stop_variants();
             let names = namespaces.iter().map(String::as_str);
             if let Err(e) = remove_all(&cluster, names, kind).await {
-                eprintln!("error: {e:#}");
+                crate::say!("error: {e:#}");
             }
             std::process::exit(code);
         });

@@ -85,7 +85,7 @@ mod profiler {
             RUNNING.store(false, Ordering::Relaxed);
             drop(self.profiler.take());
             if let Err(e) = std::fs::rename(&self.partial, &self.file) {
-                eprintln!(
+                crate::say!(
                     "error: failed to write the dhat profile `{}`: {e}",
                     self.file.display()
                 );

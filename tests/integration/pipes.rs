@@ -136,3 +136,27 @@ fn serve_with_its_stdout_closed_still_serves_and_stops_cleanly() {
     assert_eq!(status.code(), Some(0), "{rest:?}");
     assert!(!rest.iter().any(|l| l.contains("panicked")), "{rest:?}");
 }
+
+/// Standard error gone too (`run ... 2>&1 | head -1`): the progress and the table are
+/// lost, not the run; its report is written and it ends with its own exit code.
+#[test]
+fn a_closed_stderr_loses_the_progress_not_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("informer-mem"))
+        .arg("run")
+        .arg(fixture("tiny.toml"))
+        .arg("--out")
+        .arg(&report)
+        .arg("--no-chart")
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(!report["variants"].as_array().unwrap().is_empty());
+}
