@@ -91,6 +91,11 @@ impl Faults {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// What reading the bodies is charged to.
+    pub(super) fn component(&self) -> Component {
+        self.shared.component
+    }
+
     /// Ends every open watch, as a dropped connection or a restarted server would: the
     /// informer sees its stream end and watches again from its last resourceVersion.
     pub fn cut(&self) {

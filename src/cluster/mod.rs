@@ -160,9 +160,10 @@ impl Cluster {
     }
 
     /// What carries a program's requests from the run's proxy on to the server: through
-    /// `faults`, as the kubeconfig's client (its TLS and credentials), charged to
-    /// `component`.
-    pub fn forwarder(&self, faults: &Faults, component: Component) -> anyhow::Result<Forwarder> {
+    /// `faults`, as the kubeconfig's client (its TLS and credentials), charged to what
+    /// `faults` is charged to.
+    pub fn forwarder(&self, faults: &Faults) -> anyhow::Result<Forwarder> {
+        let component = faults.component();
         let service = Attribute {
             component,
             inner: faults.service(self.authenticated(component)?),

@@ -65,7 +65,7 @@ impl Upstream {
             return Ok((Upstream::BuiltIn(server), addr, gate));
         };
         let side = Side::open(scenario, job, Component::ApiServer, true).await?;
-        let forwarder = side.cluster.forwarder(&side.faults, Component::ApiServer)?;
+        let forwarder = side.cluster.forwarder(&side.faults)?;
         let (addr, gate) = apiserver::serve_gated(move |request| {
             let forwarder = forwarder.clone();
             async move { forward(forwarder, request).await }
