@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::report::Shown;
 use crate::runner::Message;
 use crate::runner::Progress;
 
@@ -128,28 +129,37 @@ fn print_line(progress: Progress<'_>) {
             implementation.as_deref().unwrap_or("the program"),
             setup.rss_bytes,
             setup
-                .heap
-                .map(|h| format!(", Go heap {}", h.live_bytes))
+                .live_heap()
+                .map(|b| format!(", heap {b}"))
                 .unwrap_or_default()
         ),
         Progress::Message(Message::Phase(p)) => match &p.subject {
+            // The table's figures, in the table's words: a program's objects only when its
+            // store was read (the status protocol), its heap as the program gave it.
             Some(s) => crate::say!(
-                "      {:<12} {:>10} objects  RSS {:>10}  Go heap {:>10}  ({:.0} ms)",
+                "      {:<12} {:>10} objects  RSS {:>10}  heap {:>10}  ({:.0} ms)",
                 p.name,
-                p.objects,
+                if s.store_checked {
+                    p.objects.to_string()
+                } else {
+                    "-".to_owned()
+                },
                 s.rss_bytes.to_string(),
-                s.heap
-                    .map_or_else(|| "-".to_owned(), |h| h.live_bytes.to_string()),
+                s.live_heap()
+                    .map_or_else(|| "-".to_owned(), |b| b.to_string()),
                 p.measurement.duration_ms
             ),
-            None => crate::say!(
-                "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
-                p.name,
-                p.objects,
-                p.measurement.live_bytes.to_string(),
-                p.measurement.peak_live_bytes.to_string(),
-                p.measurement.duration_ms
-            ),
+            None => {
+                let shown = Shown::of(p);
+                crate::say!(
+                    "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
+                    p.name,
+                    p.objects,
+                    shown.live.to_string(),
+                    shown.peak.to_string(),
+                    p.measurement.duration_ms
+                )
+            }
         },
         Progress::Message(Message::Failed(e)) => crate::say!("      failed: {e}"),
     }

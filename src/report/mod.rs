@@ -23,7 +23,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use subject::{GoHeap, SubjectFigures, SubjectReport};
-pub use table::{render_markdown, render_table};
+pub use table::{Shown, render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -67,17 +67,23 @@ fn notes(report: &Report) -> [&'static str; 5] {
     ]
 }
 
-/// The figures a row shows: the informer's own when the report splits them by component,
-/// the whole process's otherwise.
-struct Shown {
-    live: Bytes,
-    peak: Bytes,
-    allocs: u64,
-    others: Option<Bytes>,
+/// The figures a built-in variant's row shows (and its progress line): the informer's own
+/// when the report splits them by component, the whole process's otherwise.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown {
+    /// Live bytes at the phase's end.
+    pub live: Bytes,
+    /// The peak of live bytes within the phase.
+    pub peak: Bytes,
+    /// Allocations within the phase.
+    pub allocs: u64,
+    /// Everything else live in the process (apiserver and harness), when split.
+    pub others: Option<Bytes>,
 }
 
 impl Shown {
-    fn of(phase: &PhaseReport) -> Shown {
+    /// The figures of `phase`.
+    pub fn of(phase: &PhaseReport) -> Shown {
         let m = &phase.measurement;
         match &m.components {
             Some(c) => Shown {

@@ -7,6 +7,8 @@ use std::process::Output;
 use predicates::prelude::*;
 use serde_json::Value;
 
+use informer_mem::units::Bytes;
+
 use crate::util::{bin, fixture};
 
 /// Two variants, three phases, 60 pods: a run of a fraction of a second.
@@ -256,4 +258,40 @@ fn report_into_a_directory_is_refused_before_running() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
+}
+
+#[test]
+fn progress_lines_show_the_informers_own_figures_as_the_table_does() {
+    // Each phase's line reads the same live and peak as the table's row: the informer's
+    // own bytes, not the whole process's (the server's store and the harness are others).
+    let (dir, _) = tiny();
+    let output = run(dir.path(), &["tiny.toml", "--out", "r.json", "--no-chart"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let progress = text(&output.stderr);
+    let report = json(&dir.path().join("r.json"));
+    for variant in report["variants"].as_array().unwrap() {
+        for phase in variant["phases"].as_array().unwrap() {
+            let informer = &phase["components"]["informer"];
+            let bytes = |v: &Value| Bytes(v.as_u64().unwrap()).to_string();
+            let (live, peak) = (
+                bytes(&informer["live_bytes"]),
+                bytes(&informer["peak_live_bytes"]),
+            );
+            assert_ne!(
+                informer["live_bytes"], phase["live_bytes"],
+                "the process holds more than the informer"
+            );
+            let name = phase["name"].as_str().unwrap();
+            let line = progress
+                .lines()
+                .find(|l| {
+                    l.trim_start().starts_with(name)
+                        && l.contains(&format!("live {live:>10}  peak {peak:>10}"))
+                })
+                .unwrap_or_else(|| {
+                    panic!("no line for {name}: live {live}, peak {peak}:\n{progress}")
+                });
+            assert!(line.contains(" objects "), "{line}");
+        }
+    }
 }
