@@ -23,7 +23,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use tokio::sync::{mpsc, watch};
 use tower::BoxError;
 
-use super::position::{Encoding, Events, Position};
+use super::position::{Encoding, EventType, Events, Position};
 use crate::measure::Component;
 use crate::report::RequestCounts;
 
@@ -243,7 +243,7 @@ impl Faults {
                         events.advance(data, position, |head| {
                             counts.watch_events += 1;
                             // kube-apiserver ends a watch on an error only for 410 Expired.
-                            if head.is_some_and(|h| h.kind == "ERROR") {
+                            if head.is_some_and(|h| h.kind == EventType::Error) {
                                 counts.expired += 1;
                             }
                         });

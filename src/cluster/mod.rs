@@ -467,11 +467,11 @@ impl Cluster {
                     let Some(head) = head else {
                         return;
                     };
-                    failed |= head.kind == "ERROR";
+                    failed |= head.kind == position::EventType::Error;
                     if let Some(rv) = head.resource_version {
                         seen.newest.fetch_max(rv, Ordering::Relaxed);
                     }
-                    if head.kind == "DELETED" {
+                    if head.kind == position::EventType::Deleted {
                         seen.deleted.fetch_add(1, Ordering::Relaxed);
                     }
                 });

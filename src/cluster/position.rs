@@ -12,6 +12,7 @@
 //! another encoding has no position that can be read: it counts as sent everything once
 //! it has carried nothing for a while.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -336,31 +337,58 @@ fn gzip_header(bytes: &[u8]) -> Option<Option<usize>> {
 }
 
 /// What the run reads of a watch event.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Head {
-    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
-    pub kind: String,
+    /// The event's type.
+    pub kind: EventType,
     /// Its object's `metadata.resourceVersion` (not read of an ERROR event's Status).
     pub resource_version: Option<u64>,
+}
+
+/// A watch event's `type`: read without allocating, since the proxy reads every event a
+/// program is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub(super) enum EventType {
+    Added,
+    Modified,
+    Deleted,
+    Bookmark,
+    Error,
+}
+
+impl EventType {
+    fn from_bytes(name: &[u8]) -> Option<EventType> {
+        Some(match name {
+            b"ADDED" => EventType::Added,
+            b"MODIFIED" => EventType::Modified,
+            b"DELETED" => EventType::Deleted,
+            b"BOOKMARK" => EventType::Bookmark,
+            b"ERROR" => EventType::Error,
+            _ => return None,
+        })
+    }
 }
 
 /// A JSON watch event's type and its object's `metadata.resourceVersion`, when the line
 /// is an event.
 fn json_head(line: &[u8]) -> Option<Head> {
     #[derive(Deserialize)]
-    struct Event {
+    struct Event<'a> {
         #[serde(rename = "type")]
-        kind: String,
-        object: Object,
+        kind: EventType,
+        #[serde(borrow)]
+        object: Object<'a>,
     }
     #[derive(Deserialize)]
-    struct Object {
-        metadata: Metadata,
+    struct Object<'a> {
+        #[serde(borrow)]
+        metadata: Metadata<'a>,
     }
     #[derive(Deserialize)]
-    struct Metadata {
-        #[serde(rename = "resourceVersion")]
-        resource_version: Option<String>,
+    struct Metadata<'a> {
+        #[serde(rename = "resourceVersion", borrow)]
+        resource_version: Option<Cow<'a, str>>,
     }
     let event: Event = serde_json::from_slice(line).ok()?;
     Some(Head {
@@ -379,10 +407,10 @@ fn json_head(line: &[u8]) -> Option<Head> {
 /// 6 is `resourceVersion` (a Status's field 1 is a `ListMeta`: an ERROR event's version
 /// is not read).
 fn proto_head(frame: &[u8]) -> Option<Head> {
-    let kind = String::from_utf8(proto_field(frame, 1)?.to_vec()).ok()?;
+    let kind = EventType::from_bytes(proto_field(frame, 1)?)?;
     let object = proto_field(proto_field(frame, 2)?, 1)?;
     let unknown = object.strip_prefix(b"k8s\0")?;
-    let resource_version = if kind == "ERROR" {
+    let resource_version = if kind == EventType::Error {
         None
     } else {
         let meta = proto_field(proto_field(unknown, 2)?, 1)?;
@@ -456,8 +484,8 @@ mod tests {
             let mut events = Events::new(encoding, false);
             let mut heads = Vec::new();
             let (a, b) = stream.split_at(cut);
-            events.advance(a, &mut position, |h| heads.push(h.cloned()));
-            events.advance(b, &mut position, |h| heads.push(h.cloned()));
+            events.advance(a, &mut position, |h| heads.push(h.copied()));
+            events.advance(b, &mut position, |h| heads.push(h.copied()));
             if let Some((first, _)) = &whole {
                 assert_eq!(&heads, first, "cut at {cut}");
             }
@@ -470,8 +498,9 @@ mod tests {
     fn follows_json_events_split_anywhere() {
         let stream = event("ADDED", 7) + &event("MODIFIED", 9) + &event("BOOKMARK", 12);
         let (heads, position) = read_cut_anywhere(stream.as_bytes(), Encoding::Json, 5);
-        let kinds: Vec<_> = heads.iter().flatten().map(|h| h.kind.as_str()).collect();
-        assert_eq!(kinds, ["ADDED", "MODIFIED", "BOOKMARK"]);
+        let kinds: Vec<_> = heads.iter().flatten().map(|h| h.kind).collect();
+        use EventType::*;
+        assert_eq!(kinds, [Added, Modified, Bookmark]);
         assert_eq!(position.sent, Some(12));
         assert!(position.reached(12, Duration::MAX));
         assert!(!position.reached(13, Duration::ZERO));
@@ -488,11 +517,11 @@ mod tests {
         assert_eq!(
             heads[0],
             Head {
-                kind: "ADDED".into(),
+                kind: EventType::Added,
                 resource_version: Some(4298)
             }
         );
-        assert_eq!(heads[1].kind, "DELETED");
+        assert_eq!(heads[1].kind, EventType::Deleted);
         assert!(heads[1].resource_version > Some(4298));
         assert_eq!(position.sent, heads[1].resource_version);
     }
@@ -508,14 +537,9 @@ mod tests {
         let mut events = Events::new(Encoding::Json, true);
         let mut kinds = Vec::new();
         for byte in zipped.chunks(3) {
-            events.advance(byte, &mut position, |h| {
-                kinds.push(h.map(|h| h.kind.clone()))
-            });
+            events.advance(byte, &mut position, |h| kinds.push(h.map(|h| h.kind)));
         }
-        assert_eq!(
-            kinds,
-            [Some("ADDED".to_owned()), Some("DELETED".to_owned())]
-        );
+        assert_eq!(kinds, [Some(EventType::Added), Some(EventType::Deleted)]);
         assert_eq!(position.sent, Some(9));
     }
 
@@ -558,9 +582,9 @@ mod tests {
         let error = r#"{"type":"ERROR","object":{"kind":"Status","metadata":{},"code":410}}"#;
         let mut kinds = Vec::new();
         events.advance(format!("{error}\n").as_bytes(), &mut position, |h| {
-            kinds.push(h.map(|h| h.kind.clone()));
+            kinds.push(h.map(|h| h.kind));
         });
-        assert_eq!(kinds, [Some("ERROR".to_owned())]);
+        assert_eq!(kinds, [Some(EventType::Error)]);
         assert_eq!(position.sent, Some(20), "a Status has no resourceVersion");
     }
 
