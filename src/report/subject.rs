@@ -118,7 +118,7 @@ impl SubjectFigures {
     pub fn process(end: &ProcessReading, start: &ProcessReading, peak_reset: bool) -> Self {
         SubjectFigures {
             rss_bytes: end.rss,
-            rss_peak_bytes: peak_reset.then_some(end.rss_peak),
+            rss_peak_bytes: peak_reset.then(|| end.peak_since(start)),
             threads: end.threads,
             cpu_ms: end.cpu_ms.saturating_sub(start.cpu_ms),
             ..SubjectFigures::default()

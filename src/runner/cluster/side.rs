@@ -353,7 +353,7 @@ impl ProcessWindow {
         Some(ServerProcess {
             rss_start_bytes: self.start.rss,
             rss_bytes: end.rss,
-            rss_peak_bytes: self.peak_reset.then_some(end.rss_peak),
+            rss_peak_bytes: self.peak_reset.then(|| end.peak_since(&self.start)),
         })
     }
 }

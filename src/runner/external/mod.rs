@@ -266,9 +266,9 @@ impl<'a> Run<'a> {
             Some(side) => Some(side.server_window().await),
             None => None,
         };
+        let peak_reset = outside::reset_peak(self.program.pid());
         let start = self.read_process()?;
         let own_start = outside::read(std::process::id());
-        let peak_reset = outside::reset_peak(self.program.pid());
         let meter = PhaseMeter::start();
         let sampler = Sampler::start(self.program.pid(), self.probe.clone());
         self.upstream
