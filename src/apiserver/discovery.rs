@@ -14,9 +14,6 @@ use serde_json::{Value, json};
 use super::ApiServer;
 use crate::scenario::ObjectKind;
 
-/// Changes whenever the OpenAPI document does; clients cache by it.
-const OPENAPI_HASH: &str = concat!("informer-mem-", env!("CARGO_PKG_VERSION"));
-
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
 pub async fn version() -> Json<Value> {
     Json(json!({
@@ -82,27 +79,38 @@ pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
     }))
 }
 
-/// `/openapi/v3`: where the core group's document is.
-pub async fn openapi_v3_paths() -> Json<Value> {
+/// `/openapi/v3`: where the core group's document is, with a hash of it (kubectl caches
+/// the document by server and hash; the document differs by kind).
+pub async fn openapi_v3_paths(State(server): State<ApiServer>) -> Json<Value> {
+    let document = core_document(server.spec().kind).to_string();
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&document, &mut hasher);
+    let hash = std::hash::Hasher::finish(&hasher);
     Json(json!({
         "paths": {
-            "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={OPENAPI_HASH}")},
+            "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={hash:016X}")},
         },
     }))
 }
 
 /// `/openapi/v3/api/v1`: each writable kind's PATCH, with the `fieldValidation` parameter
-/// that tells kubectl the server validates fields.
+/// that tells kubectl the server validates fields. No schemas: `components.schemas` is
+/// there and empty, so `kubectl explain` says it knows no such resource instead of failing
+/// in its template.
 pub async fn openapi_v3_core(State(server): State<ApiServer>) -> Json<Value> {
-    let kind = server.spec().kind;
+    Json(core_document(server.spec().kind))
+}
+
+fn core_document(kind: ObjectKind) -> Value {
     let path = format!(
         "/api/v1/namespaces/{{namespace}}/{}/{{name}}",
         kind.plural()
     );
     let parameter = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
-    Json(json!({
+    json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.35.0"},
+        "components": {"schemas": {}},
         "paths": {
             path: {
                 "patch": {
@@ -113,5 +121,5 @@ pub async fn openapi_v3_core(State(server): State<ApiServer>) -> Json<Value> {
                 },
             },
         },
-    }))
+    })
 }
