@@ -1,5 +1,6 @@
-//! What of each object a response carries: the whole object or its metadata only
-//! (`PartialObjectMetadata`), from the request's `Accept` header.
+//! What of each object a response carries: the whole object, its metadata only
+//! (`PartialObjectMetadata`) or a table row (`Table`, for kubectl), from the request's
+//! `Accept` header and, for a table, its `includeObject`.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -7,7 +8,9 @@ use axum::response::Response;
 
 use super::generate::Generator;
 use super::status::json_response;
+use super::table::{self, Include};
 use super::version::Version;
+use crate::scenario::ObjectKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Form {
@@ -15,6 +18,9 @@ pub(super) enum Form {
     Full,
     /// `PartialObjectMetadata`: kind, apiVersion `meta.k8s.io/v1` and `metadata` only.
     Metadata,
+    /// A `meta.k8s.io/v1` Table: the kind's columns, a row per object, each with the
+    /// object as `Include` says.
+    Table(Include),
 }
 
 impl Form {
@@ -22,9 +28,9 @@ impl Form {
     /// when it names none (kube-apiserver's 406). Metadata informers ask
     /// `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` on LIST and
     /// `as=PartialObjectMetadata` on WATCH (client-go puts a protobuf type first, which this
-    /// server skips); kube-apiserver serves either on both. `as=Table` is skipped too:
-    /// this server does not render tables, and kubectl, which asks for one, always offers
-    /// plain JSON after it. No `Accept` header means whole objects.
+    /// server skips); kube-apiserver serves either on both. kubectl asks
+    /// `as=Table;v=v1;g=meta.k8s.io` first (a `v1beta1` table is skipped, and so is any
+    /// other `as`). No `Accept` header means whole objects.
     pub(super) fn accepted(headers: &HeaderMap) -> Option<Form> {
         let mut accept = headers
             .get_all(header::ACCEPT)
@@ -42,15 +48,19 @@ impl Form {
             if !matches!(essence, "application/json" | "*/*" | "application/*") {
                 continue;
             }
-            let mut form = Some(Form::Full);
+            let (mut form, mut version) = (Some(Form::Full), None);
             for part in parts {
                 match part.strip_prefix("as=") {
                     Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
                         form = Some(Form::Metadata);
                     }
+                    Some("Table") => form = Some(Form::Table(Include::Metadata)),
                     Some(_) => form = None,
-                    None => {}
+                    None => version = version.or(part.strip_prefix("v=")),
                 }
+            }
+            if matches!(form, Some(Form::Table(_))) && version != Some("v1") {
+                continue;
             }
             if form.is_some() {
                 return form;
@@ -59,11 +69,56 @@ impl Form {
         None
     }
 
-    /// Appends `version` in this form to `buf`.
+    /// The form with the request's `includeObject`, which only a table reads.
+    pub(super) fn including(self, include: Option<Include>) -> Form {
+        match (self, include) {
+            (Form::Table(_), Some(include)) => Form::Table(include),
+            _ => self,
+        }
+    }
+
+    /// Appends `version` in this form to `buf` (a table of one row, with its columns).
     pub(super) fn write(self, buf: &mut Vec<u8>, generator: &Generator, version: &Version) {
+        self.write_event_object(buf, generator, version, true);
+    }
+
+    /// Appends `version` as a watch event's object: a table's column definitions go in
+    /// the watch's first event only (`with_columns`), as kube-apiserver sends them.
+    pub(super) fn write_event_object(
+        self,
+        buf: &mut Vec<u8>,
+        generator: &Generator,
+        version: &Version,
+        with_columns: bool,
+    ) {
         match self {
             Form::Full => version.write(buf, generator),
             Form::Metadata => version.write_metadata(buf, generator),
+            Form::Table(include) => {
+                table::write_one(buf, generator, version, include, with_columns);
+            }
+        }
+    }
+
+    /// A LIST body up to its first item, given its `metadata` as JSON.
+    pub(super) fn list_head(self, kind: ObjectKind, metadata: &str) -> String {
+        let (kind, api_version) = match self {
+            Form::Full => (kind.as_str(), "v1"),
+            Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+            Form::Table(_) => return table::list_head(kind, metadata),
+        };
+        format!(
+            r#"{{"kind":"{kind}List","apiVersion":"{api_version}","metadata":{metadata},"items":["#
+        )
+    }
+
+    /// The `kind` and `apiVersion` of a watch bookmark's object in this form; `None` for a
+    /// table, whose bookmark is an empty Table.
+    pub(super) fn bookmark_kind(self, kind: ObjectKind) -> Option<(&'static str, &'static str)> {
+        match self {
+            Form::Full => Some((kind.as_str(), "v1")),
+            Form::Metadata => Some(("PartialObjectMetadata", "meta.k8s.io/v1")),
+            Form::Table(_) => None,
         }
     }
 
@@ -75,6 +130,7 @@ impl Form {
         match self {
             Form::Full => version.write_item(buf, generator),
             Form::Metadata => version.write_metadata(buf, generator),
+            Form::Table(include) => table::write_row(buf, generator, version, include),
         }
     }
 }

@@ -96,13 +96,9 @@ pub(super) async fn serve(
         continue_token,
         remaining_item_count,
     };
-    let (kind, api_version) = match form {
-        Form::Full => (selection.kind.as_str(), "v1"),
-        Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
-    };
-    let head = format!(
-        r#"{{"kind":"{kind}List","apiVersion":"{api_version}","metadata":{},"items":["#,
-        serde_json::to_string(&metadata).expect("list metadata serializes")
+    let head = form.list_head(
+        selection.kind,
+        &serde_json::to_string(&metadata).expect("list metadata serializes"),
     );
     let chunks = ListChunks {
         server,

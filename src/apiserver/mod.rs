@@ -7,6 +7,7 @@
 //! - `version.rs`: what is served of an object, and bodies written over HTTP;
 //! - `routes.rs`, `query.rs`, `list.rs`, `watch.rs`, `status.rs`, `form.rs`: the routes,
 //!   ListOptions and continue tokens, streamed LIST and WATCH bodies, Status errors;
+//! - `table.rs`: the tables `kubectl get` asks for (`as=Table`);
 //! - `write/` and `patch.rs`: POST, PUT, PATCH, DELETE and deletecollection (`serve`);
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes;
 //!   [`serve()`]: the same router on a TCP port.
@@ -26,6 +27,7 @@ mod routes;
 mod serve;
 mod state;
 mod status;
+mod table;
 pub mod transport;
 mod version;
 mod watch;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::ApiServer;
 use super::generate::{self, ObjectId};
 use super::status::ApiError;
+use super::table::Include;
 use super::version::{NamespacedName, Version, Written};
 use crate::k8s::{FieldSelector, LabelSelector};
 use crate::scenario::ObjectKind;
@@ -133,6 +134,8 @@ pub(super) struct Query {
     pub(super) send_initial_events: Option<bool>,
     pub(super) label_selector: LabelSelector,
     pub(super) field_selector: FieldSelector,
+    /// `includeObject`: what a table's rows carry of their objects.
+    pub(super) include_object: Option<Include>,
 }
 
 impl Query {
@@ -166,6 +169,11 @@ impl Query {
                 "labelSelector" => q.label_selector = LabelSelector::parse(&value)?,
                 "fieldSelector" => q.field_selector = FieldSelector::parse(&value)?,
                 "sendInitialEvents" => q.send_initial_events = Some(parse_bool(&value)),
+                "includeObject" => {
+                    q.include_object = Some(Include::parse(&value).ok_or_else(|| {
+                        format!("includeObject: {value:?}: must be None, Metadata or Object")
+                    })?);
+                }
                 // kube-apiserver ignores parameters it does not know; so do we.
                 _ => {}
             }

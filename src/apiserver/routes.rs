@@ -102,10 +102,15 @@ async fn namespaced_collection(
 async fn get_object(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
     let Some(form) = Form::accepted(&headers) else {
         return ApiError::not_acceptable().into_response();
+    };
+    let form = match Query::parse(query.as_deref().unwrap_or_default()) {
+        Ok(query) => form.including(query.include_object),
+        Err(e) => return e.into_response(),
     };
     by_name(&server, &resource, &name, form, |s| {
         s.get_named(&namespace, &name)
@@ -172,6 +177,7 @@ async fn collection(
         Ok(q) => q,
         Err(e) => return e.into_response(),
     };
+    let form = form.including(query.include_object);
     let selection = Selection::new(&server, kind, namespace.as_deref(), &query);
     if query.watch {
         server.count_request(|r| r.watch += 1);

@@ -24,6 +24,7 @@ use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
 use super::state::{EventKind, Expired};
 use super::status::{ApiError, expired_response, json_response, status_body};
+use super::table;
 use super::version::Version;
 use crate::scenario::ObjectKind;
 
@@ -105,6 +106,7 @@ pub(super) async fn serve(
             .allow_watch_bookmarks
             .then(|| Box::pin(tokio::time::sleep_until(next_bookmark(now, deadline)))),
         finished: false,
+        table_columns_sent: false,
     };
     let events = futures::stream::unfold(cursor, |mut cursor| async move {
         let line = cursor.next_line().await?;
@@ -141,6 +143,8 @@ struct WatchCursor {
     /// When the next bookmark is due; `None` when the client did not allow bookmarks.
     bookmark: Option<Pin<Box<Sleep>>>,
     finished: bool,
+    /// A table watch has sent its column definitions (with its first event).
+    table_columns_sent: bool,
 }
 
 /// When the bookmark after `now` is due: a minute on, but no later than two seconds
@@ -225,11 +229,13 @@ impl WatchCursor {
     /// initial-events-end bookmark; `None` once all are sent.
     fn initial_line(&mut self) -> Option<Bytes> {
         if let Some(version) = self.initial.next() {
+            let columns = !std::mem::replace(&mut self.table_columns_sent, true);
             return Some(event_line(
                 EventKind::Added,
                 &self.generator,
                 self.form,
                 &version,
+                columns,
             ));
         }
         // The client has read every initial event: a legacy watch asks for the next line,
@@ -291,12 +297,17 @@ impl WatchCursor {
     }
 
     /// The line for `now` seen as `kind`: shared with other watchers when the server
-    /// shares encodings (`serve`), else encoded here.
-    fn event_line(&self, kind: EventKind, now: &Version) -> Bytes {
+    /// shares encodings (`serve`), else encoded here. A table's line is this watch's own:
+    /// its first carries the column definitions.
+    fn event_line(&mut self, kind: EventKind, now: &Version) -> Bytes {
         let (generator, form) = (&self.generator, self.form);
+        if let Form::Table(_) = form {
+            let columns = !std::mem::replace(&mut self.table_columns_sent, true);
+            return event_line(kind, generator, form, now, columns);
+        }
         self.server
             .shared_line((now.id.resource_version, kind, form), || {
-                event_line(kind, generator, form, now)
+                event_line(kind, generator, form, now, true)
             })
     }
 
@@ -325,12 +336,20 @@ impl WatchCursor {
     }
 }
 
-fn event_line(kind: EventKind, generator: &Generator, form: Form, version: &Version) -> Bytes {
+/// A watch event's line; `table_columns` says whether a table's object carries its column
+/// definitions (the watch's first event).
+fn event_line(
+    kind: EventKind,
+    generator: &Generator,
+    form: Form,
+    version: &Version,
+    table_columns: bool,
+) -> Bytes {
     let mut buf = Vec::with_capacity(8 * 1024);
     buf.extend_from_slice(br#"{"type":""#);
     buf.extend_from_slice(kind.as_str().as_bytes());
     buf.extend_from_slice(br#"","object":"#);
-    form.write(&mut buf, generator, version);
+    form.write_event_object(&mut buf, generator, version, table_columns);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
@@ -341,14 +360,13 @@ fn bookmark_line(kind: ObjectKind, form: Form, rv: u64, initial_events_end: bool
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     // A bookmark takes the form of the watch's objects, as kube-apiserver transforms it.
-    let (kind, api_version) = match form {
-        Form::Full => (kind.as_str(), "v1"),
-        Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+    let object = match form.bookmark_kind(kind) {
+        Some((kind, api_version)) => {
+            json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})
+        }
+        None => table::bookmark(metadata),
     };
-    let event = json!({
-        "type": "BOOKMARK",
-        "object": {"kind": kind, "apiVersion": api_version, "metadata": metadata},
-    });
+    let event = json!({"type": "BOOKMARK", "object": object});
     let mut line = event.to_string().into_bytes();
     line.push(b'\n');
     Bytes::from(line)

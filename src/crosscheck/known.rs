@@ -18,11 +18,6 @@ const APPLY: &str = "server-side apply is not implemented (its field-ownership m
 
 /// (request id, why the difference stays).
 pub const KNOWN: &[(&str, &str)] = &[
-    (
-        "list-table",
-        "tables (as=Table) are not rendered: the built-in server answers 406, and kubectl, \
-         which asks for a Table, offers plain JSON after it and gets the list",
-    ),
     ("patch-apply", APPLY),
     ("patch-apply-no-manager", APPLY),
     ("list-continue-expired", COMPACTION),

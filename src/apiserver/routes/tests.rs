@@ -525,7 +525,8 @@ async fn metadata_clients_get_partial_object_metadata_on_list_and_watch() {
 async fn an_accept_header_naming_nothing_this_server_writes_gets_406() {
     let server = ApiServer::new(crate::apiserver::generate::test_spec());
     for accept in [
-        "application/json;as=Table;v=v1;g=meta.k8s.io",
+        "application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+        "application/json;as=Widget;v=v1;g=meta.k8s.io",
         "text/csv",
         "application/yaml",
     ] {
@@ -533,10 +534,80 @@ async fn an_accept_header_naming_nothing_this_server_writes_gets_406() {
         assert_eq!(answer[0]["code"], 406, "{accept}: {answer:?}");
         assert_eq!(answer[0]["reason"], "NotAcceptable", "{accept}");
     }
-    // kubectl asks for a Table first and takes JSON after it.
-    let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
-    let answer = get_accepting(&server, "/api/v1/pods", kubectl).await;
+    // A v1beta1 table is skipped for what follows it.
+    let accept = "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    let answer = get_accepting(&server, "/api/v1/pods", accept).await;
     assert_eq!(answer[0]["kind"], "PodList");
+}
+
+/// What kubectl sends for `get`.
+const KUBECTL_GET: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+#[tokio::test(start_paused = true)]
+async fn kubectl_gets_tables_on_list_get_and_watch() {
+    let mut spec = crate::apiserver::generate::test_spec();
+    spec.count = 3;
+    let server = ApiServer::new(spec.clone());
+    let list = get_accepting(&server, "/api/v1/pods?limit=2", KUBECTL_GET).await;
+    let table = &list[0];
+    assert_eq!(table["kind"], "Table");
+    assert_eq!(table["apiVersion"], "meta.k8s.io/v1");
+    assert!(table["metadata"]["continue"].is_string(), "{table}");
+    let names: Vec<_> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Name",
+            "Ready",
+            "Status",
+            "Restarts",
+            "Age",
+            "IP",
+            "Node",
+            "Nominated Node",
+            "Readiness Gates"
+        ]
+    );
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let name = generate::name(&spec, 0);
+    assert_eq!(rows[0]["cells"][0], name.as_str());
+    assert_eq!(
+        rows[0]["cells"].as_array().unwrap()[1..4],
+        ["1/1", "Running", "0"]
+    );
+    assert_eq!(rows[0]["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(rows[0]["object"]["metadata"]["name"], name.as_str());
+    // One object: a table of one row; includeObject chooses what the row carries.
+    let namespace = generate::namespace(&spec, 0);
+    let one = format!("/api/v1/namespaces/{namespace}/pods/{name}");
+    let got = get_accepting(&server, &format!("{one}?includeObject=Object"), KUBECTL_GET).await;
+    assert_eq!(got[0]["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(got[0]["rows"][0]["object"]["kind"], "Pod");
+    assert!(got[0]["rows"][0]["object"]["spec"].is_object());
+    let got = get_accepting(&server, &format!("{one}?includeObject=None"), KUBECTL_GET).await;
+    assert!(got[0]["rows"][0]["object"].is_null());
+    let bad = get_accepting(&server, &format!("{one}?includeObject=All"), KUBECTL_GET).await;
+    assert_eq!(bad[0]["code"], 400, "{bad:?}");
+    // A watch: a table per event, the column definitions in the first only.
+    let watch = get_accepting(
+        &server,
+        "/api/v1/pods?watch=true&resourceVersion=0",
+        KUBECTL_GET,
+    )
+    .await;
+    assert_eq!(watch.len(), 3, "{watch:?}");
+    assert!(watch[0]["object"]["columnDefinitions"].is_array());
+    for event in &watch[1..] {
+        assert_eq!(event["object"]["kind"], "Table");
+        assert!(event["object"]["columnDefinitions"].is_null(), "{event}");
+        assert_eq!(event["object"]["rows"].as_array().unwrap().len(), 1);
+    }
 }
 
 #[tokio::test]

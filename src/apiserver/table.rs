@@ -1,0 +1,428 @@
+//! Server-side tables (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`), which
+//! `kubectl get` asks for first: the columns kube-apiserver's printers give each kind
+//! (pods: Ready, Status, Restarts, Age and the wide ones; ConfigMaps: Data; Secrets: Type
+//! and Data), one row per object, and each row's object as `includeObject` asks (its
+//! metadata by default). A watch's first event carries the column definitions, later ones
+//! `null`, as kube-apiserver sends them.
+//!
+//! Only kubectl asks for tables, never an informer, so no scenario's figures go through
+//! here; a row is rendered from the object decoded whole.
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::generate::Generator;
+use super::version::Version;
+use crate::scenario::ObjectKind;
+
+/// What each row carries of its object (`includeObject`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Include {
+    /// No object: `"object": null`.
+    None,
+    /// The object's `PartialObjectMetadata` (the default).
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl Include {
+    /// The `includeObject` query parameter's value; `None` when it names no choice.
+    pub(super) fn parse(value: &str) -> Option<Include> {
+        match value {
+            "None" => Some(Include::None),
+            "Metadata" => Some(Include::Metadata),
+            "Object" => Some(Include::Object),
+            _ => None,
+        }
+    }
+}
+
+/// The `kind`'s column definitions, as a JSON array.
+pub(super) fn columns(kind: ObjectKind) -> Value {
+    let column = |name: &str, format: &str, priority: u8, description: &str| {
+        json!({"name": name, "type": "string", "format": format,
+               "description": description, "priority": priority})
+    };
+    let name = column(
+        "Name",
+        "name",
+        0,
+        "The object's name, unique within its namespace.",
+    );
+    let age = column("Age", "", 0, "Time since the object's creationTimestamp.");
+    let columns = match kind {
+        ObjectKind::Pod => vec![
+            name,
+            column("Ready", "", 0, "Ready containers of all containers."),
+            column(
+                "Status",
+                "",
+                0,
+                "The aggregate status of the pod's containers.",
+            ),
+            column(
+                "Restarts",
+                "",
+                0,
+                "Container restarts, and how long ago the last one.",
+            ),
+            age,
+            column("IP", "", 1, "The pod's first IP address."),
+            column("Node", "", 1, "The node the pod is scheduled to."),
+            column(
+                "Nominated Node",
+                "",
+                1,
+                "The node the pod may preempt others on.",
+            ),
+            column(
+                "Readiness Gates",
+                "",
+                1,
+                "Readiness gates whose condition is True.",
+            ),
+        ],
+        ObjectKind::ConfigMap => vec![
+            name,
+            column("Data", "", 0, "Entries of data and binaryData."),
+            age,
+        ],
+        ObjectKind::Secret => vec![
+            name,
+            column("Type", "", 0, "The secret's type."),
+            column("Data", "", 0, "Entries of data."),
+            age,
+        ],
+    };
+    Value::Array(columns)
+}
+
+/// Appends a Table of one object (a GET, or a watch event's object) to `buf`; with
+/// `with_columns` false its `columnDefinitions` are `null`.
+pub(super) fn write_one(
+    buf: &mut Vec<u8>,
+    generator: &Generator,
+    version: &Version,
+    include: Include,
+    with_columns: bool,
+) {
+    let kind = generator.spec().kind;
+    let table = json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": version.id.resource_version.to_string()},
+        "columnDefinitions": if with_columns { columns(kind) } else { Value::Null },
+        "rows": [row(generator, version, include, Timestamp::now())],
+    });
+    serde_json::to_writer(buf, &table).expect("a table serializes");
+}
+
+/// Appends one row of a LIST's table to `buf`.
+pub(super) fn write_row(
+    buf: &mut Vec<u8>,
+    generator: &Generator,
+    version: &Version,
+    include: Include,
+) {
+    let row = row(generator, version, include, Timestamp::now());
+    serde_json::to_writer(buf, &row).expect("a row serializes");
+}
+
+/// A LIST's table up to its first row: kind, `metadata` (given as JSON) and the columns.
+pub(super) fn list_head(kind: ObjectKind, metadata: &str) -> String {
+    format!(
+        r#"{{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{metadata},"columnDefinitions":{},"rows":["#,
+        columns(kind)
+    )
+}
+
+/// A watch bookmark's Table: no rows, the resourceVersion (and annotations) in its
+/// metadata.
+pub(super) fn bookmark(metadata: Value) -> Value {
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+           "columnDefinitions": null, "rows": []})
+}
+
+fn row(generator: &Generator, version: &Version, include: Include, now: Timestamp) -> Value {
+    let object = version.to_value(generator);
+    let cells = cells(generator.spec().kind, &object, now);
+    let object = match include {
+        Include::None => Value::Null,
+        Include::Object => object,
+        Include::Metadata => {
+            let mut buf = Vec::new();
+            version.write_metadata(&mut buf, generator);
+            serde_json::from_slice(&buf).expect("the server's metadata is JSON")
+        }
+    };
+    json!({"cells": cells, "object": object})
+}
+
+/// The cells of `object`'s row, as kube-apiserver's printers fill them.
+fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
+    let meta = &object["metadata"];
+    let name = json!(meta["name"].as_str().unwrap_or_default());
+    let age = json!(age(meta["creationTimestamp"].as_str(), now));
+    let entries = |field: &str| object[field].as_object().map_or(0, serde_json::Map::len);
+    match kind {
+        ObjectKind::Pod => pod_cells(object, now, name, age),
+        ObjectKind::ConfigMap => vec![name, json!(entries("data") + entries("binaryData")), age],
+        ObjectKind::Secret => vec![
+            name,
+            json!(object["type"].as_str().unwrap_or_default()),
+            json!(entries("data")),
+            age,
+        ],
+    }
+}
+
+/// A pod's cells: kube-apiserver's `printPod`, from the pod's JSON.
+fn pod_cells(pod: &Value, now: Timestamp, name: Value, age: Value) -> Vec<Value> {
+    let spec = &pod["spec"];
+    let status = &pod["status"];
+    let summary = PodSummary::of(pod);
+    let restarts = match summary.last_restart {
+        Some(at) if summary.restarts != 0 => {
+            format!("{} ({} ago)", summary.restarts, human_duration(now, at))
+        }
+        _ => summary.restarts.to_string(),
+    };
+    let text = |v: &Value| match v.as_str() {
+        Some(s) if !s.is_empty() => s.to_owned(),
+        _ => "<none>".to_owned(),
+    };
+    let gates = list(&spec["readinessGates"]);
+    let readiness_gates = if gates.is_empty() {
+        "<none>".to_owned()
+    } else {
+        let conditions = list(&status["conditions"]);
+        let passed = gates
+            .iter()
+            .filter(|gate| {
+                conditions
+                    .iter()
+                    .find(|c| c["type"] == gate["conditionType"])
+                    .is_some_and(|c| c["status"] == "True")
+            })
+            .count();
+        format!("{passed}/{}", gates.len())
+    };
+    vec![
+        name,
+        json!(format!("{}/{}", summary.ready, summary.total)),
+        json!(summary.reason),
+        json!(restarts),
+        age,
+        json!(text(&status["podIPs"][0]["ip"])),
+        json!(text(&spec["nodeName"])),
+        json!(text(&status["nominatedNodeName"])),
+        json!(readiness_gates),
+    ]
+}
+
+/// What `printPod` reads of a pod's containers: ready and total, restarts, the last
+/// restart, and the reason the Status column shows.
+struct PodSummary {
+    ready: usize,
+    total: usize,
+    restarts: u64,
+    last_restart: Option<Timestamp>,
+    reason: String,
+}
+
+impl PodSummary {
+    fn of(pod: &Value) -> PodSummary {
+        let (spec, status) = (&pod["spec"], &pod["status"]);
+        let phase = status["phase"].as_str().unwrap_or_default();
+        let mut reason = match status["reason"].as_str() {
+            Some(r) if !r.is_empty() => r.to_owned(),
+            _ => phase.to_owned(),
+        };
+        if list(&status["conditions"])
+            .iter()
+            .any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated")
+        {
+            reason = "SchedulingGated".to_owned();
+        }
+        let init_specs = list(&spec["initContainers"]);
+        let sidecar = |name: &Value| {
+            init_specs
+                .iter()
+                .any(|c| &c["name"] == name && c["restartPolicy"] == "Always")
+        };
+        let mut summary = PodSummary {
+            ready: 0,
+            total: list(&spec["containers"]).len()
+                + init_specs
+                    .iter()
+                    .filter(|c| c["restartPolicy"] == "Always")
+                    .count(),
+            restarts: 0,
+            last_restart: None,
+            reason,
+        };
+        let (initializing, sidecars) = summary.init_containers(status, init_specs, sidecar);
+        let initialized = list(&status["conditions"])
+            .iter()
+            .find(|c| c["type"] == "Initialized")
+            .is_some_and(|c| c["status"] == "True");
+        if !initializing || initialized {
+            // The restarts shown are then the sidecars' and the containers'.
+            (summary.restarts, summary.last_restart) = sidecars;
+            summary.containers(status);
+        }
+        if !pod["metadata"]["deletionTimestamp"].is_null() {
+            if status["reason"] == "NodeLost" {
+                summary.reason = "Unknown".to_owned();
+            } else if !matches!(phase, "Succeeded" | "Failed") {
+                summary.reason = "Terminating".to_owned();
+            }
+        }
+        summary
+    }
+
+    /// Init containers, in order, until the first one not done: whether the pod is still
+    /// initializing (the reason then set), and the sidecars' (restartable init
+    /// containers') restarts and last restart. Every init container's restarts are
+    /// counted meanwhile, which a pod still initializing shows.
+    fn init_containers(
+        &mut self,
+        status: &Value,
+        specs: &[Value],
+        sidecar: impl Fn(&Value) -> bool,
+    ) -> (bool, (u64, Option<Timestamp>)) {
+        let (mut restarts, mut last) = (0, None);
+        let mut initializing = false;
+        for (i, c) in list(&status["initContainerStatuses"]).iter().enumerate() {
+            let (count, finished) = restart_of(c);
+            self.restarts += count;
+            self.last_restart = self.last_restart.max(finished);
+            if sidecar(&c["name"]) {
+                restarts += count;
+                last = last.max(finished);
+            }
+            let (state, waiting) = (&c["state"]["terminated"], &c["state"]["waiting"]);
+            if state.is_object() && state["exitCode"].as_i64() == Some(0) {
+                continue;
+            }
+            if sidecar(&c["name"]) && c["started"] == true {
+                self.ready += usize::from(c["ready"] == true);
+                continue;
+            }
+            self.reason = if state.is_object() {
+                format!("Init:{}", terminated_reason(state))
+            } else if waiting["reason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty() && r != "PodInitializing")
+            {
+                format!("Init:{}", waiting["reason"].as_str().unwrap_or_default())
+            } else {
+                format!("Init:{i}/{}", specs.len())
+            };
+            initializing = true;
+            break;
+        }
+        (initializing, (restarts, last))
+    }
+
+    /// The containers, last first as `printPod` walks them: ready ones, restarts, and the
+    /// reason a waiting or terminated one gives.
+    fn containers(&mut self, status: &Value) {
+        let (mut running, mut error) = (false, None);
+        for c in list(&status["containerStatuses"]).iter().rev() {
+            let (count, finished) = restart_of(c);
+            self.restarts += count;
+            self.last_restart = self.last_restart.max(finished);
+            let (waiting, terminated) = (&c["state"]["waiting"], &c["state"]["terminated"]);
+            if let Some(reason) = waiting["reason"].as_str().filter(|r| !r.is_empty()) {
+                self.reason = reason.to_owned();
+            } else if terminated.is_object() {
+                self.reason = terminated_reason(terminated);
+                if terminated["exitCode"].as_i64() != Some(0) {
+                    error = Some(self.reason.clone());
+                }
+            } else if c["ready"] == true && c["state"]["running"].is_object() {
+                running = true;
+                self.ready += 1;
+            }
+        }
+        if self.reason == "Completed" {
+            let ready = list(&status["conditions"])
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True");
+            match (running, error) {
+                (true, _) if ready => self.reason = "Running".to_owned(),
+                (_, Some(error)) => self.reason = error,
+                (true, None) => self.reason = "NotReady".to_owned(),
+                (false, None) => {}
+            }
+        }
+    }
+}
+
+/// A container status's restart count, and when its last run ended.
+fn restart_of(status: &Value) -> (u64, Option<Timestamp>) {
+    let finished = status["lastState"]["terminated"]["finishedAt"]
+        .as_str()
+        .and_then(|t| t.parse().ok());
+    (status["restartCount"].as_u64().unwrap_or(0), finished)
+}
+
+/// A terminated state's reason, or its signal or exit code.
+fn terminated_reason(terminated: &Value) -> String {
+    match terminated["reason"].as_str() {
+        Some(reason) if !reason.is_empty() => reason.to_owned(),
+        _ => match terminated["signal"].as_i64() {
+            Some(signal) if signal != 0 => format!("Signal:{signal}"),
+            _ => format!("ExitCode:{}", terminated["exitCode"].as_i64().unwrap_or(0)),
+        },
+    }
+}
+
+fn list(value: &Value) -> &[Value] {
+    value.as_array().map_or(&[], Vec::as_slice)
+}
+
+/// The Age cell: `<unknown>` without a creationTimestamp.
+fn age(created: Option<&str>, now: Timestamp) -> String {
+    match created.and_then(|t| t.parse::<Timestamp>().ok()) {
+        Some(at) => human_duration(now, at),
+        None => "<unknown>".to_owned(),
+    }
+}
+
+/// How long ago `at` was, as kubectl shows it (apimachinery's `HumanDuration`): seconds up
+/// to two minutes, then minutes, hours, days and years, coarser as they grow.
+fn human_duration(now: Timestamp, at: Timestamp) -> String {
+    let seconds = now.as_second() - at.as_second();
+    if seconds < -1 {
+        return "<invalid>".to_owned();
+    }
+    if seconds < 0 {
+        return "0s".to_owned();
+    }
+    let (minutes, hours) = (seconds / 60, seconds / 3600);
+    let days = hours / 24;
+    let with = |big: i64, unit: &str, small: i64, small_unit: &str| {
+        if small == 0 {
+            format!("{big}{unit}")
+        } else {
+            format!("{big}{unit}{small}{small_unit}")
+        }
+    };
+    match () {
+        () if seconds < 120 => format!("{seconds}s"),
+        () if minutes < 10 => with(minutes, "m", seconds % 60, "s"),
+        () if minutes < 180 => format!("{minutes}m"),
+        () if hours < 8 => with(hours, "h", minutes % 60, "m"),
+        () if hours < 48 => format!("{hours}h"),
+        () if hours < 24 * 8 => with(days, "d", hours % 24, "h"),
+        () if hours < 24 * 365 * 2 => format!("{days}d"),
+        () if hours < 24 * 365 * 8 => with(days / 365, "y", days % 365, "d"),
+        () => format!("{}y", days / 365),
+    }
+}
+
+#[cfg(test)]
+mod tests;
