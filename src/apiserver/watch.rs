@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
@@ -366,7 +366,11 @@ fn bookmark_line(kind: ObjectKind, form: Form, rv: u64, initial_events_end: bool
         }
         None => table::bookmark(metadata),
     };
-    let event = json!({"type": "BOOKMARK", "object": object});
+    // Moved in, not through `json!`, which would copy the object.
+    let mut event = serde_json::Map::new();
+    event.insert("type".to_owned(), Value::from("BOOKMARK"));
+    event.insert("object".to_owned(), object);
+    let event = Value::Object(event);
     let mut line = event.to_string().into_bytes();
     line.push(b'\n');
     Bytes::from(line)
