@@ -48,11 +48,14 @@ pub async fn api_groups() -> Json<Value> {
 }
 
 /// `/api/v1`: the resources this server serves. Only the scenario's kind can be written;
-/// the others are listed read-only, and empty.
+/// the others are listed read-only, and empty; namespaces can be read.
 pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
-    let resources: Vec<Value> = ObjectKind::ALL
-        .into_iter()
-        .map(|kind| {
+    let namespaces = json!({
+        "name": "namespaces", "singularName": "namespace", "namespaced": false,
+        "kind": "Namespace", "verbs": ["get", "list"], "shortNames": ["ns"],
+    });
+    let resources: Vec<Value> = std::iter::once(namespaces)
+        .chain(ObjectKind::ALL.into_iter().map(|kind| {
             let short: &[&str] = match kind {
                 ObjectKind::Pod => &["po"],
                 ObjectKind::ConfigMap => &["cm"],
@@ -70,7 +73,7 @@ pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
                 },
                 "shortNames": short,
             })
-        })
+        }))
         .collect();
     Json(json!({
         "kind": "APIResourceList",

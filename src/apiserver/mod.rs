@@ -21,6 +21,7 @@ pub(crate) mod generate;
 mod head;
 mod list;
 mod loopback;
+mod namespaces;
 mod patch;
 mod query;
 mod routes;
@@ -546,6 +547,16 @@ impl ApiServer {
     }
 
     /// Ordinal of a namespace name; `None` for a namespace that holds no objects.
+    /// The namespaces a client can see, `default` among them, by name.
+    pub(crate) fn namespace_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.shared.namespaces.keys().cloned().collect();
+        if !names.iter().any(|n| n == "default") {
+            names.push("default".to_owned());
+        }
+        names.sort();
+        names
+    }
+
     fn namespace_ordinal(&self, name: &str) -> Option<u32> {
         self.shared.namespaces.get(name).copied()
     }

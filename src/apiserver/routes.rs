@@ -13,11 +13,9 @@ use axum::routing::get;
 
 use super::form::Form;
 use super::query::{Query, Selection};
-use super::status::{
-    ApiError, json_response, method_not_allowed, namespace_not_found, object_not_found,
-};
+use super::status::{ApiError, json_response, method_not_allowed, object_not_found};
 use super::version::Version;
-use super::{ApiServer, discovery, write};
+use super::{ApiServer, discovery, namespaces, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
@@ -53,8 +51,12 @@ pub fn router(server: ApiServer) -> Router {
             get(cluster_collection).fallback(method_not_allowed),
         )
         .route(
+            "/api/v1/namespaces",
+            get(namespaces::list).fallback(method_not_allowed),
+        )
+        .route(
             "/api/v1/namespaces/{namespace}",
-            get(get_namespace).fallback(method_not_allowed),
+            get(namespaces::get).fallback(method_not_allowed),
         )
         .route(
             "/api/v1/namespaces/{namespace}/{resource}",
@@ -115,18 +117,6 @@ async fn get_object(
     by_name(&server, &resource, &name, form, |s| {
         s.get_named(&namespace, &name)
     })
-}
-
-/// `GET /api/v1/namespaces/{namespace}`: the namespaces objects live in, and `default`.
-/// kubectl asks after a 404 to tell a missing object from a missing namespace.
-async fn get_namespace(
-    State(server): State<ApiServer>,
-    ApiPath(namespace): ApiPath<String>,
-) -> Response {
-    match server.namespace_object(&namespace) {
-        Some(body) => json_response(StatusCode::OK, Body::from(body.to_string())),
-        None => namespace_not_found(&namespace),
-    }
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.

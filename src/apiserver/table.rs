@@ -98,6 +98,30 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
     Value::Array(columns)
 }
 
+/// A namespace table's column definitions: NAME, STATUS, AGE.
+pub(super) fn namespace_columns() -> Value {
+    json!([
+        {"name": "Name", "type": "string", "format": "name", "priority": 0,
+         "description": "The namespace's name."},
+        {"name": "Status", "type": "string", "format": "", "priority": 0,
+         "description": "The namespace's phase: Active or Terminating."},
+        {"name": "Age", "type": "string", "format": "", "priority": 0,
+         "description": "Time since the namespace's creationTimestamp."},
+    ])
+}
+
+/// A namespace's cells.
+pub(super) fn namespace_cells(namespace: &Value, now: Timestamp) -> Vec<Value> {
+    vec![
+        namespace["metadata"]["name"].clone(),
+        namespace["status"]["phase"].clone(),
+        json!(age(
+            namespace["metadata"]["creationTimestamp"].as_str(),
+            now
+        )),
+    ]
+}
+
 /// Appends a Table of one object (a GET, or a watch event's object) to `buf`; with
 /// `with_columns` false its `columnDefinitions` are `null`.
 pub(super) fn write_one(

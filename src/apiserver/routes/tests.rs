@@ -714,3 +714,53 @@ async fn an_exact_list_from_the_future_is_a_504_status() {
     assert_eq!(body["kind"], "Status");
     assert_eq!(body["reason"], "Timeout");
 }
+
+#[tokio::test(start_paused = true)]
+async fn namespaces_are_listed_and_got_as_json_metadata_or_tables() {
+    let spec = crate::apiserver::generate::test_spec();
+    let server = ApiServer::new(spec.clone());
+    let mut expected: Vec<String> = (0..spec.namespaces)
+        .map(|i| generate::namespace(&spec, i))
+        .chain(["default".to_owned()])
+        .collect();
+    expected.sort();
+    expected.dedup();
+    let list = &get_accepting(&server, "/api/v1/namespaces", "application/json").await[0];
+    assert_eq!(list["kind"], "NamespaceList");
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, expected);
+    assert!(
+        list["items"][0].get("kind").is_none(),
+        "items leave out kind"
+    );
+    let table = &get_accepting(&server, "/api/v1/namespaces", KUBECTL_GET).await[0];
+    assert_eq!(table["kind"], "Table");
+    assert_eq!(table["rows"][0]["cells"][0], expected[0].as_str());
+    assert_eq!(table["rows"][0]["cells"][1], "Active");
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    let metadata = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let partial = &get_accepting(&server, "/api/v1/namespaces", metadata).await[0];
+    assert_eq!(partial["items"][0]["kind"], "PartialObjectMetadata");
+    let one = &get_accepting(&server, "/api/v1/namespaces/default", KUBECTL_GET).await[0];
+    assert_eq!(one["rows"].as_array().unwrap().len(), 1);
+    let whole = &get_accepting(&server, "/api/v1/namespaces/default", "application/json").await[0];
+    assert_eq!(whole["kind"], "Namespace");
+    let missing = &get_accepting(&server, "/api/v1/namespaces/nope", "application/json").await[0];
+    assert_eq!(missing["code"], 404);
+    let watch =
+        &get_accepting(&server, "/api/v1/namespaces?watch=true", "application/json").await[0];
+    assert_eq!(watch["code"], 405, "{watch}");
+    let (_, discovery) = send(&server, "GET", "/api/v1").await;
+    let namespaces = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "namespaces")
+        .expect("discovery names namespaces");
+    assert_eq!(namespaces["namespaced"], false);
+}

@@ -1,0 +1,122 @@
+//! `GET /api/v1/namespaces` and `GET /api/v1/namespaces/{name}`: the namespaces the
+//! objects live in, and `default`, read-only, as kubectl lists them (`kubectl get ns`)
+//! and asks after a 404 (to tell a missing object from a missing namespace). Whole
+//! objects, metadata only or kubectl's table (NAME, STATUS, AGE), from `Accept`. A watch
+//! of namespaces is not served: nothing an informer of the scenario's kind needs.
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::ApiServer;
+use super::extract::ApiPath;
+use super::form::Form;
+use super::query::Query;
+use super::status::{ApiError, json_response, namespace_not_found};
+use super::table::{self, Include};
+
+/// `GET /api/v1/namespaces`.
+pub(super) async fn list(
+    State(server): State<ApiServer>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let form = match asked(&headers, query.as_deref()) {
+        Ok((_, query)) if query.watch => {
+            return ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                "this server does not watch namespaces (they never change)".to_owned(),
+            )
+            .into_response();
+        }
+        Ok((form, _)) => form,
+        Err(response) => return *response,
+    };
+    let namespaces: Vec<Value> = server
+        .namespace_names()
+        .iter()
+        .filter_map(|name| server.namespace_object(name))
+        .collect();
+    let metadata = json!({"resourceVersion": "1"});
+    let body = match form {
+        Form::Table(include) => table_of(&namespaces, include, Some(metadata)),
+        Form::Metadata => json!({
+            "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": metadata,
+            "items": namespaces.iter().map(metadata_only).collect::<Vec<_>>(),
+        }),
+        Form::Full => json!({
+            "kind": "NamespaceList", "apiVersion": "v1", "metadata": metadata,
+            "items": namespaces.into_iter().map(|mut n| {
+                // A JSON list's items leave out what the list says.
+                if let Some(map) = n.as_object_mut() {
+                    map.remove("kind");
+                    map.remove("apiVersion");
+                }
+                n
+            }).collect::<Vec<_>>(),
+        }),
+    };
+    json_response(StatusCode::OK, Body::from(body.to_string()))
+}
+
+/// `GET /api/v1/namespaces/{name}`.
+pub(super) async fn get(
+    State(server): State<ApiServer>,
+    ApiPath(name): ApiPath<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let form = match asked(&headers, query.as_deref()) {
+        Ok((form, _)) => form,
+        Err(response) => return *response,
+    };
+    let Some(namespace) = server.namespace_object(&name) else {
+        return namespace_not_found(&name);
+    };
+    let body = match form {
+        Form::Full => namespace,
+        Form::Metadata => metadata_only(&namespace),
+        Form::Table(include) => table_of(&[namespace], include, None),
+    };
+    json_response(StatusCode::OK, Body::from(body.to_string()))
+}
+
+/// The form a request asks for, and its query; a refusal as the response.
+fn asked(headers: &HeaderMap, query: Option<&str>) -> Result<(Form, Query), Box<Response>> {
+    let form = Form::accepted(headers)
+        .ok_or_else(|| Box::new(ApiError::not_acceptable().into_response()))?;
+    let query = Query::parse(query.unwrap_or_default()).map_err(|e| Box::new(e.into_response()))?;
+    Ok((form.including(query.include_object), query))
+}
+
+fn metadata_only(namespace: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+           "metadata": namespace["metadata"]})
+}
+
+/// kube-apiserver's namespace table: NAME, STATUS, AGE; the resourceVersion in its
+/// metadata for one namespace, the list's for a list.
+fn table_of(namespaces: &[Value], include: Include, metadata: Option<Value>) -> Value {
+    let now = Timestamp::now();
+    let rows: Vec<Value> = namespaces
+        .iter()
+        .map(|n| {
+            let object = match include {
+                Include::None => Value::Null,
+                Include::Metadata => metadata_only(n),
+                Include::Object => n.clone(),
+            };
+            json!({"cells": table::namespace_cells(n, now), "object": object})
+        })
+        .collect();
+    let metadata = metadata.unwrap_or_else(|| {
+        json!({"resourceVersion": namespaces.first().map_or(Value::Null, |n| n["metadata"]["resourceVersion"].clone())})
+    });
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+           "columnDefinitions": table::namespace_columns(), "rows": rows})
+}
