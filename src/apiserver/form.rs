@@ -4,10 +4,11 @@
 
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 use super::generate::Generator;
-use super::status::json_response;
+use super::query::Query;
+use super::status::{ApiError, json_response};
 use super::table::{self, Include};
 use super::version::Version;
 use crate::scenario::ObjectKind;
@@ -67,6 +68,20 @@ impl Form {
             }
         }
         None
+    }
+
+    /// The form and query of a GET of one object: the form `Accept` asks, with the
+    /// query's `includeObject`; a refusal (406, or 400 for a query that does not decode)
+    /// as the response.
+    pub(super) fn of_request(
+        headers: &HeaderMap,
+        query: Option<&str>,
+    ) -> Result<(Form, Query), Box<Response>> {
+        let form = Form::accepted(headers)
+            .ok_or_else(|| Box::new(ApiError::not_acceptable().into_response()))?;
+        let query =
+            Query::parse(query.unwrap_or_default()).map_err(|e| Box::new(e.into_response()))?;
+        Ok((form.including(query.include_object), query))
     }
 
     /// The form with the request's `includeObject`, which only a table reads.

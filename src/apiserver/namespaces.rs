@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use super::ApiServer;
 use super::extract::ApiPath;
 use super::form::Form;
-use super::query::Query;
 use super::status::{ApiError, json_response, namespace_not_found};
 use super::table::{self, Include};
 
@@ -24,7 +23,7 @@ pub(super) async fn list(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let form = match asked(&headers, query.as_deref()) {
+    let form = match Form::of_request(&headers, query.as_deref()) {
         Ok((_, query)) if query.watch => {
             return ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -71,7 +70,7 @@ pub(super) async fn get(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let form = match asked(&headers, query.as_deref()) {
+    let form = match Form::of_request(&headers, query.as_deref()) {
         Ok((form, _)) => form,
         Err(response) => return *response,
     };
@@ -84,14 +83,6 @@ pub(super) async fn get(
         Form::Table(include) => table_of(&[namespace], include, None),
     };
     json_response(StatusCode::OK, Body::from(body.to_string()))
-}
-
-/// The form a request asks for, and its query; a refusal as the response.
-fn asked(headers: &HeaderMap, query: Option<&str>) -> Result<(Form, Query), Box<Response>> {
-    let form = Form::accepted(headers)
-        .ok_or_else(|| Box::new(ApiError::not_acceptable().into_response()))?;
-    let query = Query::parse(query.unwrap_or_default()).map_err(|e| Box::new(e.into_response()))?;
-    Ok((form.including(query.include_object), query))
 }
 
 fn metadata_only(namespace: &Value) -> Value {

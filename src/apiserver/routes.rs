@@ -107,12 +107,9 @@ async fn get_object(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(form) = Form::accepted(&headers) else {
-        return ApiError::not_acceptable().into_response();
-    };
-    let form = match Query::parse(query.as_deref().unwrap_or_default()) {
-        Ok(query) => form.including(query.include_object),
-        Err(e) => return e.into_response(),
+    let form = match Form::of_request(&headers, query.as_deref()) {
+        Ok((form, _)) => form,
+        Err(response) => return *response,
     };
     by_name(&server, &resource, &name, form, |s| {
         s.get_named(&namespace, &name)
