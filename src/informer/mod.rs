@@ -38,7 +38,7 @@ use crate::k8s::Identity;
 use crate::measure::Component;
 use crate::report::EventsReport;
 use crate::scenario::{Implementation, ObjectKind, Projection, VariantConfig};
-use object::Object;
+use object::{Dynamic, Object};
 use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
@@ -142,6 +142,13 @@ fn spawn_one(
         }
         (ObjectKind::Secret, Projection::Metadata) => {
             spawn_typed::<PartialObjectMeta<Secret>>(client, config, ns)
+        }
+        (ObjectKind::Pod, Projection::Dynamic) => spawn_typed::<Dynamic<Pod>>(client, config, ns),
+        (ObjectKind::ConfigMap, Projection::Dynamic) => {
+            spawn_typed::<Dynamic<ConfigMap>>(client, config, ns)
+        }
+        (ObjectKind::Secret, Projection::Dynamic) => {
+            spawn_typed::<Dynamic<Secret>>(client, config, ns)
         }
     }
 }
@@ -479,6 +486,28 @@ mod tests {
                     assert_eq!(informer.status().lists, 2, "{at}");
                     informer.abort();
                 }
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn dynamic_informers_follow_the_server_as_typed_ones_do() {
+        for implementation in [Implementation::Builtin, Implementation::KubeRuntime] {
+            for kind in ObjectKind::ALL {
+                let mut spec = ObjectSpec::pods(60);
+                spec.kind = kind;
+                let server = ApiServer::new(spec);
+                let mut config = VariantConfig::defaults(implementation);
+                config.projection = Projection::Dynamic;
+                let informer = spawn(transport::client(&server), kind, &config, None);
+                caught_up(&server, &informer).await;
+                server.update(crate::scenario::Amount::Count(10), &Default::default(), 2);
+                server.delete(crate::scenario::Amount::Count(5), &Default::default(), 3);
+                caught_up(&server, &informer).await;
+                let at = format!("{implementation:?} {kind:?}");
+                assert_eq!(informer.len(), 55, "{at}");
+                assert!(store_matches_server(&server, &informer), "{at}");
+                informer.abort();
             }
         }
     }

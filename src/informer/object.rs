@@ -1,15 +1,19 @@
-//! The kinds an informer can cache: Pod, ConfigMap and Secret, whole or as metadata only
-//! (`PartialObjectMeta<K>`, what metadata informers decode). One trait says what the
-//! informer needs of a kind, so every stage is generic over it.
+//! The kinds an informer can cache: Pod, ConfigMap and Secret, whole, as metadata only
+//! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
+//! what dynamic informers decode). One trait says what the informer needs of a kind, so
+//! every stage is generic over it.
 
+use std::borrow::Cow;
 use std::fmt::Debug;
+use std::marker::PhantomData;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::Resource;
+use kube::api::{DynamicObject, ObjectMeta};
 use kube::core::PartialObjectMeta;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::k8s::Identity;
 
@@ -26,6 +30,31 @@ pub trait Object:
 {
     /// Drops `status`, for kinds that have one.
     fn clear_status(&mut self) {}
+
+    /// Removes the field at `path`; a path that is not there changes nothing. A typed object goes through a JSON round
+    /// trip, so any field of any kind can be cut; what stays is exactly the object without
+    /// the field.
+    fn cut_field(&mut self, path: &[String]) {
+        let Ok(mut value) = serde_json::to_value(&*self) else {
+            return;
+        };
+        if remove_at(&mut value, path).is_none() {
+            return;
+        }
+        // An object that no longer decodes without the field stays as it was.
+        if let Ok(cut) = serde_json::from_value::<Self>(value) {
+            *self = cut;
+        }
+    }
+}
+
+/// Removes the field at `path` under `value`, returning it; `None` if it is not there.
+fn remove_at(value: &mut serde_json::Value, path: &[String]) -> Option<serde_json::Value> {
+    let (last, parents) = path.split_last()?;
+    let node = parents
+        .iter()
+        .try_fold(value, |node, name| node.get_mut(name.as_str()))?;
+    node.as_object_mut()?.remove(last.as_str())
 }
 
 impl Object for Pod {
@@ -46,6 +75,80 @@ impl<K> Object for PartialObjectMeta<K> where
         + Sync
         + 'static
 {
+}
+
+/// An object of kind `K` decoded without its type, as dynamic clients hold it: kube's
+/// `DynamicObject`, typed `metadata` beside a JSON tree of every other field (client-go's
+/// dynamic informer keeps `unstructured.Unstructured`, whose metadata is a map too). The
+/// wire is `K`'s: same paths, same JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Dynamic<K> {
+    object: DynamicObject,
+    #[serde(skip)]
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<K: Resource<DynamicType = ()>> Resource for Dynamic<K> {
+    type DynamicType = ();
+    type Scope = K::Scope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        K::kind(dt)
+    }
+
+    fn group(dt: &()) -> Cow<'_, str> {
+        K::group(dt)
+    }
+
+    fn version(dt: &()) -> Cow<'_, str> {
+        K::version(dt)
+    }
+
+    fn plural(dt: &()) -> Cow<'_, str> {
+        K::plural(dt)
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.object.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.object.metadata
+    }
+}
+
+impl<K> Object for Dynamic<K>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    fn clear_status(&mut self) {
+        if let Some(fields) = self.object.data.as_object_mut() {
+            fields.remove("status");
+        }
+    }
+
+    /// Cuts the field in place, as `unstructured.RemoveNestedField` does; a path into
+    /// `metadata` (typed here) goes through the round trip.
+    fn cut_field(&mut self, path: &[String]) {
+        if path.first().is_some_and(|name| name == "metadata") {
+            let Ok(mut value) = serde_json::to_value(&*self) else {
+                return;
+            };
+            if remove_at(&mut value, path).is_some()
+                && let Ok(cut) = serde_json::from_value::<Self>(value)
+            {
+                *self = cut;
+            }
+            return;
+        }
+        remove_at(&mut self.object.data, path);
+    }
 }
 
 impl Identity {
@@ -70,5 +173,56 @@ pub(super) fn test_config_map(name: &str) -> ConfigMap {
             ..Default::default()
         },
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::generate::{self, ObjectId, test_spec};
+
+    fn dynamic_pod() -> (Pod, Dynamic<Pod>) {
+        let id = ObjectId {
+            index: 5,
+            incarnation: 0,
+            generation: 1,
+            resource_version: 6,
+        };
+        let pod = generate::pod(&test_spec(), id);
+        let json = serde_json::to_vec(&pod).unwrap();
+        (pod, serde_json::from_slice(&json).unwrap())
+    }
+
+    #[test]
+    fn a_dynamic_object_is_its_kinds_json_with_typed_metadata() {
+        let (pod, dynamic) = dynamic_pod();
+        assert_eq!(dynamic.meta(), &pod.metadata);
+        assert_eq!(
+            Dynamic::<Pod>::url_path(&(), Some("ns")),
+            Pod::url_path(&(), Some("ns"))
+        );
+        assert!(!Dynamic::<Pod>::metadata_api());
+        // Every field survives the trip through the tree, byte for byte.
+        let back: Pod = serde_json::from_value(serde_json::to_value(&dynamic).unwrap()).unwrap();
+        assert_eq!(back, pod);
+        assert!(dynamic.object.data["spec"]["containers"].is_array());
+    }
+
+    #[test]
+    fn dynamic_fields_are_cut_in_place_and_metadata_through_its_type() {
+        let (pod, mut dynamic) = dynamic_pod();
+        dynamic.clear_status();
+        assert!(dynamic.object.data.get("status").is_none());
+        dynamic.cut_field(&["spec".into(), "volumes".into()]);
+        assert!(dynamic.object.data["spec"].get("volumes").is_none());
+        assert!(dynamic.object.data["spec"].get("containers").is_some());
+        dynamic.cut_field(&["metadata".into(), "labels".into()]);
+        assert!(dynamic.meta().labels.is_none());
+        assert_eq!(dynamic.meta().annotations, pod.metadata.annotations);
+        // A path that is not there changes nothing.
+        let before = serde_json::to_value(&dynamic).unwrap();
+        dynamic.cut_field(&["spec".into(), "nope".into(), "deeper".into()]);
+        dynamic.cut_field(&["nope".into()]);
+        assert_eq!(serde_json::to_value(&dynamic).unwrap(), before);
     }
 }

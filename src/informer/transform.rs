@@ -3,10 +3,10 @@
 //! kube-runtime's `.modify()`). Applied once per object, in the variant's order.
 //!
 //! Named transforms work on the typed object directly and free what they cut at once.
-//! A field path (`spec.volumes`) is cut through a JSON round trip of the object, so it
+//! A field path (`spec.volumes`) is cut through a JSON round trip of a typed object, so it
 //! works for any field of any kind; the round trip's allocations are the informer's and
 //! show in `alloc_count`, but what stays in the store is exactly the object without the
-//! field.
+//! field. A dynamic object's fields are a JSON tree already: the path is cut in place.
 
 use super::object::Object;
 use crate::scenario::{LAST_APPLIED_ANNOTATION, Transform};
@@ -27,35 +27,8 @@ pub fn apply<K: Object>(transforms: &[Transform], obj: &mut K) {
                 }
             }
             Transform::Status => obj.clear_status(),
-            Transform::Field(path) => cut_field(obj, path),
+            Transform::Field(path) => obj.cut_field(path),
         }
-    }
-}
-
-/// Removes the field at `path` from `obj`; a path that is not there changes nothing.
-fn cut_field<K: Object>(obj: &mut K, path: &[String]) {
-    let Ok(mut value) = serde_json::to_value(&*obj) else {
-        return;
-    };
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut node = &mut value;
-    for name in parents {
-        match node.get_mut(name.as_str()) {
-            Some(child) => node = child,
-            None => return,
-        }
-    }
-    let removed = node
-        .as_object_mut()
-        .and_then(|fields| fields.remove(last.as_str()));
-    if removed.is_none() {
-        return;
-    }
-    // An object that no longer decodes without the field stays as it was.
-    if let Ok(cut) = serde_json::from_value::<K>(value) {
-        *obj = cut;
     }
 }
 

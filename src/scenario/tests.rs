@@ -218,6 +218,11 @@ fn variant_settings_are_read_and_checked_against_each_other() {
     assert!(e.contains("at `variant[0].transform[1]` (line 7)"), "{e}");
     let e = error("projection = \"metadata\"\ntransform = [\"spec.volumes\"]");
     assert!(e.contains("only `metadata`"), "{e}");
+    let dynamic =
+        with("projection = \"dynamic\"\ntransform = [\"status\", \"spec.volumes\"]").unwrap();
+    assert_eq!(dynamic.variants[0].config.projection, Projection::Dynamic);
+    let e = error("projection = \"untyped\"");
+    assert!(e.contains("`dynamic`"), "{e}");
     let e = error("transform = [\"managedfields\"]");
     assert!(e.contains("a Pod has no field `managedfields`"), "{e}");
     let e = error("relist = \"sometimes\"");

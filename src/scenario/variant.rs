@@ -308,6 +308,10 @@ words! {
         /// Metadata only (`as=PartialObjectMetadataList`): controller-runtime's metadata
         /// informers, kube-runtime's `metadata_watcher`.
         Metadata = "metadata",
+        /// Whole objects held untyped: typed `metadata` beside a JSON tree of every other
+        /// field (kube's `DynamicObject`; client-go's dynamic informer, whose
+        /// `unstructured.Unstructured` is all maps).
+        Dynamic = "dynamic",
     }
 }
 
