@@ -27,6 +27,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -46,6 +48,7 @@ type options struct {
 	resource     string
 	transform    string
 	metadataOnly bool
+	dynamic      bool
 	watchList    string
 	informers    int
 	handlers     int
@@ -60,6 +63,7 @@ func parseFlags() options {
 	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps or secrets")
 	flag.StringVar(&o.transform, "transform", "none", "none, strip-managed-fields, or strip (managedFields and the last-applied annotation)")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watch metadata only (the metadata informer)")
+	flag.BoolVar(&o.dynamic, "dynamic", false, "watch whole objects as unstructured.Unstructured (the dynamic informer)")
 	flag.StringVar(&o.watchList, "watch-list", "default", "on, off, or default (the client-go version's default)")
 	flag.IntVar(&o.informers, "informers", 1, "separate informers on the resource, each with its own LIST and WATCH")
 	flag.IntVar(&o.handlers, "handlers", 1, "event handlers per informer")
@@ -67,6 +71,9 @@ func parseFlags() options {
 	flag.Parse()
 	if o.kubeconfig == "" {
 		log.Fatal("--kubeconfig is required")
+	}
+	if o.metadataOnly && o.dynamic {
+		log.Fatal("--metadata-only and --dynamic are two different informers: choose one")
 	}
 	if o.informers < 1 || o.handlers < 1 {
 		log.Fatal("--informers and --handlers must be at least 1")
@@ -211,6 +218,14 @@ func newInformer(o options, cfg *rest.Config) cache.SharedIndexInformer {
 			log.Fatal(err)
 		}
 		return metadatainformer.NewFilteredMetadataInformer(client, gvr, o.namespace, o.resync,
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	}
+	if o.dynamic {
+		client, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return dynamicinformer.NewFilteredDynamicInformer(client, gvr, o.namespace, o.resync,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	}
 	client, err := kubernetes.NewForConfig(cfg)
