@@ -588,7 +588,8 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
     /// Whatever the patch, the server answers with a status it means: never a panic,
-    /// never a 500; and a refused patch changes nothing.
+    /// never a 500 but kube-apiserver's own for a resourceVersion that is not a number
+    /// (crosscheck pins it); and a refused patch changes nothing.
     #[test]
     fn random_patches_never_panic(
         patch in patch_value(),
@@ -599,16 +600,19 @@ proptest::proptest! {
         ]),
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let (code, before, after) = runtime.block_on(async {
+        let (code, answer, before, after) = runtime.block_on(async {
             let server = server();
             send(&server, "POST", PODS, JSON, &web(json!({"metadata": {"finalizers": ["a"]}}))).await;
             let item = format!("{PODS}/web");
             let (_, before) = send(&server, "GET", &item, JSON, "").await;
-            let (code, _) = send(&server, "PATCH", &item, content_type, &patch.to_string()).await;
+            let (code, answer) = send(&server, "PATCH", &item, content_type, &patch.to_string()).await;
             let (_, after) = send(&server, "GET", &item, JSON, "").await;
-            (code, before, after)
+            (code, answer, before, after)
         });
-        proptest::prop_assert!(code != StatusCode::INTERNAL_SERVER_ERROR);
+        let bad_version = answer["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("resourceVersion ") && m.ends_with(" is not a number"));
+        proptest::prop_assert!(code != StatusCode::INTERNAL_SERVER_ERROR || bad_version, "{answer}");
         if !code.is_success() {
             proptest::prop_assert_eq!(before, after);
         }
