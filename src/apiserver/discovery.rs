@@ -60,11 +60,17 @@ pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
                 ObjectKind::Pod => &["po"],
                 ObjectKind::ConfigMap => &["cm"],
                 ObjectKind::Secret => &[],
+                ObjectKind::Node => &["no"],
             };
-            json!({
+            // kube-apiserver puts pods in the `all` category (`kubectl get all`).
+            let categories: &[&str] = match kind {
+                ObjectKind::Pod => &["all"],
+                _ => &[],
+            };
+            let mut resource = json!({
                 "name": kind.plural(),
                 "singularName": kind.as_str().to_lowercase(),
-                "namespaced": true,
+                "namespaced": kind.namespaced(),
                 "kind": kind.as_str(),
                 "verbs": if kind == server.spec().kind {
                     json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"])
@@ -72,7 +78,11 @@ pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
                     json!(["get", "list", "watch"])
                 },
                 "shortNames": short,
-            })
+            });
+            if !categories.is_empty() {
+                resource["categories"] = json!(categories);
+            }
+            resource
         }))
         .collect();
     Json(json!({
@@ -105,10 +115,20 @@ pub async fn openapi_v3_core(State(server): State<ApiServer>) -> Json<Value> {
 }
 
 fn core_document(kind: ObjectKind) -> Value {
-    let path = format!(
-        "/api/v1/namespaces/{{namespace}}/{}/{{name}}",
-        kind.plural()
-    );
+    let (path, operation) = if kind.namespaced() {
+        (
+            format!(
+                "/api/v1/namespaces/{{namespace}}/{}/{{name}}",
+                kind.plural()
+            ),
+            format!("patchCoreV1Namespaced{}", kind.as_str()),
+        )
+    } else {
+        (
+            format!("/api/v1/{}/{{name}}", kind.plural()),
+            format!("patchCoreV1{}", kind.as_str()),
+        )
+    };
     let parameter = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
     json!({
         "openapi": "3.0.0",
@@ -117,7 +137,7 @@ fn core_document(kind: ObjectKind) -> Value {
         "paths": {
             path: {
                 "patch": {
-                    "operationId": format!("patchCoreV1Namespaced{}", kind.as_str()),
+                    "operationId": operation,
                     "parameters": [parameter("dryRun"), parameter("fieldManager"), parameter("fieldValidation")],
                     "x-kubernetes-action": "patch",
                     "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": kind.as_str()},

@@ -90,7 +90,9 @@ impl ApiServer {
         let count =
             u32::try_from(spec.count).expect("scenario validation caps the count below u32::MAX");
         let state = State::new(count);
+        // Cluster-scoped objects live in no namespace.
         let namespaces = (0..spec.namespaces)
+            .filter(|_| spec.namespaced())
             .map(|i| (generate::namespace(&spec, i), i))
             .collect();
         let head = head::Head::new(state.resource_version());
@@ -200,15 +202,14 @@ impl ApiServer {
             .alive_identities()
             .map(|id| match state.written(&id) {
                 Some(w) => TruthEntry {
-                    key: format!("{}/{}", w.key().namespace, w.key().name),
+                    key: NamespacedName::store_key(&w.key().namespace, &w.key().name),
                     resource_version: id.resource_version,
                     uid: w.uid().to_owned(),
                 },
                 None => TruthEntry {
-                    key: format!(
-                        "{}/{}",
-                        generate::namespace(spec, id.index),
-                        generate::name(spec, id.index)
+                    key: NamespacedName::store_key(
+                        &generate::namespace(spec, id.index),
+                        &generate::name(spec, id.index),
                     ),
                     resource_version: id.resource_version,
                     uid: generate::uid(spec, id.index, id.incarnation),
@@ -546,7 +547,6 @@ impl ApiServer {
         Ok(scan.page.items.len() as u64)
     }
 
-    /// Ordinal of a namespace name; `None` for a namespace that holds no objects.
     /// The namespaces a client can see, `default` among them, by name.
     pub(crate) fn namespace_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.shared.namespaces.keys().cloned().collect();
@@ -557,6 +557,7 @@ impl ApiServer {
         names
     }
 
+    /// Ordinal of a namespace name; `None` for a namespace that holds no objects.
     fn namespace_ordinal(&self, name: &str) -> Option<u32> {
         self.shared.namespaces.get(name).copied()
     }

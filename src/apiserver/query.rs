@@ -270,7 +270,8 @@ pub(super) fn parse_rv(value: &str) -> Result<u64, String> {
 }
 
 /// A continue token shaped like kube-apiserver's: base64 of
-/// `{"v":"meta.k8s.io/v1","rv":N,"start":"<namespace>/<name>\u0000"}`.
+/// `{"v":"meta.k8s.io/v1","rv":N,"start":"<namespace>/<name>\u0000"}` (the name alone for a
+/// cluster-scoped object).
 #[derive(Debug, Serialize, Deserialize)]
 struct ContinueToken {
     v: String,
@@ -281,12 +282,15 @@ struct ContinueToken {
 const TOKEN_VERSION: &str = "meta.k8s.io/v1";
 
 pub(super) fn encode_continue(spec: &ObjectSpec, rv: u64, last: &Version) -> String {
+    let start_of = |namespace: &str, name: &str| match namespace {
+        "" => format!("{name}\u{0}"),
+        _ => format!("{namespace}/{name}\u{0}"),
+    };
     let start = match &last.written {
-        Some(w) => format!("{}/{}\u{0}", w.key().namespace, w.key().name),
-        None => format!(
-            "{}/{}\u{0}",
-            generate::namespace(spec, last.id.index),
-            generate::name(spec, last.id.index)
+        Some(w) => start_of(&w.key().namespace, &w.key().name),
+        None => start_of(
+            &generate::namespace(spec, last.id.index),
+            &generate::name(spec, last.id.index),
         ),
     };
     let token = ContinueToken {
@@ -308,7 +312,11 @@ pub(super) fn decode_continue(token: &str) -> Result<(u64, NamespacedName), Stri
         return Err(invalid());
     }
     let key = token.start.strip_suffix('\u{0}').ok_or_else(invalid)?;
-    let (namespace, name) = key.split_once('/').ok_or_else(invalid)?;
+    // A cluster-scoped object's key is its name alone.
+    let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+    if name.is_empty() {
+        return Err(invalid());
+    }
     let key = NamespacedName {
         namespace: namespace.to_owned(),
         name: name.to_owned(),

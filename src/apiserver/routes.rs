@@ -48,7 +48,18 @@ pub fn router(server: ApiServer) -> Router {
         )
         .route(
             "/api/v1/{resource}",
-            get(cluster_collection).fallback(method_not_allowed),
+            get(cluster_collection)
+                .post(write::create_cluster)
+                .delete(write::delete_collection_cluster)
+                .fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/{resource}/{name}",
+            get(get_cluster_object)
+                .put(write::replace_cluster)
+                .patch(write::patch_cluster)
+                .delete(write::delete_cluster)
+                .fallback(method_not_allowed),
         )
         .route(
             "/api/v1/namespaces",
@@ -107,6 +118,9 @@ async fn get_object(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
+    if ObjectKind::from_plural(&resource).is_some_and(|kind| !kind.namespaced()) {
+        return unknown_resource();
+    }
     let form = match Form::of_request(&headers, query.as_deref()) {
         Ok((form, _)) => form,
         Err(response) => return *response,
@@ -114,6 +128,24 @@ async fn get_object(
     by_name(&server, &resource, &name, form, |s| {
         s.get_named(&namespace, &name)
     })
+}
+
+/// `GET /api/v1/{resource}/{name}`: a cluster-scoped object (a namespaced kind has no
+/// object at the cluster's scope: 404, as kube-apiserver).
+async fn get_cluster_object(
+    State(server): State<ApiServer>,
+    ApiPath((resource, name)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if ObjectKind::from_plural(&resource).is_none_or(ObjectKind::namespaced) {
+        return unknown_resource();
+    }
+    let form = match Form::of_request(&headers, query.as_deref()) {
+        Ok((form, _)) => form,
+        Err(response) => return *response,
+    };
+    by_name(&server, &resource, &name, form, |s| s.get_named("", &name))
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.
@@ -160,6 +192,9 @@ async fn collection(
     let Some(kind) = ObjectKind::from_plural(resource) else {
         return unknown_resource();
     };
+    if namespace.is_some() && !kind.namespaced() {
+        return unknown_resource();
+    }
     let query = match Query::parse(query.unwrap_or_default()).and_then(Query::validated) {
         Ok(q) => q,
         Err(e) => return e.into_response(),
@@ -207,5 +242,7 @@ pub(super) async fn request(
     (code, serde_json::from_slice(&bytes).unwrap_or_default())
 }
 
+#[cfg(test)]
+mod cluster_tests;
 #[cfg(test)]
 mod tests;

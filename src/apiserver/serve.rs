@@ -111,11 +111,14 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     served
 }
 
-/// A line on stderr that cannot fail: a stop must not depend on whoever reads stderr
 /// Writes the kubeconfig for `url` and says where the server listens, on stdout (for
 /// scripts) and how to try it, on stderr.
 fn announce(scenario: &Scenario, kubeconfig: &Path, url: &str) -> anyhow::Result<()> {
-    let namespace = super::generate::namespace(&scenario.objects, 0);
+    // Cluster-scoped objects have no namespace: kubectl's own default then.
+    let namespace = match super::generate::namespace(&scenario.objects, 0) {
+        ns if ns.is_empty() => "default".to_owned(),
+        ns => ns,
+    };
     write_kubeconfig(kubeconfig, url, &namespace)?;
     let lines = format!(
         "listening on {url}\nkubeconfig written to {}\n",

@@ -94,6 +94,28 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
             column("Data", "", 0, "Entries of data."),
             age,
         ],
+        ObjectKind::Node => vec![
+            name,
+            column("Status", "", 0, "The status of the node"),
+            column("Roles", "", 0, "The roles of the node"),
+            age,
+            column("Version", "", 0, "Kubelet Version reported by the node."),
+            column("Internal-IP", "", 1, "The node's addresses."),
+            column("External-IP", "", 1, "The node's addresses."),
+            column("OS-Image", "", 1, "OS Image reported by the node."),
+            column(
+                "Kernel-Version",
+                "",
+                1,
+                "Kernel Version reported by the node.",
+            ),
+            column(
+                "Container-Runtime",
+                "",
+                1,
+                "ContainerRuntime Version reported by the node.",
+            ),
+        ],
     };
     Value::Array(columns)
 }
@@ -198,7 +220,75 @@ fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
             json!(entries("data")),
             age,
         ],
+        ObjectKind::Node => node_cells(object, name, age),
     }
+}
+
+/// A node's cells: kube-apiserver's `printNode`, from the node's JSON (wide ones included,
+/// as the server always sends them).
+fn node_cells(node: &Value, name: Value, age: Value) -> Vec<Value> {
+    let status = &node["status"];
+    // The last Ready condition counts, as in the printer's map by type.
+    let ready = list(&status["conditions"])
+        .iter()
+        .rfind(|c| c["type"] == "Ready");
+    let mut state = vec![match ready {
+        Some(c) if c["status"] == "True" => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }];
+    if node["spec"]["unschedulable"] == true {
+        state.push("SchedulingDisabled");
+    }
+    let mut roles: Vec<&str> = node["metadata"]["labels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(
+            |(key, value)| match key.strip_prefix("node-role.kubernetes.io/") {
+                Some(role) if !role.is_empty() => Some(role),
+                Some(_) => None,
+                None => (key == "kubernetes.io/role")
+                    .then(|| value.as_str())
+                    .flatten()
+                    .filter(|v| !v.is_empty()),
+            },
+        )
+        .collect();
+    roles.sort_unstable();
+    roles.dedup();
+    let info = &status["nodeInfo"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let or_unknown = |v: &Value| match v.as_str() {
+        Some(s) if !s.is_empty() => s.to_owned(),
+        _ => "<unknown>".to_owned(),
+    };
+    let address = |type_: &str| {
+        list(&status["addresses"])
+            .iter()
+            .find(|a| a["type"] == type_)
+            .map_or("<none>".to_owned(), |a| text(&a["address"]))
+    };
+    let mut kernel = or_unknown(&info["kernelVersion"]);
+    if let Some(arch) = info["architecture"].as_str().filter(|a| !a.is_empty()) {
+        kernel = format!("{kernel} ({arch})");
+    }
+    vec![
+        name,
+        json!(state.join(",")),
+        json!(if roles.is_empty() {
+            "<none>".to_owned()
+        } else {
+            roles.join(",")
+        }),
+        age,
+        json!(text(&info["kubeletVersion"])),
+        json!(address("InternalIP")),
+        json!(address("ExternalIP")),
+        json!(or_unknown(&info["osImage"])),
+        json!(kernel),
+        json!(or_unknown(&info["containerRuntimeVersion"])),
+    ]
 }
 
 /// A pod's cells: kube-apiserver's `printPod`, from the pod's JSON.

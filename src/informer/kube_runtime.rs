@@ -19,7 +19,7 @@ use kube::runtime::reflector::{self, store};
 use kube::runtime::watcher::{self, watcher};
 use tokio::sync::watch;
 
-use super::object::Object;
+use super::object::{ApiScope, Object};
 use super::{Informer, Status, StoreView, transform};
 use crate::k8s::Identity;
 use crate::measure::Component;
@@ -54,10 +54,7 @@ pub fn spawn<K: Object>(
     config: &VariantConfig,
     namespace: Option<&str>,
 ) -> Informer {
-    let api: Api<K> = match namespace {
-        Some(namespace) => Api::namespaced(client, namespace),
-        None => Api::all(client),
-    };
+    let api: Api<K> = <K::Scope as ApiScope>::api(client, namespace);
     let mut watcher_config = watcher::Config {
         page_size: (config.page_size > 0).then_some(config.page_size),
         ..watcher::Config::default()

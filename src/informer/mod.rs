@@ -29,7 +29,7 @@ pub use event::{Event, Status};
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -150,6 +150,11 @@ fn spawn_one(
         (ObjectKind::Secret, Projection::Dynamic) => {
             spawn_typed::<Dynamic<Secret>>(client, config, ns)
         }
+        (ObjectKind::Node, Projection::Full) => spawn_typed::<Node>(client, config, ns),
+        (ObjectKind::Node, Projection::Metadata) => {
+            spawn_typed::<PartialObjectMeta<Node>>(client, config, ns)
+        }
+        (ObjectKind::Node, Projection::Dynamic) => spawn_typed::<Dynamic<Node>>(client, config, ns),
     }
 }
 

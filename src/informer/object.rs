@@ -1,4 +1,4 @@
-//! The kinds an informer can cache: Pod, ConfigMap and Secret, whole, as metadata only
+//! The kinds an informer can cache: Pod, ConfigMap, Secret and Node, whole, as metadata only
 //! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
 //! what dynamic informers decode). One trait says what the informer needs of a kind, so
 //! every stage is generic over it.
@@ -7,11 +7,11 @@ use std::borrow::Cow;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
-use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
-use kube::Resource;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
+use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::api::{DynamicObject, ObjectMeta};
 use kube::core::PartialObjectMeta;
+use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,7 @@ use crate::k8s::Identity;
 
 /// A kind the informer caches.
 pub trait Object:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    Resource<DynamicType = (), Scope: ApiScope>
     + Clone
     + DeserializeOwned
     + Serialize
@@ -67,13 +67,45 @@ impl Object for ConfigMap {}
 
 impl Object for Secret {}
 
+impl Object for Node {
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
+}
+
+/// Where a kind's objects live, so generic code can address them.
+pub trait ApiScope: Sized {
+    /// The API of `K` in `namespace`, or across all namespaces.
+    fn api<K: Resource<DynamicType = (), Scope = Self>>(
+        client: kube::Client,
+        namespace: Option<&str>,
+    ) -> Api<K>;
+}
+
+impl ApiScope for NamespaceResourceScope {
+    fn api<K: Resource<DynamicType = (), Scope = Self>>(
+        client: kube::Client,
+        namespace: Option<&str>,
+    ) -> Api<K> {
+        match namespace {
+            Some(namespace) => Api::namespaced(client, namespace),
+            None => Api::all(client),
+        }
+    }
+}
+
+impl ApiScope for ClusterResourceScope {
+    /// Every object: a cluster-scoped kind has no namespace to narrow to.
+    fn api<K: Resource<DynamicType = (), Scope = Self>>(
+        client: kube::Client,
+        _namespace: Option<&str>,
+    ) -> Api<K> {
+        Api::all(client)
+    }
+}
+
 impl<K> Object for PartialObjectMeta<K> where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + Send
-        + Sync
-        + 'static
+    K: Resource<DynamicType = (), Scope: ApiScope> + Clone + Debug + Send + Sync + 'static
 {
 }
 
@@ -120,12 +152,7 @@ impl<K: Resource<DynamicType = ()>> Resource for Dynamic<K> {
 
 impl<K> Object for Dynamic<K>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Resource<DynamicType = (), Scope: ApiScope> + Clone + Debug + Send + Sync + 'static,
 {
     fn clear_status(&mut self) {
         if let Some(fields) = self.object.data.as_object_mut() {

@@ -29,7 +29,7 @@ use error::{Problem, int_in, parse_raw};
 pub use external::{PLACEHOLDERS, Placeholders, Subject};
 pub use objects::SweepKey;
 use objects::objects_from_raw;
-pub use objects::{ApiServerSpec, ObjectKind, ObjectSpec};
+pub use objects::{ApiServerSpec, DEFAULT_NODE_IMAGES, ObjectKind, ObjectSpec};
 use phase::phases_from_raw;
 pub use phase::{Amount, Churn, Decay, Phase, PhaseAction, PhaseKind};
 use raw::{RawScenario, RawTimeline};
@@ -214,6 +214,15 @@ impl Scenario {
     /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
     /// is refused too.
     pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
+        if !self.objects.namespaced() {
+            return Some(format!(
+                "objects.kind = \"{}\" is cluster-scoped; a run against a real server keeps its \
+                 objects in namespaces of its own, and {}s a run made would be the cluster's \
+                 (the built-in server serves them: run without --kubeconfig)",
+                self.objects.kind.as_str(),
+                self.objects.kind.as_str()
+            ));
+        }
         for variant in &self.variants {
             if variant.server.watchers > 0 && !variant.server.share_encodings {
                 return Some(format!(

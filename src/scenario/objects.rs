@@ -39,7 +39,15 @@ pub struct ObjectSpec {
     /// Bytes of each value after the first when `data_keys` is set.
     #[serde(default = "default_data_bytes")]
     pub data_bytes: u32,
+    /// Nodes: container images in `status.images` (`None` for other kinds; the kubelet
+    /// reports at most `nodeStatusMaxImages`, 50 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
 }
+
+/// Images a node reports by default: the kubelet's `nodeStatusMaxImages`, which a
+/// long-running node reaches.
+pub const DEFAULT_NODE_IMAGES: u32 = 50;
 
 fn default_data_bytes() -> u32 {
     128
@@ -61,7 +69,13 @@ impl ObjectSpec {
             last_applied: false,
             data_keys: None,
             data_bytes: default_data_bytes(),
+            images: None,
         }
+    }
+
+    /// Whether the objects live in namespaces (a Node does not).
+    pub fn namespaced(&self) -> bool {
+        self.kind.namespaced()
     }
 }
 
@@ -85,11 +99,18 @@ pub enum ObjectKind {
     ConfigMap,
     /// core/v1 Secret.
     Secret,
+    /// core/v1 Node, cluster-scoped.
+    Node,
 }
 
 impl ObjectKind {
     /// Every kind, in discovery order.
-    pub const ALL: [ObjectKind; 3] = [ObjectKind::Pod, ObjectKind::ConfigMap, ObjectKind::Secret];
+    pub const ALL: [ObjectKind; 4] = [
+        ObjectKind::Pod,
+        ObjectKind::ConfigMap,
+        ObjectKind::Secret,
+        ObjectKind::Node,
+    ];
 
     /// The kind's name (`Pod`).
     pub fn as_str(self) -> &'static str {
@@ -97,7 +118,13 @@ impl ObjectKind {
             ObjectKind::Pod => "Pod",
             ObjectKind::ConfigMap => "ConfigMap",
             ObjectKind::Secret => "Secret",
+            ObjectKind::Node => "Node",
         }
+    }
+
+    /// Whether objects of the kind live in namespaces.
+    pub fn namespaced(self) -> bool {
+        self != ObjectKind::Node
     }
 
     /// The resource's plural name in URLs (`pods`).
@@ -106,6 +133,7 @@ impl ObjectKind {
             ObjectKind::Pod => "pods",
             ObjectKind::ConfigMap => "configmaps",
             ObjectKind::Secret => "secrets",
+            ObjectKind::Node => "nodes",
         }
     }
 
@@ -116,6 +144,7 @@ impl ObjectKind {
             ObjectKind::Pod => &["metadata", "spec", "status"],
             ObjectKind::ConfigMap => &["metadata", "data", "binaryData", "immutable"],
             ObjectKind::Secret => &["metadata", "data", "stringData", "type", "immutable"],
+            ObjectKind::Node => &["metadata", "spec", "status"],
         }
     }
 
@@ -143,11 +172,13 @@ pub enum SweepKey {
     DataKeys,
     /// `objects.data_bytes` (ConfigMaps and Secrets with `data_keys`).
     DataBytes,
+    /// `objects.images` (nodes).
+    Images,
 }
 
 impl SweepKey {
     /// Every sweepable key.
-    pub const ALL: [SweepKey; 7] = [
+    pub const ALL: [SweepKey; 8] = [
         SweepKey::Count,
         SweepKey::Labels,
         SweepKey::Annotations,
@@ -155,6 +186,7 @@ impl SweepKey {
         SweepKey::ManagedFields,
         SweepKey::DataKeys,
         SweepKey::DataBytes,
+        SweepKey::Images,
     ];
 
     /// The key's name in `[objects]`.
@@ -167,6 +199,7 @@ impl SweepKey {
             SweepKey::ManagedFields => "managed_fields",
             SweepKey::DataKeys => "data_keys",
             SweepKey::DataBytes => "data_bytes",
+            SweepKey::Images => "images",
         }
     }
 
@@ -179,6 +212,7 @@ impl SweepKey {
             SweepKey::ManagedFields => (0, 8),
             SweepKey::DataKeys => (1, 64),
             SweepKey::DataBytes => (0, 1 << 20),
+            SweepKey::Images => (0, 1000),
         }
     }
 
@@ -194,6 +228,7 @@ impl SweepKey {
             SweepKey::ManagedFields => objects.managed_fields = small,
             SweepKey::DataKeys => objects.data_keys = Some(small),
             SweepKey::DataBytes => objects.data_bytes = small,
+            SweepKey::Images => objects.images = Some(small),
         }
         objects
     }
@@ -204,6 +239,12 @@ impl SweepKey {
             SweepKey::DataKeys | SweepKey::DataBytes if objects.kind == ObjectKind::Pod => Some(
                 "a Pod has no `data`: `data_keys` and `data_bytes` shape ConfigMaps and Secrets",
             ),
+            SweepKey::DataKeys | SweepKey::DataBytes if objects.kind == ObjectKind::Node => Some(
+                "a Node has no `data`: `data_keys` and `data_bytes` shape ConfigMaps and Secrets",
+            ),
+            SweepKey::Images if objects.kind != ObjectKind::Node => {
+                Some("only nodes report images")
+            }
             SweepKey::DataBytes if objects.data_keys.is_none() => {
                 Some("`data_bytes` sizes the values `data_keys` adds; set `objects.data_keys` too")
             }
@@ -243,29 +284,19 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
     let (min, max) = SweepKey::Count.limits();
     let count = int_in(&raw.count, "objects.count", min, max)?;
     let defaults = ObjectSpec::pods(count);
-    let opt = |v: &Option<Spanned<i64>>, key: SweepKey, default: u32| match v {
-        None => Ok(default),
-        Some(v) => {
-            let (min, max) = key.limits();
-            int_in(v, &format!("objects.{key}"), min, max).map(|n| n as u32)
-        }
-    };
     Ok(ObjectSpec {
         kind: raw.kind,
         count,
         seed: raw.seed.unwrap_or(defaults.seed),
-        namespaces: match &raw.namespaces {
-            None => defaults.namespaces,
-            Some(v) => int_in(v, "objects.namespaces", 1, 10_000)? as u32,
-        },
-        labels: opt(&raw.labels, SweepKey::Labels, defaults.labels)?,
-        annotations: opt(
+        namespaces: namespaces_from_raw(&raw, defaults.namespaces)?,
+        labels: knob(&raw.labels, SweepKey::Labels, defaults.labels)?,
+        annotations: knob(
             &raw.annotations,
             SweepKey::Annotations,
             defaults.annotations,
         )?,
-        containers: opt(&raw.containers, SweepKey::Containers, defaults.containers)?,
-        managed_fields: opt(
+        containers: knob(&raw.containers, SweepKey::Containers, defaults.containers)?,
+        managed_fields: knob(
             &raw.managed_fields,
             SweepKey::ManagedFields,
             defaults.managed_fields,
@@ -273,14 +304,17 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
         last_applied: raw.last_applied.unwrap_or(defaults.last_applied),
         data_keys: match &raw.data_keys {
             None => None,
-            Some(v) if raw.kind == ObjectKind::Pod => {
+            Some(v) if matches!(raw.kind, ObjectKind::Pod | ObjectKind::Node) => {
                 return Err(Problem::at(
                     "objects.data_keys",
                     v.span(),
-                    "a Pod has no `data`: `data_keys` shapes ConfigMaps and Secrets",
+                    format!(
+                        "a {} has no `data`: `data_keys` shapes ConfigMaps and Secrets",
+                        raw.kind.as_str()
+                    ),
                 ));
             }
-            Some(_) => Some(opt(&raw.data_keys, SweepKey::DataKeys, 0)?),
+            Some(_) => Some(knob(&raw.data_keys, SweepKey::DataKeys, 0)?),
         },
         data_bytes: match &raw.data_bytes {
             None => defaults.data_bytes,
@@ -291,7 +325,54 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
                     "`data_bytes` sizes the values `data_keys` adds; set `data_keys` too",
                 ));
             }
-            Some(_) => opt(&raw.data_bytes, SweepKey::DataBytes, 0)?,
+            Some(_) => knob(&raw.data_bytes, SweepKey::DataBytes, 0)?,
         },
+        images: images_from_raw(&raw)?,
     })
+}
+
+/// The value of a sweepable key of `[objects]`, within its limits; `default` when unset.
+fn knob(v: &Option<Spanned<i64>>, key: SweepKey, default: u32) -> Result<u32, Problem> {
+    match v {
+        None => Ok(default),
+        Some(v) => {
+            let (min, max) = key.limits();
+            int_in(v, &format!("objects.{key}"), min, max).map(|n| n as u32)
+        }
+    }
+}
+
+/// `objects.namespaces`: refused for a cluster-scoped kind, whose objects are one round
+/// of the generator's classes.
+fn namespaces_from_raw(raw: &RawObjects, default: u32) -> Result<u32, Problem> {
+    match &raw.namespaces {
+        None if !raw.kind.namespaced() => Ok(1),
+        None => Ok(default),
+        Some(v) if !raw.kind.namespaced() => Err(Problem::at(
+            "objects.namespaces",
+            v.span(),
+            format!(
+                "a {} is cluster-scoped: it has no namespace",
+                raw.kind.as_str()
+            ),
+        )),
+        Some(v) => Ok(int_in(v, "objects.namespaces", 1, 10_000)? as u32),
+    }
+}
+
+/// `objects.images`: nodes only, [`DEFAULT_NODE_IMAGES`] when unset.
+fn images_from_raw(raw: &RawObjects) -> Result<Option<u32>, Problem> {
+    match &raw.images {
+        None if raw.kind == ObjectKind::Node => Ok(Some(DEFAULT_NODE_IMAGES)),
+        None => Ok(None),
+        Some(v) if raw.kind != ObjectKind::Node => Err(Problem::at(
+            "objects.images",
+            v.span(),
+            format!(
+                "a {} reports no images: `images` shapes Nodes",
+                raw.kind.as_str()
+            ),
+        )),
+        Some(_) => Ok(Some(knob(&raw.images, SweepKey::Images, 0)?)),
+    }
 }

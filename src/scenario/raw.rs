@@ -56,6 +56,7 @@ pub(super) struct RawObjects {
     pub last_applied: Option<bool>,
     pub data_keys: Option<Spanned<i64>>,
     pub data_bytes: Option<Spanned<i64>>,
+    pub images: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -457,3 +457,53 @@ fn watchers_and_shared_encodings_are_the_server_side_of_a_variant() {
             .to_string();
     assert!(e.contains("watchers"), "{e}");
 }
+
+#[test]
+fn nodes_are_cluster_scoped_with_images_and_nothing_of_other_kinds() {
+    let objects = |extra: &str| {
+        MINIMAL.replace(
+            "count = 10",
+            &format!("count = 10\nkind = \"Node\"\n{extra}"),
+        )
+    };
+    let s = Scenario::parse(Path::new("x.toml"), &objects("")).unwrap();
+    assert_eq!(s.objects.kind, ObjectKind::Node);
+    assert_eq!(
+        (s.objects.namespaces, s.objects.images),
+        (1, Some(DEFAULT_NODE_IMAGES))
+    );
+    assert!(!s.objects.namespaced());
+    assert!(
+        s.real_server_refusal(false)
+            .unwrap()
+            .contains("cluster-scoped")
+    );
+    assert!(s.real_server_refusal(true).is_some());
+    let e = error_of(&objects("namespaces = 3"));
+    assert!(
+        e.contains("at `objects.namespaces`") && e.contains("cluster-scoped"),
+        "{e}"
+    );
+    let e = error_of(&objects("data_keys = 2"));
+    assert!(e.contains("a Node has no `data`"), "{e}");
+    let e = error_of(&objects("images = 1001"));
+    assert!(e.contains("at `objects.images`"), "{e}");
+    assert_eq!(
+        Scenario::parse(Path::new("x.toml"), &objects("images = 7"))
+            .unwrap()
+            .objects
+            .images,
+        Some(7)
+    );
+    let e = error_of(&MINIMAL.replace("count = 10", "count = 10\nimages = 3"));
+    assert!(e.contains("a Pod reports no images"), "{e}");
+    let pods = Scenario::parse(Path::new("x.toml"), MINIMAL).unwrap();
+    assert_eq!(pods.objects.images, None);
+    // A pod's spec serializes as before: no `images` key in its reports.
+    assert!(
+        serde_json::to_value(&pods.objects)
+            .unwrap()
+            .get("images")
+            .is_none()
+    );
+}

@@ -540,7 +540,7 @@ fn transform_misfit(
     projection: Projection,
 ) -> Option<String> {
     match transform {
-        Transform::Status if kind != ObjectKind::Pod => {
+        Transform::Status if !kind.top_level_fields().contains(&"status") => {
             Some(format!("a {} has no `status`", kind.as_str()))
         }
         Transform::Status if projection == Projection::Metadata => {

@@ -69,7 +69,9 @@ fn metadata(
     let labels = labels_from(spec, app, &v.labels);
     let name = match spec.kind {
         ObjectKind::Secret => format!("{app}-secret-{}", v.suffix),
-        ObjectKind::ConfigMap | ObjectKind::Pod => format!("{app}-config-{}", v.suffix),
+        ObjectKind::ConfigMap | ObjectKind::Pod | ObjectKind::Node => {
+            format!("{app}-config-{}", v.suffix)
+        }
     };
     if spec.last_applied {
         let (kind, content) = applied;

@@ -15,6 +15,7 @@
 
 mod data;
 mod fields;
+mod node;
 mod pod;
 mod template;
 
@@ -33,6 +34,7 @@ pub use pod::pod;
 
 use crate::scenario::{ObjectKind, ObjectSpec};
 use data::{ConfigMapValues, SecretValues, config_map_from, secret_from};
+use node::{NodeValues, node_from};
 use pod::{PodValues, pod_from};
 use template::{Hole, Template, holes};
 
@@ -74,8 +76,11 @@ pub struct ObjectId {
     pub resource_version: u64,
 }
 
-/// Namespace of object `index`.
+/// Namespace of object `index`; empty for cluster-scoped objects.
 pub fn namespace(spec: &ObjectSpec, index: u32) -> String {
+    if !spec.namespaced() {
+        return String::new();
+    }
     let ns = index % spec.namespaces;
     let word = NAMESPACES[ns as usize % NAMESPACES.len()];
     match ns as usize / NAMESPACES.len() {
@@ -84,7 +89,8 @@ pub fn namespace(spec: &ObjectSpec, index: u32) -> String {
     }
 }
 
-/// Name of object `index`: for a pod `{app}-{replicaset hash}-{suffix}`, for a ConfigMap
+/// Name of object `index`: for a pod `{app}-{replicaset hash}-{suffix}`, for a node
+/// `gke-prod-{app}-pool-{hash}-{suffix}`, for a ConfigMap
 /// `{app}-config-{suffix}`, for a Secret `{app}-secret-{suffix}`. The suffix encodes the
 /// index, so names are unique and [`index_of_name`] can invert them.
 pub fn name(spec: &ObjectSpec, index: u32) -> String {
@@ -93,6 +99,7 @@ pub fn name(spec: &ObjectSpec, index: u32) -> String {
         ObjectKind::Pod => format!("{app}-{}-{}", template_hash(spec, index), suffix(index)),
         ObjectKind::ConfigMap => format!("{app}-config-{}", suffix(index)),
         ObjectKind::Secret => format!("{app}-secret-{}", suffix(index)),
+        ObjectKind::Node => format!("{}-{}", node_pool(spec, index), suffix(index)),
     }
 }
 
@@ -195,6 +202,17 @@ fn write_object(
                 |s| s.metadata,
             );
         }
+        ObjectKind::Node => {
+            let values = NodeValues::of(spec, id);
+            write_form(
+                buf,
+                template,
+                form,
+                values,
+                |v| node_from(spec, id.index, app, v),
+                |n| n.metadata,
+            );
+        }
     }
 }
 
@@ -293,6 +311,16 @@ fn template_hash(spec: &ObjectSpec, index: u32) -> String {
     (0..10)
         .map(|_| SUFFIX_ALPHABET[(rng.next_u32() % 27) as usize] as char)
         .collect()
+}
+
+/// The node pool of node `index`, one per class: `gke-prod-{app}-pool-{hash}`.
+fn node_pool(spec: &ObjectSpec, index: u32) -> String {
+    let app = app_index(spec, index);
+    let mut rng = rng(spec.seed, &[0x9001, app as u64]);
+    let hash: String = (0..8)
+        .map(|_| SUFFIX_ALPHABET[(rng.next_u32() % 27) as usize] as char)
+        .collect();
+    format!("gke-prod-{}-pool-{hash}", APPS[app])
 }
 
 /// A deterministic generator for the given inputs.
@@ -545,6 +573,9 @@ mod tests {
             let spec = ObjectSpec {
                 kind,
                 last_applied: true,
+                // A node as validation settles it, with two images to keep this short.
+                namespaces: if kind.namespaced() { 10 } else { 1 },
+                images: (kind == ObjectKind::Node).then_some(2),
                 ..test_spec()
             };
             let generator = Generator::new(spec);
@@ -575,24 +606,28 @@ mod tests {
                 any::<bool>(),
                 proptest::option::of(1..=8u32),
                 0..300u32,
+                0..=60u32,
             ),
         )
             .prop_map(
                 |(
                     (kind, seed, namespaces, labels, annotations),
-                    (containers, managed_fields, last_applied, data_keys, data_bytes),
+                    (containers, managed_fields, last_applied, data_keys, data_bytes, images),
                 )| ObjectSpec {
                     kind,
                     count: 1000,
                     seed,
-                    namespaces,
+                    // As the scenario's validation settles them: cluster-scoped objects
+                    // are one round of classes, only nodes have images.
+                    namespaces: if kind.namespaced() { namespaces } else { 1 },
                     labels,
                     annotations,
                     containers,
                     managed_fields,
                     last_applied,
-                    data_keys: data_keys.filter(|_| kind != ObjectKind::Pod),
+                    data_keys: data_keys.filter(|_| kind.namespaced() && kind != ObjectKind::Pod),
                     data_bytes,
+                    images: (kind == ObjectKind::Node).then_some(images),
                 },
             )
     }

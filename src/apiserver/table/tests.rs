@@ -165,3 +165,55 @@ fn config_maps_and_secrets_count_their_entries() {
         );
     }
 }
+
+#[test]
+fn nodes_read_as_kube_apiservers_printer_shows_them() {
+    let now = at("2026-11-25T12:00:00Z");
+    let node = |labels: serde_json::Value, ready: &str, unschedulable: bool| {
+        json!({
+            "metadata": {"name": "n-1", "creationTimestamp": "2026-11-24T12:00:00Z",
+                         "labels": labels},
+            "spec": {"unschedulable": unschedulable},
+            "status": {
+                "conditions": [{"type": "MemoryPressure", "status": "False"},
+                               {"type": "Ready", "status": ready}],
+                "addresses": [{"type": "Hostname", "address": "n-1"},
+                              {"type": "InternalIP", "address": "10.0.0.2"}],
+                "nodeInfo": {"kubeletVersion": "v1.35.0", "architecture": "arm64",
+                             "kernelVersion": "6.6.72", "osImage": "",
+                             "containerRuntimeVersion": "containerd://2.0.4"},
+            },
+        })
+    };
+    let cells = |n: serde_json::Value| {
+        node_cells(
+            &n,
+            json!("n-1"),
+            json!(age(Some("2026-11-24T12:00:00Z"), now)),
+        )
+    };
+    assert_eq!(
+        cells(node(json!({}), "True", false)),
+        vec![
+            json!("n-1"),
+            json!("Ready"),
+            json!("<none>"),
+            json!("24h"),
+            json!("v1.35.0"),
+            json!("10.0.0.2"),
+            json!("<none>"),
+            json!("<unknown>"),
+            json!("6.6.72 (arm64)"),
+            json!("containerd://2.0.4")
+        ]
+    );
+    let roles = json!({"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/": "x",
+                       "kubernetes.io/role": "infra", "node-role.kubernetes.io/etcd": "true"});
+    let shown = cells(node(roles, "Unknown", true));
+    assert_eq!(shown[1], json!("NotReady,SchedulingDisabled"));
+    assert_eq!(shown[2], json!("control-plane,etcd,infra"));
+    let mut no_ready = node(json!({}), "True", false);
+    no_ready["status"]["conditions"] = json!([]);
+    assert_eq!(cells(no_ready)[1], json!("Unknown"));
+    assert_eq!(columns(ObjectKind::Node).as_array().unwrap().len(), 10);
+}

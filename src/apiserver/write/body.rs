@@ -2,7 +2,7 @@
 //! fields the type does not have dropped, reported or refused (`fieldValidation`).
 
 use axum::http::{HeaderMap, StatusCode, header};
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -81,6 +81,7 @@ pub(super) fn normalize(
         ObjectKind::Pod => through::<Pod>(&value),
         ObjectKind::ConfigMap => through::<ConfigMap>(&value),
         ObjectKind::Secret => through::<Secret>(&value),
+        ObjectKind::Node => through::<Node>(&value),
     };
     let typed = typed.map_err(|e| {
         ApiError::bad_request(format!(

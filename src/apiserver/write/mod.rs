@@ -37,6 +37,76 @@ use options::{DeleteOptions, WriteOptions};
 use server_fields::finish;
 use validate::{check_preconditions, object_key};
 
+/// `POST /api/v1/{resource}`: a cluster-scoped object (an empty namespace below stands
+/// for the cluster's scope).
+pub async fn create_cluster(
+    State(server): State<ApiServer>,
+    ApiPath(resource): ApiPath<String>,
+    query: RawQuery,
+    headers: HeaderMap,
+    body: ApiBody,
+) -> Response {
+    create(
+        State(server),
+        ApiPath((String::new(), resource)),
+        query,
+        headers,
+        body,
+    )
+    .await
+}
+
+/// `PUT /api/v1/{resource}/{name}`.
+pub async fn replace_cluster(
+    State(server): State<ApiServer>,
+    ApiPath((resource, name)): ApiPath<(String, String)>,
+    query: RawQuery,
+    headers: HeaderMap,
+    body: ApiBody,
+) -> Response {
+    let path = ApiPath((String::new(), resource, name));
+    replace(State(server), path, query, headers, body).await
+}
+
+/// `PATCH /api/v1/{resource}/{name}`.
+pub async fn patch_cluster(
+    State(server): State<ApiServer>,
+    ApiPath((resource, name)): ApiPath<(String, String)>,
+    query: RawQuery,
+    headers: HeaderMap,
+    body: ApiBody,
+) -> Response {
+    let path = ApiPath((String::new(), resource, name));
+    patch(State(server), path, query, headers, body).await
+}
+
+/// `DELETE /api/v1/{resource}/{name}`.
+pub async fn delete_cluster(
+    State(server): State<ApiServer>,
+    ApiPath((resource, name)): ApiPath<(String, String)>,
+    query: RawQuery,
+    body: ApiBody,
+) -> Response {
+    delete(
+        State(server),
+        ApiPath((String::new(), resource, name)),
+        query,
+        body,
+    )
+    .await
+}
+
+/// `DELETE /api/v1/{resource}`.
+pub async fn delete_collection_cluster(
+    State(server): State<ApiServer>,
+    ApiPath(resource): ApiPath<String>,
+    query: RawQuery,
+    body: ApiBody,
+) -> Response {
+    let path = ApiPath((String::new(), resource));
+    delete_collection(State(server), path, query, body).await
+}
+
 /// `POST /api/v1/namespaces/{namespace}/{resource}`.
 pub async fn create(
     State(server): State<ApiServer>,
@@ -47,7 +117,7 @@ pub async fn create(
 ) -> Response {
     respond(|| {
         check_json_body(&headers)?;
-        if !server.has_namespace(&namespace) {
+        if !namespace.is_empty() && !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
         let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
@@ -172,7 +242,7 @@ impl<'a> Write<'a> {
     ) -> Result<Write<'a>, ApiError> {
         Ok(Write {
             server,
-            kind: writable(server, resource)?,
+            kind: scoped(writable(server, resource)?, namespace)?,
             namespace,
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
@@ -285,6 +355,7 @@ pub async fn delete(
         let Some(kind) = ObjectKind::from_plural(&resource) else {
             return Err(ApiError::unknown_resource());
         };
+        let kind = scoped(kind, &namespace)?;
         let options = DeleteOptions::parse(query.as_deref(), &body)?;
         let generator = server.generator().clone();
         let deleted = if kind == generator.spec().kind {
@@ -323,10 +394,11 @@ pub async fn delete_collection(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let kind = writable(&server, &resource)?;
+        let kind = scoped(writable(&server, &resource)?, &namespace)?;
         let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
-        let selection = Selection::new(&server, kind, Some(&namespace), &q);
+        let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
+        let selection = Selection::new(&server, kind, namespace, &q);
         let generator = server.generator().clone();
         let (rv, deleted) =
             server.delete_where(|v| selection.matches(generator.spec(), v), dry_run);
@@ -344,6 +416,21 @@ pub async fn delete_collection(
         buf.extend_from_slice(b"]}");
         Ok(json_response(StatusCode::OK, Body::from(buf)))
     })
+}
+
+/// `kind`, when a write to it in `namespace` (empty: at the cluster's scope) can exist: a
+/// cluster-scoped kind has no namespaced path (404, as kube-apiserver), a namespaced
+/// kind's cluster path only lists and watches (405).
+fn scoped(kind: ObjectKind, namespace: &str) -> Result<ObjectKind, ApiError> {
+    match (kind.namespaced(), namespace.is_empty()) {
+        (false, false) => Err(ApiError::unknown_resource()),
+        (true, true) => Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource".to_owned(),
+        )),
+        _ => Ok(kind),
+    }
 }
 
 /// The kind `resource` names, when this server holds it: the other kinds stay empty.

@@ -31,6 +31,11 @@ pub(super) fn object_key(
         .and_then(Value::as_object_mut)
         .ok_or_else(|| invalid_object(kind, "", "metadata"))?;
     match meta.get("namespace").and_then(Value::as_str) {
+        // A cluster-scoped object has no namespace, whatever the body says (the
+        // registry clears it).
+        _ if namespace.is_empty() => {
+            meta.remove("namespace");
+        }
         None | Some("") => {
             meta.insert("namespace".to_owned(), json!(namespace));
         }
