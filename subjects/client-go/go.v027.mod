@@ -3,6 +3,7 @@ module informer-mem/subjects/client-go
 go 1.26
 
 require (
+	k8s.io/api v0.27.16
 	k8s.io/apimachinery v0.27.16
 	k8s.io/client-go v0.27.16
 )
@@ -39,7 +40,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/api v0.27.16 // indirect
 	k8s.io/klog/v2 v2.90.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20230501164219-8b0f38b5fd1f // indirect
 	k8s.io/utils v0.0.0-20230209194617-a36077c30491 // indirect

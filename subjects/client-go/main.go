@@ -25,7 +25,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -60,8 +62,8 @@ func parseFlags() options {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the server to watch (required)")
 	flag.StringVar(&o.namespace, "namespace", "", "namespace to watch; empty for all")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "address for pprof and the status protocol")
-	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps or secrets")
-	flag.StringVar(&o.transform, "transform", "none", "none, strip-managed-fields, or strip (managedFields and the last-applied annotation)")
+	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets or nodes")
+	flag.StringVar(&o.transform, "transform", "none", "none, or a comma-separated list of strip-managed-fields, strip (managedFields and the last-applied annotation) and strip-images (a Node's status.images)")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watch metadata only (the metadata informer)")
 	flag.BoolVar(&o.dynamic, "dynamic", false, "watch whole objects as unstructured.Unstructured (the dynamic informer)")
 	flag.StringVar(&o.watchList, "watch-list", "default", "on, off, or default (the client-go version's default)")
@@ -122,17 +124,26 @@ func setWatchList(mode, version string) {
 	}
 }
 
-// strip returns the transform for mode: nil for none.
+// strip returns the transform for mode, a comma-separated list of strip-managed-fields,
+// strip (managedFields and the last-applied annotation) and strip-images (a Node's
+// status.images); nil for none.
 func strip(mode string) cache.TransformFunc {
-	var annotation bool
-	switch mode {
-	case "none":
+	var managedFields, annotation, images bool
+	for _, part := range strings.Split(mode, ",") {
+		switch part {
+		case "none":
+		case "strip-managed-fields":
+			managedFields = true
+		case "strip":
+			managedFields, annotation = true, true
+		case "strip-images":
+			images = true
+		default:
+			log.Fatalf("--transform: %q is not none, strip-managed-fields, strip or strip-images", part)
+		}
+	}
+	if !managedFields && !images {
 		return nil
-	case "strip-managed-fields":
-	case "strip":
-		annotation = true
-	default:
-		log.Fatalf("--transform: %q is not none, strip-managed-fields or strip", mode)
 	}
 	return func(obj interface{}) (interface{}, error) {
 		m, err := meta.Accessor(obj)
@@ -140,10 +151,20 @@ func strip(mode string) cache.TransformFunc {
 			// A DeletedFinalStateUnknown: nothing of ours to strip.
 			return obj, nil
 		}
-		m.SetManagedFields(nil)
+		if managedFields {
+			m.SetManagedFields(nil)
+		}
 		if annotation {
 			if a := m.GetAnnotations(); a != nil {
 				delete(a, lastApplied)
+			}
+		}
+		if images {
+			switch o := obj.(type) {
+			case *corev1.Node:
+				o.Status.Images = nil
+			case *unstructured.Unstructured:
+				unstructured.RemoveNestedField(o.Object, "status", "images")
 			}
 		}
 		return obj, nil

@@ -3,9 +3,9 @@
 // every namespace, serving informer-mem's status protocol (docs/subjects.md) on LISTEN.
 //
 // Usage: node --expose-gc informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]
-//   RESOURCE: pods, configmaps or secrets; NAMESPACE: empty or absent for every one. With
-//   --expose-gc it also serves the status protocol's heap: V8's used heap after a full
-//   collection.
+//   RESOURCE: pods, configmaps, secrets or nodes (no namespace); NAMESPACE: empty or absent
+//   for every one. With --expose-gc it also serves the status protocol's heap: V8's used
+//   heap after a full collection.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
@@ -30,6 +30,7 @@ const lists = namespace ? {
     pods: () => core.listPodForAllNamespaces(),
     configmaps: () => core.listConfigMapForAllNamespaces(),
     secrets: () => core.listSecretForAllNamespaces(),
+    nodes: () => core.listNode(),
 };
 if (!lists[resource]) {
     console.error(`informer.mjs: unknown resource ${resource}`);
@@ -54,7 +55,8 @@ informer.on('error', (err) => {
     setTimeout(() => informer.start().catch(() => {}), 1000);
 });
 
-const key = (obj) => `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+// client-go's MetaNamespaceKeyFunc: namespace/name, the name alone when cluster-scoped.
+const key = (obj) => (obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name);
 const json = (res, body) => {
     const data = JSON.stringify(body);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) });
