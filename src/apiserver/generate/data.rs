@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value, json};
 
-use super::fields::field_set;
+use super::fields::{field_set, update_entry};
 use super::template::{Base64, Seconds, holes};
 use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
 use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectKind, ObjectSpec};
@@ -113,15 +113,8 @@ fn metadata(
         for key in owned {
             fields.insert(format!("f:{key}"), json!({}));
         }
-        meta.managed_fields = Some(vec![ManagedFieldsEntry {
-            api_version: Some("v1".to_owned()),
-            fields_type: Some("FieldsV1".to_owned()),
-            fields_v1: Some(FieldsV1(Value::Object(fields))),
-            manager: Some("helm".to_owned()),
-            operation: Some("Update".to_owned()),
-            subresource: None,
-            time: Some(time(v.created.0)),
-        }]);
+        let owned = Value::Object(fields);
+        meta.managed_fields = Some(vec![update_entry("helm", None, owned, v.created)]);
     }
     meta
 }

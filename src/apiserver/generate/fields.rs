@@ -1,7 +1,29 @@
 //! FieldsV1: the sets of fields a manager owns, as the apiserver's field manager records
 //! them in `metadata.managedFields`.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
 use serde_json::{Map, Value, json};
+
+use super::template::Seconds;
+
+/// One `Update` entry of managedFields: what `manager` owns (`fields`), written at `at`,
+/// through `subresource` when there is one.
+pub(super) fn update_entry(
+    manager: &str,
+    subresource: Option<&str>,
+    fields: Value,
+    at: Seconds,
+) -> ManagedFieldsEntry {
+    ManagedFieldsEntry {
+        api_version: Some("v1".to_owned()),
+        fields_type: Some("FieldsV1".to_owned()),
+        fields_v1: Some(FieldsV1(fields)),
+        manager: Some(manager.to_owned()),
+        operation: Some("Update".to_owned()),
+        subresource: subresource.map(str::to_owned),
+        time: Some(super::time(at.0)),
+    }
+}
 
 /// What a manager that wrote all of `object` owns, as FieldsV1: every field but those the
 /// server sets (identity, timestamps, managedFields), `apiVersion`, `kind` and `status`.

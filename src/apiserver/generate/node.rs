@@ -15,11 +15,11 @@ use k8s_openapi::api::core::v1::{
     NodeSystemInfo,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
 use rand_core::Rng;
 use serde_json::{Map, Value, json};
 
-use super::fields::{field_set, root_field_set};
+use super::fields::{field_set, root_field_set, update_entry};
 use super::template::{Seconds, holes};
 use super::{ObjectId, hex, node_pool, rng, suffix, time, uid};
 use crate::scenario::{DEFAULT_NODE_IMAGES, LAST_APPLIED_ANNOTATION, ObjectSpec};
@@ -386,16 +386,6 @@ fn images(spec: &ObjectSpec, app: &str) -> Vec<ContainerImage> {
 /// managers.
 fn managed_fields(spec: &ObjectSpec, node: &Value, v: &NodeValues) -> Vec<ManagedFieldsEntry> {
     let meta = &node["metadata"];
-    let entry =
-        |manager: &str, subresource: Option<&str>, fields: Value, at: Seconds| ManagedFieldsEntry {
-            api_version: Some("v1".to_owned()),
-            fields_type: Some("FieldsV1".to_owned()),
-            fields_v1: Some(FieldsV1(fields)),
-            manager: Some(manager.to_owned()),
-            operation: Some("Update".to_owned()),
-            subresource: subresource.map(str::to_owned),
-            time: Some(time(at.0)),
-        };
     let annotation = |key: &str| -> Value {
         let mut set = Map::new();
         if meta["annotations"].get(key).is_some() {
@@ -413,7 +403,7 @@ fn managed_fields(spec: &ObjectSpec, node: &Value, v: &NodeValues) -> Vec<Manage
     }
     registration.insert("f:metadata".to_owned(), Value::Object(meta_set));
     registration.insert("f:spec".to_owned(), json!({"f:providerID": {}}));
-    let mut out = vec![entry(
+    let mut out = vec![update_entry(
         "kubelet",
         None,
         Value::Object(registration),
@@ -421,7 +411,7 @@ fn managed_fields(spec: &ObjectSpec, node: &Value, v: &NodeValues) -> Vec<Manage
     )];
     if spec.managed_fields > 1 {
         let status = json!({ "f:status": root_field_set("status", &node["status"]) });
-        out.push(entry("kubelet", Some("status"), status, v.heartbeat));
+        out.push(update_entry("kubelet", Some("status"), status, v.heartbeat));
     }
     if spec.managed_fields > 2 {
         let mut controller = json!({"f:spec": {
@@ -432,7 +422,7 @@ fn managed_fields(spec: &ObjectSpec, node: &Value, v: &NodeValues) -> Vec<Manage
         if ttl.as_object().is_some_and(|a| !a.is_empty()) {
             controller["f:metadata"] = json!({ "f:annotations": ttl });
         }
-        out.push(entry(
+        out.push(update_entry(
             "kube-controller-manager",
             None,
             controller,
@@ -446,7 +436,7 @@ fn managed_fields(spec: &ObjectSpec, node: &Value, v: &NodeValues) -> Vec<Manage
             }
             None => json!({ "f:metadata": { "f:labels": field_set("labels", &meta["labels"]) } }),
         };
-        out.push(entry(manager, *subresource, owned, *at));
+        out.push(update_entry(manager, *subresource, owned, *at));
     }
     out
 }

@@ -13,13 +13,13 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    FieldsV1, ManagedFieldsEntry, ObjectMeta, OwnerReference,
+    ManagedFieldsEntry, ObjectMeta, OwnerReference,
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rand_core::Rng;
 use serde_json::{Map, Value, json};
 
-use super::fields::{field_set, root_field_set};
+use super::fields::{field_set, root_field_set, update_entry};
 use super::template::{Int, Seconds, holes};
 use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
 use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectSpec};
@@ -589,16 +589,6 @@ fn last_applied_configuration(pod: &Pod) -> String {
 /// Field managers in the order a pod meets them, and what each one owns.
 fn managed_fields(spec: &ObjectSpec, pod: &Value, v: &PodValues) -> Vec<ManagedFieldsEntry> {
     let meta = &pod["metadata"];
-    let entry =
-        |manager: &str, subresource: Option<&str>, fields: Value, at: Seconds| ManagedFieldsEntry {
-            api_version: Some("v1".to_owned()),
-            fields_type: Some("FieldsV1".to_owned()),
-            fields_v1: Some(FieldsV1(fields)),
-            manager: Some(manager.to_owned()),
-            operation: Some("Update".to_owned()),
-            subresource: subresource.map(str::to_owned),
-            time: Some(time(at.0)),
-        };
     let mut out = Vec::new();
     // kube-controller-manager creates the pod from the ReplicaSet's template.
     let mut controller = Map::new();
@@ -610,7 +600,7 @@ fn managed_fields(spec: &ObjectSpec, pod: &Value, v: &PodValues) -> Vec<ManagedF
     }
     controller.insert("f:metadata".to_owned(), Value::Object(controller_meta));
     controller.insert("f:spec".to_owned(), root_field_set("spec", &pod["spec"]));
-    out.push(entry(
+    out.push(update_entry(
         "kube-controller-manager",
         None,
         Value::Object(controller),
@@ -619,14 +609,19 @@ fn managed_fields(spec: &ObjectSpec, pod: &Value, v: &PodValues) -> Vec<ManagedF
     // The kubelet reports status through the status subresource.
     if spec.managed_fields > 1 {
         let status = json!({ "f:status": root_field_set("status", &pod["status"]) });
-        out.push(entry("kubelet", Some("status"), status, v.kubelet_at));
+        out.push(update_entry(
+            "kubelet",
+            Some("status"),
+            status,
+            v.kubelet_at,
+        ));
     }
     for (manager, at) in OTHER_MANAGERS.iter().zip(&v.managers_at) {
         let owned = match meta.get("annotations") {
             Some(a) => json!({ "f:metadata": { "f:annotations": field_set("annotations", a) } }),
             None => json!({ "f:metadata": { "f:labels": field_set("labels", &meta["labels"]) } }),
         };
-        out.push(entry(manager, None, owned, *at));
+        out.push(update_entry(manager, None, owned, *at));
     }
     out
 }
