@@ -98,6 +98,15 @@ async fn nodes_are_written_at_the_clusters_scope() {
     assert_eq!(code, StatusCode::OK);
     let (code, _) = request(&server, "GET", "/api/v1/nodes/extra", JSON, "").await;
     assert_eq!(code, StatusCode::NOT_FOUND);
+    // A namespaced kind's cluster path is its collection only: no object there to
+    // write (404), and no write to the collection (405).
+    let pods = ApiServer::new(ObjectSpec::pods(3));
+    for method in ["PUT", "PATCH", "DELETE"] {
+        let (code, _) = request(&pods, method, "/api/v1/pods/web", JSON, "{}").await;
+        assert_eq!(code, StatusCode::NOT_FOUND, "{method}");
+    }
+    let (code, _) = request(&pods, "DELETE", "/api/v1/pods", JSON, "").await;
+    assert_eq!(code, StatusCode::METHOD_NOT_ALLOWED);
     let (code, deleted) = request(&server, "DELETE", "/api/v1/nodes", JSON, "").await;
     assert_eq!((code, names(&deleted).len()), (StatusCode::OK, 3));
     assert_eq!(server.alive(), 0);

@@ -64,6 +64,9 @@ pub async fn replace_cluster(
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
+    if let Some(missing) = no_cluster_object(&resource) {
+        return missing;
+    }
     let path = ApiPath((String::new(), resource, name));
     replace(State(server), path, query, headers, body).await
 }
@@ -76,6 +79,9 @@ pub async fn patch_cluster(
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
+    if let Some(missing) = no_cluster_object(&resource) {
+        return missing;
+    }
     let path = ApiPath((String::new(), resource, name));
     patch(State(server), path, query, headers, body).await
 }
@@ -87,6 +93,9 @@ pub async fn delete_cluster(
     query: RawQuery,
     body: ApiBody,
 ) -> Response {
+    if let Some(missing) = no_cluster_object(&resource) {
+        return missing;
+    }
     delete(
         State(server),
         ApiPath((String::new(), resource, name)),
@@ -416,6 +425,14 @@ pub async fn delete_collection(
         buf.extend_from_slice(b"]}");
         Ok(json_response(StatusCode::OK, Body::from(buf)))
     })
+}
+
+/// 404 for a path to one object at the cluster's scope of a kind that has none there (a
+/// namespaced kind's cluster path is only its collection, as on kube-apiserver).
+fn no_cluster_object(resource: &str) -> Option<Response> {
+    ObjectKind::from_plural(resource)
+        .is_none_or(ObjectKind::namespaced)
+        .then(|| ApiError::unknown_resource().into_response())
 }
 
 /// `kind`, when a write to it in `namespace` (empty: at the cluster's scope) can exist: a
