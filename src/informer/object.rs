@@ -35,16 +35,21 @@ pub trait Object:
     /// trip, so any field of any kind can be cut; what stays is exactly the object without
     /// the field.
     fn cut_field(&mut self, path: &[String]) {
-        let Ok(mut value) = serde_json::to_value(&*self) else {
-            return;
-        };
-        if remove_at(&mut value, path).is_none() {
-            return;
-        }
-        // An object that no longer decodes without the field stays as it was.
-        if let Ok(cut) = serde_json::from_value::<Self>(value) {
-            *self = cut;
-        }
+        cut_through_json(self, path);
+    }
+}
+
+/// Removes the field at `path` from `obj` through a JSON round trip; an object that no
+/// longer decodes without the field stays as it was.
+fn cut_through_json<T: Serialize + DeserializeOwned>(obj: &mut T, path: &[String]) {
+    let Ok(mut value) = serde_json::to_value(&*obj) else {
+        return;
+    };
+    if remove_at(&mut value, path).is_none() {
+        return;
+    }
+    if let Ok(cut) = serde_json::from_value::<T>(value) {
+        *obj = cut;
     }
 }
 
@@ -164,17 +169,10 @@ where
     /// `metadata` (typed here) goes through the round trip.
     fn cut_field(&mut self, path: &[String]) {
         if path.first().is_some_and(|name| name == "metadata") {
-            let Ok(mut value) = serde_json::to_value(&*self) else {
-                return;
-            };
-            if remove_at(&mut value, path).is_some()
-                && let Ok(cut) = serde_json::from_value::<Self>(value)
-            {
-                *self = cut;
-            }
-            return;
+            cut_through_json(self, path);
+        } else {
+            remove_at(&mut self.object.data, path);
         }
-        remove_at(&mut self.object.data, path);
     }
 }
 
