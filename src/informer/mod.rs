@@ -26,6 +26,7 @@ mod transform;
 mod writer;
 
 pub use event::{Event, Status};
+pub use reflector::VERY_SHORT_WATCH;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -460,6 +461,36 @@ mod tests {
                 "{implementation:?}"
             );
             assert!(server.requests().watch >= 2, "{implementation:?}");
+            informer.abort();
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn client_go_lists_again_after_a_very_short_watch_and_watches_again_after_a_long_one() {
+        use crate::scenario::{Amount, ListRules};
+        // (list rules, how long the watch lives before it is cut, LISTs and WATCHes after)
+        let cases = [
+            (ListRules::ClientGo, 0, 2, 2),
+            (ListRules::ClientGo, 2, 1, 2),
+            (ListRules::KubeRuntime, 0, 1, 2),
+        ];
+        for (list_rules, lives_s, lists, watches) in cases {
+            let server = ApiServer::new(ObjectSpec::pods(50));
+            let client = transport::client(&server);
+            let mut config = VariantConfig::defaults(Implementation::Builtin);
+            config.list_rules = list_rules;
+            let informer = spawn(client, ObjectKind::Pod, &config, None);
+            caught_up(&server, &informer).await;
+            tokio::time::sleep(std::time::Duration::from_secs(lives_s)).await;
+            // The watch ends cleanly with no event on it, and a pod changes meanwhile.
+            server.disconnect_watchers();
+            server.update(Amount::Count(1), &Default::default(), 5);
+            caught_up(&server, &informer).await;
+            let at = format!("{list_rules:?}, cut after {lives_s} s");
+            assert!(store_matches_server(&server, &informer), "{at}");
+            let requests = server.requests();
+            assert_eq!((requests.list, requests.watch), (lists, watches), "{at}");
+            assert_eq!(requests.expired, 0, "{at}");
             informer.abort();
         }
     }

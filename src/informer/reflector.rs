@@ -22,8 +22,13 @@ use crate::scenario::{InitialSync, ListRules};
 const CLIENT_GO_WATCH_TIMEOUT_SECONDS: u32 = 300;
 /// kube's default watch timeout (it caps it below 295 s).
 const KUBE_WATCH_TIMEOUT_SECONDS: u32 = 290;
-/// How long the reflector waits before it syncs again after a watch-list was cut short.
+/// How long the reflector waits before it syncs again after a watch-list was cut short,
+/// or after a very short watch.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+/// client-go takes a watch that ends within this long of opening, having carried no
+/// event, for a broken one: it lists again rather than watch again ("very short watch",
+/// reflector.go `handleAnyWatch`).
+pub const VERY_SHORT_WATCH: std::time::Duration = std::time::Duration::from_secs(1);
 /// The annotation of the bookmark that ends a watch-list's initial events.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
@@ -53,8 +58,8 @@ pub enum Error {
 pub enum WatchEnd {
     /// The stream ended (timeout, disconnect): watch again from the last resourceVersion.
     Closed,
-    /// The server said 410 Expired, or a watch-list ended before its initial events did:
-    /// get the state again.
+    /// The server said 410 Expired, a watch-list ended before its initial events did, or
+    /// (client-go) a watch ended very short: get the state again.
     Expired,
 }
 
@@ -86,6 +91,8 @@ pub struct Reflector<K> {
     /// A LIST at "0" came back in pages: the server honours `limit` there (no watch
     /// cache), so later LISTs keep paging.
     paginated: bool,
+    /// Events read from watches, bookmarks included (wrapping; only its changes count).
+    events: u32,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -113,6 +120,7 @@ impl<K: Object> Reflector<K> {
             last_sync: String::new(),
             last_sync_unavailable: false,
             paginated: false,
+            events: 0,
             kind: PhantomData,
         }
     }
@@ -272,15 +280,27 @@ impl<K: Object> Reflector<K> {
     }
 
     /// Watches from the last resourceVersion, handing every event to `sink` until the
-    /// stream ends.
+    /// stream ends. client-go relists after a very short watch, a pause first (its
+    /// backoff's, fixed on the virtual clock so that runs repeat).
     pub async fn watch(&mut self, sink: &mut impl FnMut(Event<K>)) -> Result<WatchEnd, Error> {
         let rv = match self.rules.initial_sync {
             // It never had a complete state to resume from: the whole state again.
             InitialSync::WatchRv0 => "0".to_owned(),
             _ => self.last_sync.clone(),
         };
+        let opened = tokio::time::Instant::now();
+        let events = self.events;
         let mut stream = self.open_watch(&rv, false).await?;
-        self.follow(&mut stream, sink, false).await
+        let end = self.follow(&mut stream, sink, false).await?;
+        let very_short = end == WatchEnd::Closed
+            && self.rules.list_rules == ListRules::ClientGo
+            && self.events == events
+            && opened.elapsed() < VERY_SHORT_WATCH;
+        if !very_short {
+            return Ok(end);
+        }
+        tokio::time::sleep(RETRY_PAUSE).await;
+        Ok(WatchEnd::Expired)
     }
 
     /// Goes on with a watch that a watch-list opened.
@@ -339,6 +359,7 @@ impl<K: Object> Reflector<K> {
         initial: bool,
     ) -> Result<WatchEnd, Error> {
         while let Some(event) = stream.try_next().await.map_err(Error::Watch)? {
+            self.events = self.events.wrapping_add(1);
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
                     self.saw(&obj);

@@ -26,6 +26,34 @@ const PHASE_TIMEOUT: Duration = Duration::from_secs(600);
 /// the informer has read and applied.
 const SETTLE_TICK: Duration = Duration::from_millis(10);
 
+/// How old the informer's watches must be before a phase cuts them: a real outage cuts
+/// watches that have lived, and client-go treats one that ends sooner than
+/// [`informer::VERY_SHORT_WATCH`] without an event as broken (it lists again rather than
+/// watch again). So a phase that cuts watches first lets them age past that, with a
+/// margin: on the virtual clock here, in real time for a program.
+pub(super) const WATCH_AGE_BEFORE_CUT: Duration =
+    informer::VERY_SHORT_WATCH.saturating_add(Duration::from_millis(100));
+
+/// When an informer on a real clock last caught up with the server: every watch it has
+/// open was opened before that. Lets its watches age before a phase cuts them.
+#[derive(Debug, Default)]
+pub(super) struct CaughtUp(Option<std::time::Instant>);
+
+impl CaughtUp {
+    /// The informer has caught up now.
+    pub(super) fn now(&mut self) {
+        self.0 = Some(std::time::Instant::now());
+    }
+
+    /// Before `phase`: if it cuts watches, waits until they are [`WATCH_AGE_BEFORE_CUT`]
+    /// old.
+    pub(super) async fn age_watches(&self, phase: &Phase) {
+        if let Some(at) = self.0.filter(|_| phase.cuts_watches()) {
+            tokio::time::sleep_until((at + WATCH_AGE_BEFORE_CUT).into()).await;
+        }
+    }
+}
+
 /// Why a phase failed.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum PhaseError {
@@ -70,6 +98,10 @@ impl Driver<'_> {
         phase: &Phase,
         seed: u64,
     ) -> Result<PhaseReport, PhaseError> {
+        if phase.cuts_watches() {
+            // Idle in virtual time: nothing is due within a second.
+            tokio::time::sleep(WATCH_AGE_BEFORE_CUT).await;
+        }
         let server = self.server;
         let requests = server.requests();
         if let Some(informer) = informer.as_ref() {

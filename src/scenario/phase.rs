@@ -39,6 +39,18 @@ pub struct Phase {
     pub churn: Option<Churn>,
 }
 
+impl Phase {
+    /// Whether the phase cuts the informer's watches before its changes: a `disconnect`,
+    /// or an action whose informer is away meanwhile (`disconnect`, `relist`).
+    pub fn cuts_watches(&self) -> bool {
+        self.disconnect
+            || matches!(
+                self.action,
+                PhaseAction::Disconnect { .. } | PhaseAction::Relist
+            )
+    }
+}
+
 /// A steady stream of updates in virtual time: a busy cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Churn {

@@ -148,6 +148,32 @@ fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
 }
 
 #[test]
+fn a_phase_that_cuts_watches_cuts_them_once_they_have_lived_as_an_outage_does() {
+    // The relist comes right after the list: cut at once, the watch would be a "very
+    // short watch" to the program (as to client-go), which lists again without watching
+    // again. Cut once it has lived, it is watched again, gets 410 and relists, as the
+    // model does.
+    let dir = tempfile::tempdir().unwrap();
+    let (head, _) = scenario("normal", "")
+        .split_once("[[phase]]\nkind = \"update\"")
+        .map(|(head, tail)| (head.to_owned(), tail.to_owned()))
+        .unwrap();
+    let text = format!("{head}[[phase]]\nkind = \"relist\"\n");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let requests = |variant: usize| {
+        let relist = &phases(&report["variants"][variant])[1];
+        assert_eq!(relist["name"], "relist");
+        assert_eq!(relist["consistent"], true);
+        let r = &relist["api_requests"];
+        (r["list"].clone(), r["watch"].clone(), r["expired"].clone())
+    };
+    assert_eq!(requests(1), (1.into(), 2.into(), 1.into()));
+    assert_eq!(requests(0), requests(1), "the model and the program alike");
+}
+
+#[test]
 fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
     let dir = tempfile::tempdir().unwrap();
     let text =

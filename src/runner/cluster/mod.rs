@@ -20,7 +20,7 @@ use anyhow::{Context, bail};
 use tokio::task::JoinHandle;
 
 use super::message::{ClusterJob, Message};
-use super::phase::{finish_action, holding_now};
+use super::phase::{CaughtUp, finish_action, holding_now};
 use crate::cluster::Watched;
 use crate::informer::{self, Informer};
 use crate::k8s::TruthEntry;
@@ -97,6 +97,8 @@ struct Run<'a> {
     watched: Arc<Watched>,
     /// Where the server's heap profiles go: `<this>.<phase>.heap.pb.gz`.
     profiles: Option<&'a Path>,
+    /// When the informer caught up at the end of the previous phase.
+    caught_up: CaughtUp,
 }
 
 impl<'a> Run<'a> {
@@ -118,6 +120,7 @@ impl<'a> Run<'a> {
             watchers: Vec::new(),
             watched: Arc::default(),
             profiles,
+            caught_up: CaughtUp::default(),
         })
     }
 
@@ -128,6 +131,7 @@ impl<'a> Run<'a> {
     /// One phase: the changes (the informer away meanwhile if the phase says so), the wait
     /// until its store matches the server, its report.
     async fn phase(&mut self, index: usize, phase: &Phase) -> anyhow::Result<PhaseReport> {
+        self.caught_up.age_watches(phase).await;
         let requests = self.side.faults.requests();
         if let Some(informer) = &self.informer {
             informer.begin_phase();
@@ -143,6 +147,7 @@ impl<'a> Run<'a> {
         self.start_or_resync(asked);
         finish_action(phase.action).await;
         let (truth, consistency) = self.caught_up().await?;
+        self.caught_up.now();
         self.watchers_quiet().await;
         let informer = self
             .informer

@@ -113,11 +113,7 @@ impl Side {
         phase: &Phase,
         asked: impl FnOnce(PhaseAction),
     ) -> anyhow::Result<()> {
-        let away = phase.disconnect
-            || matches!(
-                phase.action,
-                PhaseAction::Disconnect { .. } | PhaseAction::Relist
-            );
+        let away = phase.cuts_watches();
         // Every informer has a watch open between phases: as many as are cut, relist.
         let informers = self.faults.open_watches().max(1);
         if away {

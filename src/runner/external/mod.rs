@@ -18,6 +18,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::message::{ClusterJob, Message};
+use super::phase::CaughtUp;
 use super::profile_file;
 use crate::apiserver::{self, Gate};
 use crate::measure::outside::{self, ProcessReading};
@@ -77,6 +78,8 @@ struct Run<'a> {
     /// The Go heap at the previous phase's end (the setup's for the first).
     heap_before: Option<MemStats>,
     handled_before: Option<Handled>,
+    /// When the program caught up at the end of the previous phase.
+    caught_up: CaughtUp,
 }
 
 impl<'a> Run<'a> {
@@ -153,6 +156,7 @@ impl<'a> Run<'a> {
             profiles,
             heap_before: None,
             handled_before: None,
+            caught_up: CaughtUp::default(),
         })
     }
 
@@ -261,6 +265,7 @@ impl<'a> Run<'a> {
     /// One phase: the server's changes, the wait until the program has caught up (with
     /// samples taken meanwhile), its figures and its store checked.
     async fn phase(&mut self, index: usize, phase: &Phase) -> anyhow::Result<PhaseReport> {
+        self.caught_up.age_watches(phase).await;
         let requests = self.upstream.requests();
         let window = match self.upstream.real() {
             Some(side) => Some(side.server_window().await),
@@ -279,6 +284,7 @@ impl<'a> Run<'a> {
         }
         let caught =
             wait::caught_up(self.upstream, &mut self.program, &self.probe, self.subject).await?;
+        self.caught_up.now();
         let measurement = meter.finish();
         let samples = sampler.finish().await;
         let mut figures = self
