@@ -44,13 +44,21 @@ impl Selection {
         !self.labels.is_empty() || !self.fields.is_empty()
     }
 
+    /// The selection of `kind` in `namespace` (all namespaces: `None`) that `q`'s
+    /// selectors make; a field `kind` cannot be selected by is a 400 Bad Request.
     pub(super) fn new(
         server: &ApiServer,
         kind: ObjectKind,
         namespace: Option<&str>,
         q: &Query,
-    ) -> Selection {
-        Selection {
+    ) -> Result<Selection, ApiError> {
+        let (fields, aliases) = selectable_fields(kind);
+        let fields = q
+            .field_selector
+            .clone()
+            .for_fields(fields, aliases)
+            .map_err(ApiError::bad_request)?;
+        Ok(Selection {
             kind,
             holds: kind == server.spec().kind,
             namespace: namespace.map(|ns| NamespaceFilter {
@@ -58,8 +66,8 @@ impl Selection {
                 ordinal: server.namespace_ordinal(ns),
             }),
             labels: q.label_selector.clone(),
-            fields: q.field_selector.clone(),
-        }
+            fields,
+        })
     }
 
     pub(super) fn matches(&self, spec: &ObjectSpec, version: &Version) -> bool {
@@ -85,11 +93,19 @@ impl Selection {
 
     fn matches_written(&self, w: &Written) -> bool {
         let key = w.key();
+        let fields = || {
+            if self.fields.names_only() {
+                return self.fields.matches(&key.name, &key.namespace);
+            }
+            let object = w.to_value(0);
+            self.fields
+                .matches_with(|field| written_field(self.kind, &object, field))
+        };
         self.namespace
             .as_ref()
             .is_none_or(|ns| ns.name == key.namespace)
-            && self.fields.matches(&key.name, &key.namespace)
             && self.labels.matches(w.labels())
+            && fields()
     }
 
     fn matches_generated(&self, spec: &ObjectSpec, id: &ObjectId) -> bool {
@@ -108,9 +124,15 @@ impl Selection {
             {
                 return false;
             }
-            let name = generate::name(spec, id.index);
-            let namespace = generate::namespace(spec, id.index);
-            if !self.fields.matches(&name, &namespace) {
+            let matches = if self.fields.names_only() {
+                let name = generate::name(spec, id.index);
+                let namespace = generate::namespace(spec, id.index);
+                self.fields.matches(&name, &namespace)
+            } else {
+                self.fields
+                    .matches_with(|field| generate::selectable_field(spec, id.index, field))
+            };
+            if !matches {
                 return false;
             }
         }
@@ -118,6 +140,73 @@ impl Selection {
             || self
                 .labels
                 .matches(&generate::labels(spec, id.index, id.generation))
+    }
+}
+
+/// The fields `kind` can be selected by, and the old names some are still asked by, as
+/// kube-apiserver v1.37 converts field labels (pkg/apis/core/v1/conversion.go; ConfigMaps
+/// have only the defaults).
+pub(super) fn selectable_fields(
+    kind: ObjectKind,
+) -> (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+) {
+    match kind {
+        ObjectKind::Pod => (
+            &[
+                "metadata.name",
+                "metadata.namespace",
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.podIPs",
+                "status.nominatedNodeName",
+            ],
+            &[("spec.host", "spec.nodeName")],
+        ),
+        ObjectKind::Node => (&["metadata.name", "spec.unschedulable"], &[]),
+        ObjectKind::ConfigMap => (&["metadata.name", "metadata.namespace"], &[]),
+        ObjectKind::Secret => (&["metadata.name", "metadata.namespace", "type"], &[]),
+    }
+}
+
+/// What a written object holds in `field`, read as kube-apiserver's selectable field sets
+/// read it (pkg/registry/core/*/strategy.go): "" when unset, booleans as "true"/"false", a
+/// pod's IP its first `podIPs` entry's.
+pub(super) fn written_field<'a>(
+    kind: ObjectKind,
+    object: &'a serde_json::Value,
+    field: &str,
+) -> std::borrow::Cow<'a, str> {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+    };
+    let flag = |pointer: &str| {
+        let on = object
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        if on { "true" } else { "false" }
+    };
+    match (kind, field) {
+        (ObjectKind::Pod, "spec.hostNetwork") => flag("/spec/hostNetwork").into(),
+        (ObjectKind::Node, "spec.unschedulable") => flag("/spec/unschedulable").into(),
+        (ObjectKind::Pod, "status.podIP") => match text("/status/podIPs/0/ip") {
+            "" => text("/status/podIP").into(),
+            ip => ip.into(),
+        },
+        // Accepted, but not in the pod's field set: it reads as "".
+        (ObjectKind::Pod, "status.podIPs") => "".into(),
+        (ObjectKind::Secret, "type") => text("/type").into(),
+        (_, field) => text(&format!("/{}", field.replace('.', "/"))).into(),
     }
 }
 

@@ -200,7 +200,10 @@ async fn collection(
         Err(e) => return e.into_response(),
     };
     let form = form.including(query.include_object);
-    let selection = Selection::new(&server, kind, namespace.as_deref(), &query);
+    let selection = match Selection::new(&server, kind, namespace.as_deref(), &query) {
+        Ok(selection) => selection,
+        Err(e) => return e.into_response(),
+    };
     if query.watch {
         server.count_request(|r| r.watch += 1);
         watch::serve(server, selection, &query, form).await
@@ -244,5 +247,7 @@ pub(super) async fn request(
 
 #[cfg(test)]
 mod cluster_tests;
+#[cfg(test)]
+mod field_tests;
 #[cfg(test)]
 mod tests;

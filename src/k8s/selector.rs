@@ -2,8 +2,8 @@
 //! kube-apiserver does (apimachinery's `labels.Parse` and `fields.ParseSelector`).
 //!
 //! Labels: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas
-//! (all must hold). Fields: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`,
-//! the field labels every resource supports.
+//! (all must hold). Fields: `field=value`, `field==value`, `field!=value`, over the fields
+//! a kind is selectable by (kube-apiserver's field label conversions).
 
 use std::collections::BTreeMap;
 
@@ -176,18 +176,27 @@ fn valid_value(value: &str) -> Result<String, String> {
     }
 }
 
-/// A parsed field selector over `metadata.name` and `metadata.namespace`.
+/// A parsed field selector: terms `field=value`, `field==value` or `field!=value`, all of
+/// which must hold. Which fields a kind can be selected by is the kind's
+/// ([`FieldSelector::for_fields`]); a field an object lacks reads as "".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldSelector(Vec<(Field, bool, String)>);
+pub struct FieldSelector(Vec<FieldTerm>);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
-    Name,
-    Namespace,
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FieldTerm {
+    field: String,
+    equal: bool,
+    value: String,
 }
 
+/// The field every object is selected by its name with.
+const NAME: &str = "metadata.name";
+/// The field every namespaced object is selected by its namespace with.
+const NAMESPACE: &str = "metadata.namespace";
+
 impl FieldSelector {
-    /// Parses a `fieldSelector` value.
+    /// Parses a `fieldSelector` value (its syntax: what the fields are is checked by
+    /// [`FieldSelector::for_fields`]).
     pub fn parse(text: &str) -> Result<FieldSelector, String> {
         let mut terms = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -200,33 +209,63 @@ impl FieldSelector {
             } else {
                 return Err(format!("invalid selector: {part:?}; can't understand it"));
             };
-            let field = match field.trim() {
-                "metadata.name" => Field::Name,
-                "metadata.namespace" => Field::Namespace,
-                other => return Err(format!("field label not supported: {other}")),
-            };
-            terms.push((field, equal, value.trim().to_owned()));
+            terms.push(FieldTerm {
+                field: field.trim().to_owned(),
+                equal,
+                value: value.trim().to_owned(),
+            });
         }
         Ok(FieldSelector(terms))
     }
 
-    /// Whether an object with this name and namespace matches.
+    /// This selector for a kind selectable by `fields`, with each `(old, field)` of
+    /// `aliases` read as `field` (apimachinery's field label conversion): an error names
+    /// the first field the kind cannot be selected by.
+    pub fn for_fields(
+        mut self,
+        fields: &[&str],
+        aliases: &[(&str, &str)],
+    ) -> Result<FieldSelector, String> {
+        for term in &mut self.0 {
+            if let Some((_, field)) = aliases.iter().find(|(old, _)| *old == term.field) {
+                term.field = (*field).to_owned();
+            } else if !fields.contains(&term.field.as_str()) {
+                return Err(format!("field label not supported: {}", term.field));
+            }
+        }
+        Ok(self)
+    }
+
+    /// Whether an object whose field `f` reads `value(f)` matches.
+    pub fn matches_with<'a>(&self, value: impl Fn(&str) -> std::borrow::Cow<'a, str>) -> bool {
+        self.0
+            .iter()
+            .all(|t| (value(&t.field) == t.value.as_str()) == t.equal)
+    }
+
+    /// Whether an object with this name and namespace matches, when the selector reads
+    /// nothing else ([`FieldSelector::names_only`]).
     pub fn matches(&self, name: &str, namespace: &str) -> bool {
-        self.0.iter().all(|(field, equal, value)| {
-            let actual = match field {
-                Field::Name => name,
-                Field::Namespace => namespace,
-            };
-            (actual == value) == *equal
+        self.matches_with(|field| match field {
+            NAME => name.into(),
+            NAMESPACE => namespace.into(),
+            _ => "".into(),
         })
+    }
+
+    /// Whether the selector reads only names and namespaces.
+    pub fn names_only(&self) -> bool {
+        self.0
+            .iter()
+            .all(|t| t.field == NAME || t.field == NAMESPACE)
     }
 
     /// The name the selector pins with `metadata.name=`, if any.
     pub fn exact_name(&self) -> Option<&str> {
         self.0
             .iter()
-            .find(|(f, equal, _)| *f == Field::Name && *equal)
-            .map(|(_, _, v)| v.as_str())
+            .find(|t| t.field == NAME && t.equal)
+            .map(|t| t.value.as_str())
     }
 
     /// Whether the selector selects everything.
@@ -283,17 +322,41 @@ mod tests {
     }
 
     #[test]
-    fn field_selectors_cover_name_and_namespace_only() {
+    fn field_selectors_match_names_and_namespaces() {
         let f = FieldSelector::parse("metadata.name=a,metadata.namespace!=b").unwrap();
+        assert!(f.names_only());
         assert!(f.matches("a", "c"));
         assert!(!f.matches("a", "b"));
         assert_eq!(f.exact_name(), Some("a"));
-        assert!(
-            FieldSelector::parse("spec.nodeName=x")
-                .unwrap_err()
-                .contains("not supported")
-        );
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    #[test]
+    fn field_selectors_take_the_kinds_fields_and_aliases_and_refuse_others() {
+        let fields = ["metadata.name", "spec.nodeName", "status.phase"];
+        let aliases = [("spec.host", "spec.nodeName")];
+        let f = FieldSelector::parse("spec.host=n1,status.phase!=Failed")
+            .unwrap()
+            .for_fields(&fields, &aliases)
+            .unwrap();
+        assert!(!f.names_only());
+        let pod = |node: &'static str, phase: &'static str| {
+            move |field: &str| -> std::borrow::Cow<'static, str> {
+                match field {
+                    "spec.nodeName" => node.into(),
+                    "status.phase" => phase.into(),
+                    _ => "".into(),
+                }
+            }
+        };
+        assert!(f.matches_with(pod("n1", "Running")));
+        assert!(!f.matches_with(pod("n2", "Running")));
+        assert!(!f.matches_with(pod("n1", "Failed")));
+        let refused = FieldSelector::parse("metadata.namespace=x")
+            .unwrap()
+            .for_fields(&fields, &aliases)
+            .unwrap_err();
+        assert_eq!(refused, "field label not supported: metadata.namespace");
     }
 
     /// Found by the query fuzz target: a key whose prefix is not a DNS subdomain (here

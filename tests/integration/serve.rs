@@ -236,7 +236,7 @@ fn every_bad_request_gets_kube_apiservers_status_and_changes_nothing() {
         // kube-apiserver's bare 500, without a reason (crosscheck's watch-rv-not-a-number).
         (request("GET", "/api/v1/pods?watch=yes&resourceVersion=x", "", ""), 500, ""),
         (request("GET", "/api/v1/pods?labelSelector=app%20in%20web", "", ""), 400, "BadRequest"),
-        (request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dx", "", ""), 400, "BadRequest"),
+        (request("GET", "/api/v1/pods?fieldSelector=spec.containers%3Dx", "", ""), 400, "BadRequest"),
         (request("GET", "/api/v1/pods?continue=garbage", "", ""), 400, "BadRequest"),
         (request("GET", "/api/v1/pods?resourceVersion=0&resourceVersionMatch=Exact", "", ""), 422, "Invalid"),
         (request("GET", "/api/v1/pods?resourceVersionMatch=NotOlderThan", "", ""), 422, "Invalid"),

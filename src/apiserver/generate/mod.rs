@@ -19,6 +19,7 @@ mod node;
 mod pod;
 mod template;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -100,6 +101,26 @@ pub fn name(spec: &ObjectSpec, index: u32) -> String {
         ObjectKind::ConfigMap => format!("{app}-config-{}", suffix(index)),
         ObjectKind::Secret => format!("{app}-secret-{}", suffix(index)),
         ObjectKind::Node => format!("{}-{}", node_pool(spec, index), suffix(index)),
+    }
+}
+
+/// What object `index` holds in `field`, a field its kind is selectable by
+/// (`fieldSelector`); "" for one it does not set. Updates leave these fields as they are.
+pub fn selectable_field(spec: &ObjectSpec, index: u32, field: &str) -> Cow<'static, str> {
+    match (spec.kind, field) {
+        (_, "metadata.name") => name(spec, index).into(),
+        (_, "metadata.namespace") => namespace(spec, index).into(),
+        (ObjectKind::Pod, "spec.nodeName") => pod::node_name(index).into(),
+        (ObjectKind::Pod, "spec.restartPolicy") => "Always".into(),
+        (ObjectKind::Pod, "spec.schedulerName") => "default-scheduler".into(),
+        (ObjectKind::Pod, "spec.serviceAccountName") => app_of(spec, index).into(),
+        (ObjectKind::Pod, "spec.hostNetwork") | (ObjectKind::Node, "spec.unschedulable") => {
+            "false".into()
+        }
+        (ObjectKind::Pod, "status.phase") => "Running".into(),
+        (ObjectKind::Pod, "status.podIP") => pod::pod_ip(index).into(),
+        (ObjectKind::Secret, "type") => "Opaque".into(),
+        _ => "".into(),
     }
 }
 

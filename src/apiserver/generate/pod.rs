@@ -69,6 +69,26 @@ const OTHER_MANAGERS: [&str; 6] = [
     "descheduler",
 ];
 
+/// The node pod `index` runs on (`spec.nodeName`): pods are spread over 97 nodes.
+pub(super) fn node_name(index: u32) -> String {
+    let node = index % 97;
+    format!(
+        "ip-10-0-{}-{}.eu-west-1.compute.internal",
+        node / 16,
+        10 + node % 16
+    )
+}
+
+/// Pod `index`'s IP (`status.podIP`).
+pub(super) fn pod_ip(index: u32) -> String {
+    format!(
+        "10.{}.{}.{}",
+        64 + (index >> 16) % 64,
+        (index >> 8) & 255,
+        index & 255
+    )
+}
+
 holes! {
     /// What differs between two pods of one app and shape.
     pub(super) struct PodValues {
@@ -138,18 +158,9 @@ impl PodValues {
             resource_version: id.resource_version.to_string(),
             generation: Int(i64::from(id.generation)),
             restarted_at: format!("2026-01-01T00:00:{:02}Z", id.generation % 60),
-            pod_ip: format!(
-                "10.{}.{}.{}",
-                64 + (index >> 16) % 64,
-                (index >> 8) & 255,
-                index & 255
-            ),
+            pod_ip: pod_ip(index),
             host_ip: format!("10.0.{}.{}", node / 16, 10 + node % 16),
-            node_name: format!(
-                "ip-10-0-{}-{}.eu-west-1.compute.internal",
-                node / 16,
-                10 + node % 16
-            ),
+            node_name: node_name(index),
             token_suffix,
             config_checksum,
             secret_checksum,

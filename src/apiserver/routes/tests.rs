@@ -238,7 +238,7 @@ async fn bad_requests_get_kube_apiserver_status_codes_and_reasons() {
         ),
         (
             "GET",
-            "/api/v1/pods?fieldSelector=spec.nodeName%3Dx",
+            "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dx",
             400,
             "BadRequest",
         ),

@@ -407,7 +407,7 @@ pub async fn delete_collection(
         let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
         let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
-        let selection = Selection::new(&server, kind, namespace, &q);
+        let selection = Selection::new(&server, kind, namespace, &q)?;
         let generator = server.generator().clone();
         let (rv, deleted) =
             server.delete_where(|v| selection.matches(generator.spec(), v), dry_run);
