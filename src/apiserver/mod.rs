@@ -51,7 +51,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::k8s::{LabelSelector, TruthEntry};
 use crate::measure::Component;
 use crate::report::RequestCounts;
-use crate::scenario::{Amount, ObjectSpec};
+use crate::scenario::{Amount, ObjectSpec, Scope};
 use generate::{Generator, ObjectId};
 use state::State;
 use version::{NamespacedName, Version, Written};
@@ -196,10 +196,26 @@ impl ApiServer {
     /// Every live object as the server knows it: key, resourceVersion and UID. What the
     /// consistency oracle holds an informer's store against.
     pub fn truth(&self) -> Vec<TruthEntry> {
+        self.truth_where(|_, _| true)
+    }
+
+    /// [`ApiServer::truth`] of the objects `scope` selects: what an informer asking for
+    /// them must hold.
+    pub fn truth_of(&self, scope: &Scope) -> Vec<TruthEntry> {
+        if scope.is_default() {
+            return self.truth();
+        }
+        let selection = query::Selection::scoped(self, scope);
+        let spec = self.shared.generator.spec();
+        self.truth_where(|id, written| selection.matches_parts(spec, id, written))
+    }
+
+    fn truth_where(&self, keep: impl Fn(&ObjectId, Option<&Written>) -> bool) -> Vec<TruthEntry> {
         let spec = self.shared.generator.spec();
         let state = self.state();
         state
             .alive_identities()
+            .filter(|id| keep(id, state.written(id).map(|w| &**w)))
             .map(|id| match state.written(&id) {
                 Some(w) => TruthEntry {
                     key: NamespacedName::store_key(&w.key().namespace, &w.key().name),

@@ -14,7 +14,7 @@ use super::table::Include;
 use super::version::{NamespacedName, Version, Written};
 use crate::k8s::{FieldSelector, LabelSelector};
 use crate::scenario::ObjectKind;
-use crate::scenario::ObjectSpec;
+use crate::scenario::{ObjectSpec, Scope};
 
 /// Longest watch timeout honoured (a year); longer requests get this.
 const MAX_WATCH_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
@@ -52,7 +52,7 @@ impl Selection {
         namespace: Option<&str>,
         q: &Query,
     ) -> Result<Selection, ApiError> {
-        let (fields, aliases) = selectable_fields(kind);
+        let (fields, aliases) = kind.selectable_fields();
         let fields = q
             .field_selector
             .clone()
@@ -68,6 +68,19 @@ impl Selection {
             labels: q.label_selector.clone(),
             fields,
         })
+    }
+
+    /// What an informer with `scope` asks for across all namespaces (its field selector
+    /// was checked against the kind when the scenario was read).
+    pub(super) fn scoped(server: &ApiServer, scope: &Scope) -> Selection {
+        let kind = server.spec().kind;
+        Selection {
+            kind,
+            holds: true,
+            namespace: None,
+            labels: scope.label_selector.clone(),
+            fields: scope.field_selector.clone(),
+        }
     }
 
     pub(super) fn matches(&self, spec: &ObjectSpec, version: &Version) -> bool {
@@ -140,38 +153,6 @@ impl Selection {
             || self
                 .labels
                 .matches(&generate::labels(spec, id.index, id.generation))
-    }
-}
-
-/// The fields `kind` can be selected by, and the old names some are still asked by, as
-/// kube-apiserver v1.37 converts field labels (pkg/apis/core/v1/conversion.go; ConfigMaps
-/// have only the defaults).
-pub(super) fn selectable_fields(
-    kind: ObjectKind,
-) -> (
-    &'static [&'static str],
-    &'static [(&'static str, &'static str)],
-) {
-    match kind {
-        ObjectKind::Pod => (
-            &[
-                "metadata.name",
-                "metadata.namespace",
-                "spec.nodeName",
-                "spec.restartPolicy",
-                "spec.schedulerName",
-                "spec.serviceAccountName",
-                "spec.hostNetwork",
-                "status.phase",
-                "status.podIP",
-                "status.podIPs",
-                "status.nominatedNodeName",
-            ],
-            &[("spec.host", "spec.nodeName")],
-        ),
-        ObjectKind::Node => (&["metadata.name", "spec.unschedulable"], &[]),
-        ObjectKind::ConfigMap => (&["metadata.name", "metadata.namespace"], &[]),
-        ObjectKind::Secret => (&["metadata.name", "metadata.namespace", "type"], &[]),
     }
 }
 

@@ -281,10 +281,11 @@ impl WatchCursor {
     /// kube-apiserver's watch cache). `rv` is then the newest resourceVersion, which is
     /// what a bookmark reports.
     fn caught_up(&mut self, head: u64) {
-        if head > self.rv {
-            self.rv = head;
-            self.slot.delivered(head);
-        }
+        // Events this watch's selectors skipped count as handed over too: without them,
+        // a selective watch would look behind (to the caught-up check, and to the
+        // dispatcher as a slow watcher) until its next event or bookmark.
+        self.rv = self.rv.max(head);
+        self.slot.delivered(self.rv);
     }
 
     /// The periodic bookmark at `rv`, with the timer set for the next one.

@@ -32,7 +32,7 @@ pub use objects::for_server;
 use crate::k8s::TruthEntry;
 use crate::measure::Component;
 use crate::measure::attributed::{Attribute, Spawner};
-use crate::scenario::ObjectKind;
+use crate::scenario::{ObjectKind, Scope};
 
 /// A program's requests on their way to the server ([`Cluster::forwarder`]).
 pub type Forwarder = tower::util::BoxCloneService<
@@ -338,11 +338,15 @@ impl Cluster {
         &self,
         kind: ObjectKind,
         namespace: Option<&str>,
+        scope: &Scope,
     ) -> anyhow::Result<(Vec<TruthEntry>, u64)> {
-        let path = match namespace {
+        let mut path = match namespace {
             Some(ns) => format!("/api/v1/namespaces/{ns}/{}", kind.plural()),
             None => format!("/api/v1/{}", kind.plural()),
         };
+        if !scope.is_default() {
+            path = format!("{path}?{}", scope.query());
+        }
         let what = format!("LIST {path}");
         let list = expect_status(
             self.call(http::Method::GET, &path, None).await?,

@@ -23,7 +23,7 @@ use super::object::{ApiScope, Object};
 use super::{Informer, Status, StoreView, transform};
 use crate::k8s::Identity;
 use crate::measure::Component;
-use crate::scenario::{InitialSync, VariantConfig};
+use crate::scenario::{InitialSync, Scope, VariantConfig};
 
 /// How long the consumer pauses after the watcher reports an error, before polling it
 /// again (the watcher itself recovers: a 410 restarts it with a fresh list). A fixed
@@ -48,15 +48,20 @@ impl<K: Object> StoreView for Reader<K> {
     }
 }
 
-/// Starts kube-runtime's watcher and reflector for `K`.
+/// Starts kube-runtime's watcher and reflector for the objects of `K` that `scope`
+/// selects.
 pub fn spawn<K: Object>(
     client: kube::Client,
     config: &VariantConfig,
     namespace: Option<&str>,
+    scope: &Scope,
 ) -> Informer {
     let api: Api<K> = <K::Scope as ApiScope>::api(client, namespace);
+    let selector = |text: String| Some(text).filter(|t| !t.is_empty());
     let mut watcher_config = watcher::Config {
         page_size: (config.page_size > 0).then_some(config.page_size),
+        label_selector: selector(scope.label_selector.to_string()),
+        field_selector: selector(scope.field_selector.to_string()),
         ..watcher::Config::default()
     };
     if config.initial_sync == InitialSync::WatchList {

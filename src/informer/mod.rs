@@ -38,7 +38,7 @@ use tokio::task::JoinHandle;
 use crate::k8s::Identity;
 use crate::measure::Component;
 use crate::report::EventsReport;
-use crate::scenario::{Implementation, ObjectKind, Projection, VariantConfig};
+use crate::scenario::{Implementation, ObjectKind, Projection, Scope, VariantConfig};
 use object::{Dynamic, Object};
 use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
@@ -109,18 +109,20 @@ impl std::fmt::Debug for Informer {
     }
 }
 
-/// Starts the informers `config` describes for objects of `kind`, on the current runtime,
-/// across all namespaces or, with `namespace`, in that one.
+/// Starts the informers `config` describes for the objects of `kind` that `scope`
+/// selects, on the current runtime, across all namespaces or, with `namespace`, in that
+/// one.
 pub fn spawn(
     client: kube::Client,
     kind: ObjectKind,
     config: &VariantConfig,
     namespace: Option<&str>,
+    scope: &Scope,
 ) -> Informer {
     let rest: Vec<Part> = (1..config.informer_processes())
-        .map(|_| spawn_one(client.clone(), kind, config, namespace).first)
+        .map(|_| spawn_one(client.clone(), kind, config, namespace, scope).first)
         .collect();
-    let mut informer = spawn_one(client, kind, config, namespace);
+    let mut informer = spawn_one(client, kind, config, namespace, scope);
     informer.rest = rest;
     informer
 }
@@ -130,32 +132,39 @@ fn spawn_one(
     kind: ObjectKind,
     config: &VariantConfig,
     ns: Option<&str>,
+    scope: &Scope,
 ) -> Informer {
     match (kind, config.projection) {
-        (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config, ns),
-        (ObjectKind::ConfigMap, Projection::Full) => spawn_typed::<ConfigMap>(client, config, ns),
-        (ObjectKind::Secret, Projection::Full) => spawn_typed::<Secret>(client, config, ns),
+        (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config, ns, scope),
+        (ObjectKind::ConfigMap, Projection::Full) => {
+            spawn_typed::<ConfigMap>(client, config, ns, scope)
+        }
+        (ObjectKind::Secret, Projection::Full) => spawn_typed::<Secret>(client, config, ns, scope),
         (ObjectKind::Pod, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Pod>>(client, config, ns)
+            spawn_typed::<PartialObjectMeta<Pod>>(client, config, ns, scope)
         }
         (ObjectKind::ConfigMap, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config, ns)
+            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config, ns, scope)
         }
         (ObjectKind::Secret, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Secret>>(client, config, ns)
+            spawn_typed::<PartialObjectMeta<Secret>>(client, config, ns, scope)
         }
-        (ObjectKind::Pod, Projection::Dynamic) => spawn_typed::<Dynamic<Pod>>(client, config, ns),
+        (ObjectKind::Pod, Projection::Dynamic) => {
+            spawn_typed::<Dynamic<Pod>>(client, config, ns, scope)
+        }
         (ObjectKind::ConfigMap, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<ConfigMap>>(client, config, ns)
+            spawn_typed::<Dynamic<ConfigMap>>(client, config, ns, scope)
         }
         (ObjectKind::Secret, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Secret>>(client, config, ns)
+            spawn_typed::<Dynamic<Secret>>(client, config, ns, scope)
         }
-        (ObjectKind::Node, Projection::Full) => spawn_typed::<Node>(client, config, ns),
+        (ObjectKind::Node, Projection::Full) => spawn_typed::<Node>(client, config, ns, scope),
         (ObjectKind::Node, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Node>>(client, config, ns)
+            spawn_typed::<PartialObjectMeta<Node>>(client, config, ns, scope)
         }
-        (ObjectKind::Node, Projection::Dynamic) => spawn_typed::<Dynamic<Node>>(client, config, ns),
+        (ObjectKind::Node, Projection::Dynamic) => {
+            spawn_typed::<Dynamic<Node>>(client, config, ns, scope)
+        }
     }
 }
 
@@ -163,10 +172,11 @@ fn spawn_typed<K: Object>(
     client: kube::Client,
     config: &VariantConfig,
     namespace: Option<&str>,
+    scope: &Scope,
 ) -> Informer {
     match config.implementation {
-        Implementation::Builtin => spawn_builtin::<K>(client, config, namespace),
-        Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config, namespace),
+        Implementation::Builtin => spawn_builtin::<K>(client, config, namespace, scope),
+        Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config, namespace, scope),
         Implementation::External => {
             unreachable!("an external variant's informer is its own program (runner::external)")
         }
@@ -290,6 +300,7 @@ fn spawn_builtin<K: Object>(
     client: kube::Client,
     config: &VariantConfig,
     namespace: Option<&str>,
+    scope: &Scope,
 ) -> Informer {
     let (tx, status) = watch::channel(Status::default());
     let store = Arc::new(Mutex::new(Store::<K>::new(config.store, config.relist)));
@@ -302,6 +313,7 @@ fn spawn_builtin<K: Object>(
             read_cost_ms: config.watch_read_cost_ms,
         },
         namespace,
+        scope,
     );
     let Some(kind) = config.queue else {
         let task =
@@ -446,7 +458,7 @@ mod tests {
             let client = transport::client(&server);
             let mut config = VariantConfig::defaults(implementation);
             config.initial_sync = InitialSync::WatchList;
-            let informer = spawn(client, ObjectKind::Pod, &config, None);
+            let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
             // Let some initial events through, then end every watch mid-stream.
             for _ in 0..10 {
                 tokio::task::yield_now().await;
@@ -479,7 +491,7 @@ mod tests {
             let client = transport::client(&server);
             let mut config = VariantConfig::defaults(Implementation::Builtin);
             config.list_rules = list_rules;
-            let informer = spawn(client, ObjectKind::Pod, &config, None);
+            let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
             caught_up(&server, &informer).await;
             tokio::time::sleep(std::time::Duration::from_secs(lives_s)).await;
             // The watch ends cleanly with no event on it, and a pod changes meanwhile.
@@ -491,6 +503,52 @@ mod tests {
             let requests = server.requests();
             assert_eq!((requests.list, requests.watch), (lists, watches), "{at}");
             assert_eq!(requests.expired, 0, "{at}");
+            informer.abort();
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_selective_informer_holds_what_it_selects_and_catches_up_past_what_it_skips() {
+        for implementation in [Implementation::Builtin, Implementation::KubeRuntime] {
+            let server = ApiServer::new(ObjectSpec::pods(300));
+            let client = transport::client(&server);
+            let config = VariantConfig::defaults(implementation);
+            let node = "ip-10-0-0-10.eu-west-1.compute.internal";
+            let scope = Scope {
+                field_selector: crate::k8s::FieldSelector::parse(&format!("spec.nodeName={node}"))
+                    .unwrap(),
+                ..Scope::default()
+            };
+            let informer = spawn(client, ObjectKind::Pod, &config, None, &scope);
+            caught_up(&server, &informer).await;
+            // Pods 0, 97, 194 and 291 run on the first of 97 nodes.
+            assert_eq!(informer.len(), 4, "{implementation:?}");
+            let started = tokio::time::Instant::now();
+            server.update(
+                crate::scenario::Amount::Fraction(1.0),
+                &Default::default(),
+                3,
+            );
+            caught_up(&server, &informer).await;
+            // Caught up as soon as the four updates are read, not at the next bookmark.
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(1),
+                "{implementation:?}"
+            );
+            assert_eq!(server.requests().watch_events, 4, "{implementation:?}");
+            let mut truth: Vec<_> = server
+                .truth_of(&scope)
+                .into_iter()
+                .map(|t| (t.key, t.resource_version.to_string(), t.uid))
+                .collect();
+            let mut store: Vec<_> = informer
+                .identities()
+                .into_iter()
+                .map(|i| (i.key, i.resource_version, i.uid))
+                .collect();
+            truth.sort();
+            store.sort();
+            assert_eq!((truth.len(), truth), (4, store), "{implementation:?}");
             informer.abort();
         }
     }
@@ -508,7 +566,7 @@ mod tests {
                     config.relist = relist;
                     config.store = store;
                     config.page_size = 25;
-                    let informer = spawn(client, ObjectKind::Pod, &config, None);
+                    let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
                     caught_up(&server, &informer).await;
                     let at = format!("{list_rules:?} {relist:?} {store:?}");
                     assert!(store_matches_server(&server, &informer), "{at}");
@@ -535,7 +593,13 @@ mod tests {
                 let server = ApiServer::new(spec);
                 let mut config = VariantConfig::defaults(implementation);
                 config.projection = Projection::Dynamic;
-                let informer = spawn(transport::client(&server), kind, &config, None);
+                let informer = spawn(
+                    transport::client(&server),
+                    kind,
+                    &config,
+                    None,
+                    &Scope::default(),
+                );
                 caught_up(&server, &informer).await;
                 server.update(crate::scenario::Amount::Count(10), &Default::default(), 2);
                 server.delete(crate::scenario::Amount::Count(5), &Default::default(), 3);

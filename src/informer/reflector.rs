@@ -15,7 +15,7 @@ use kube::core::{ObjectList, WatchEvent};
 
 use super::Event;
 use super::object::Object;
-use crate::scenario::{InitialSync, ListRules};
+use crate::scenario::{InitialSync, ListRules, Scope};
 
 /// client-go's watch timeout is random in [5 min, 10 min); this is its lower bound, fixed
 /// so that runs repeat exactly.
@@ -81,7 +81,8 @@ pub struct Rules {
 /// Lists and watches one resource, across all namespaces or in one.
 pub struct Reflector<K> {
     client: kube::Client,
-    /// `/api/v1/pods` or `/api/v1/namespaces/NS/pods`.
+    /// `/api/v1/pods` or `/api/v1/namespaces/NS/pods`, and the variant's selectors as its
+    /// query when it has any (`?labelSelector=...`).
     path: String,
     rules: Rules,
     /// The last resourceVersion seen: of a LIST, an event or a bookmark.
@@ -111,11 +112,22 @@ pub type Watch<K> =
     std::pin::Pin<Box<dyn Stream<Item = Result<WatchEvent<K>, kube::Error>> + Send>>;
 
 impl<K: Object> Reflector<K> {
-    /// A reflector over `K`'s resource in `namespace`, or in all namespaces.
-    pub fn new(client: kube::Client, rules: Rules, namespace: Option<&str>) -> Reflector<K> {
+    /// A reflector over the objects of `K`'s resource that `scope` selects, in
+    /// `namespace` or in all namespaces.
+    pub fn new(
+        client: kube::Client,
+        rules: Rules,
+        namespace: Option<&str>,
+        scope: &Scope,
+    ) -> Reflector<K> {
+        let mut path = K::url_path(&(), namespace);
+        if !scope.is_default() {
+            path.push('?');
+            path.push_str(&scope.query());
+        }
         Reflector {
             client,
-            path: K::url_path(&(), namespace),
+            path,
             rules,
             last_sync: String::new(),
             last_sync_unavailable: false,
@@ -417,6 +429,8 @@ impl<K: Object> Reflector<K> {
     fn get(&self, query: &str, accept: &str) -> Result<http::Request<Vec<u8>>, Error> {
         let uri = if query.is_empty() {
             self.path.clone()
+        } else if self.path.contains('?') {
+            format!("{}&{query}", self.path)
         } else {
             format!("{}?{query}", self.path)
         };

@@ -179,8 +179,39 @@ fn valid_value(value: &str) -> Result<String, String> {
 /// A parsed field selector: terms `field=value`, `field==value` or `field!=value`, all of
 /// which must hold. Which fields a kind can be selected by is the kind's
 /// ([`FieldSelector::for_fields`]); a field an object lacks reads as "".
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct FieldSelector(Vec<FieldTerm>);
+
+impl TryFrom<String> for FieldSelector {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<FieldSelector, String> {
+        FieldSelector::parse(&text)
+    }
+}
+
+impl From<FieldSelector> for String {
+    fn from(selector: FieldSelector) -> String {
+        selector.to_string()
+    }
+}
+
+impl std::fmt::Display for FieldSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, t) in self.0.iter().enumerate() {
+            let op = if t.equal { "=" } else { "!=" };
+            write!(
+                f,
+                "{}{}{op}{}",
+                if i > 0 { "," } else { "" },
+                t.field,
+                t.value
+            )?;
+        }
+        Ok(())
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FieldTerm {

@@ -34,7 +34,7 @@ use crate::measure::timeline::{Sample, TimelineSpec};
 use crate::measure::{Components, Measurement};
 use crate::metric::Metric;
 use crate::scenario::{
-    ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, ServerSide, Sweep, VariantConfig,
+    ApiServerSpec, ObjectSpec, Phase, PhaseKind, Scenario, Scope, ServerSide, Sweep, VariantConfig,
 };
 use crate::units::Bytes;
 
@@ -241,6 +241,10 @@ pub struct VariantReport {
     /// The apiserver's side of the variant's process: plain watchers, shared encodings.
     #[serde(default, skip_serializing_if = "ServerSide::is_default")]
     pub server: ServerSide,
+    /// The objects its informer asked for: `label_selector`, `field_selector` (all,
+    /// when absent).
+    #[serde(default, skip_serializing_if = "Scope::is_default")]
+    pub scope: Scope,
     /// Why the variant did not finish (its process crashed, or a phase failed); the phases
     /// it completed are still listed.
     pub error: Option<String>,

@@ -15,6 +15,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
         name: format!("variant {v} | piped"),
         config: VariantConfig::defaults(Implementation::Builtin),
         server: Default::default(),
+        scope: Default::default(),
         error: None,
         setup: None,
         subject: None,

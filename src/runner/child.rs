@@ -127,6 +127,7 @@ pub fn run(
                 server: &server,
                 client: &client,
                 config,
+                scope: &scenario.variants[variant].scope,
                 timeline: scenario.timeline,
                 watchers: watch_client.as_ref().map(|c| (c, side.watchers)),
             };

@@ -16,7 +16,7 @@ use crate::measure::jemalloc::{self, Release};
 use crate::measure::timeline::{Timeline, TimelineSpec};
 use crate::measure::{Component, Measurement, PhaseMeter, alloc};
 use crate::report::{Consistency, Holding, PhaseReport, RequestCounts, SettleReport};
-use crate::scenario::{Amount, Churn, Decay, Phase, PhaseAction, Scenario, VariantConfig};
+use crate::scenario::{Amount, Churn, Decay, Phase, PhaseAction, Scenario, Scope, VariantConfig};
 
 /// How long a phase may take before the variant is declared stuck, in virtual time: it
 /// only passes while every task waits on a timer, so it measures a stall, not slowness.
@@ -83,6 +83,8 @@ pub(super) struct Driver<'a> {
     pub client: &'a kube::Client,
     /// The variant's settings.
     pub config: &'a VariantConfig,
+    /// The objects the variant's informer asks for.
+    pub scope: &'a Scope,
     /// Samples to take within each phase.
     pub timeline: Option<TimelineSpec>,
     /// The plain watchers' client, and how many to open when the informer starts.
@@ -169,6 +171,7 @@ impl Driver<'_> {
                         kind,
                         self.config,
                         None,
+                        self.scope,
                     ));
                 }
                 if let Some((client, n)) = self.watchers {
@@ -196,7 +199,7 @@ impl Driver<'_> {
         measurement: Measurement,
         requests: RequestCounts,
     ) -> PhaseReport {
-        let truth = self.server.truth();
+        let truth = self.server.truth_of(self.scope);
         let stores = informer.identities_each();
         let consistency = stores
             .iter()

@@ -70,6 +70,7 @@ pub(super) fn run_child(
         name: variant.name.clone(),
         config: variant.config.clone(),
         server: variant.server,
+        scope: variant.scope.clone(),
         error: None,
         setup: None,
         phases: Vec::new(),

@@ -143,6 +143,8 @@ fn builtin_only_key(raw: &RawVariant) -> Option<&'static str> {
         ("watch_read_cost", raw.watch_read_cost.is_some()),
         ("watchers", raw.watchers.is_some()),
         ("share_encodings", raw.share_encodings.is_some()),
+        ("label_selector", raw.label_selector.is_some()),
+        ("field_selector", raw.field_selector.is_some()),
     ])
 }
 

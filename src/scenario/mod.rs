@@ -11,6 +11,7 @@ mod external;
 mod objects;
 mod phase;
 mod raw;
+mod scope;
 mod server_side;
 mod sweep;
 mod variant;
@@ -37,7 +38,7 @@ pub use sweep::{Sweep, SweepArg};
 use variant::variant_from_raw;
 pub use variant::{
     AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
-    Projection, QueueKind, Relist, ServerSide, StoreMode, Transform, Variant, VariantConfig,
+    Projection, QueueKind, Relist, Scope, ServerSide, StoreMode, Transform, Variant, VariantConfig,
 };
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with

@@ -127,6 +127,42 @@ impl ObjectKind {
         self != ObjectKind::Node
     }
 
+    /// The fields a `fieldSelector` can select objects of the kind by, and old names
+    /// still taken for some, as kube-apiserver v1.37 converts field labels
+    /// (pkg/apis/core/v1/conversion.go; ConfigMaps have only the defaults).
+    #[allow(
+        clippy::type_complexity,
+        reason = "two constant tables, read together by both callers"
+    )]
+    pub fn selectable_fields(
+        self,
+    ) -> (
+        &'static [&'static str],
+        &'static [(&'static str, &'static str)],
+    ) {
+        match self {
+            ObjectKind::Pod => (
+                &[
+                    "metadata.name",
+                    "metadata.namespace",
+                    "spec.nodeName",
+                    "spec.restartPolicy",
+                    "spec.schedulerName",
+                    "spec.serviceAccountName",
+                    "spec.hostNetwork",
+                    "status.phase",
+                    "status.podIP",
+                    "status.podIPs",
+                    "status.nominatedNodeName",
+                ],
+                &[("spec.host", "spec.nodeName")],
+            ),
+            ObjectKind::Node => (&["metadata.name", "spec.unschedulable"], &[]),
+            ObjectKind::ConfigMap => (&["metadata.name", "metadata.namespace"], &[]),
+            ObjectKind::Secret => (&["metadata.name", "metadata.namespace", "type"], &[]),
+        }
+    }
+
     /// The resource's plural name in URLs (`pods`).
     pub fn plural(self) -> &'static str {
         match self {

@@ -507,3 +507,58 @@ fn nodes_are_cluster_scoped_with_images_and_nothing_of_other_kinds() {
             .is_none()
     );
 }
+
+#[test]
+fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
+    let s = with_variant_settings(
+        "label_selector = \"app in (web,api)\"\nfield_selector = \"spec.host=n1,status.phase!=Failed\"",
+    )
+    .unwrap();
+    let scope = &s.variants[0].scope;
+    assert_eq!(scope.label_selector.to_string(), "app in (web,api)");
+    // The old `spec.host` is read as kube-apiserver reads it.
+    assert_eq!(
+        scope.field_selector.to_string(),
+        "spec.nodeName=n1,status.phase!=Failed"
+    );
+    assert_eq!(
+        scope.query(),
+        "labelSelector=app+in+%28web%2Capi%29&fieldSelector=spec.nodeName%3Dn1%2Cstatus.phase%21%3DFailed"
+    );
+    assert!(
+        Scenario::parse(Path::new("x.toml"), MINIMAL)
+            .unwrap()
+            .variants[0]
+            .scope
+            .is_default()
+    );
+    let e = with_variant_settings("field_selector = \"spec.containers=x\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at `variant[0].field_selector`"), "{e}");
+    assert!(
+        e.contains("field label not supported: spec.containers"),
+        "{e}"
+    );
+    // A ConfigMap has no node.
+    let configmaps = MINIMAL.replace("count = 10", "kind = \"ConfigMap\"\ncount = 10");
+    let e = error_of(&configmaps.replace(
+        "name = \"a\"",
+        "name = \"a\"\nfield_selector = \"spec.nodeName=n1\"",
+    ));
+    assert!(
+        e.contains("field label not supported: spec.nodeName"),
+        "{e}"
+    );
+    let e = with_variant_settings("label_selector = \"app in web\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at `variant[0].label_selector`"), "{e}");
+    // An external variant's program selects in its own command.
+    let e = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"true\"]\nlabel_selector = \"app=web\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("label_selector"), "{e}");
+}

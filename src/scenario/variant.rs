@@ -12,6 +12,7 @@ use super::error::{Problem, duration_ms, int_in};
 use super::external::{self, Subject};
 use super::objects::{ObjectKind, ObjectSpec};
 use super::raw::{self, RawVariant};
+pub use super::scope::Scope;
 pub use super::server_side::ServerSide;
 
 /// One informer configuration under test.
@@ -27,6 +28,9 @@ pub struct Variant {
     /// The apiserver's side of the variant's process.
     #[serde(default, skip_serializing_if = "ServerSide::is_default")]
     pub server: ServerSide,
+    /// The objects the informer asks for (all, by default).
+    #[serde(default, skip_serializing_if = "Scope::is_default")]
+    pub scope: Scope,
 }
 
 /// The settings of an informer variant. A report written before a setting existed reads
@@ -447,6 +451,7 @@ pub(super) fn variant_from_raw(
             config,
             subject: Some(Box::new(subject)),
             server: ServerSide::default(),
+            scope: Scope::default(),
         });
     }
     external::refuse_on_builtin(i, &raw)?;
@@ -475,11 +480,13 @@ pub(super) fn variant_from_raw(
         }
     })?;
     let server = ServerSide::from_raw(&raw, &key)?;
+    let scope = Scope::from_raw(&raw, objects.kind, &key)?;
     Ok(Variant {
         name: raw.name.into_inner(),
         config,
         subject: None,
         server,
+        scope,
     })
 }
 

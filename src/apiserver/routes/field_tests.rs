@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::request;
 use crate::apiserver::ApiServer;
-use crate::apiserver::query::{selectable_fields, written_field};
+use crate::apiserver::query::written_field;
 use crate::scenario::{Amount, ObjectKind, ObjectSpec};
 
 const JSON: &str = "application/json";
@@ -47,7 +47,7 @@ async fn every_selectable_field_of_a_generated_object_reads_as_its_json_says() {
         )
         .await;
         assert_eq!(items(&list).len(), 30, "{kind:?}");
-        let (fields, _) = selectable_fields(kind);
+        let (fields, _) = kind.selectable_fields();
         for (index, object) in items(&list).iter().enumerate() {
             for field in fields {
                 let expected = written_field(kind, object, field);

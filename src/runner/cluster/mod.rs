@@ -196,6 +196,7 @@ impl<'a> Run<'a> {
                         self.kind(),
                         config,
                         self.side.namespace.as_deref(),
+                        &self.scenario.variants[self.variant].scope,
                     ));
                 }
                 self.open_watchers();
@@ -220,7 +221,8 @@ impl<'a> Run<'a> {
             .as_mut()
             .context("scenario validation makes `list` the first phase")?;
         let deadline = tokio::time::Instant::now() + CATCH_UP;
-        let mut truth = self.side.truth().await?.0;
+        let scope = &self.scenario.variants[self.variant].scope;
+        let mut truth = self.side.truth_of(scope).await?.0;
         loop {
             let status = informer.status();
             if status.failed {
@@ -260,7 +262,7 @@ impl<'a> Run<'a> {
             tokio::time::sleep(TICK).await;
             if namespace.is_none() {
                 // Others change a cluster the run only reads: look at it again.
-                truth = self.side.truth().await?.0;
+                truth = self.side.truth_of(scope).await?.0;
             }
         }
     }

@@ -28,7 +28,7 @@ use crate::report::{KubeApiServerFigures, ServerProcess};
 use crate::runner::message::ClusterJob;
 use crate::runner::phase::{change_server, phase_seed};
 use crate::runner::profile_file;
-use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario};
+use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
 
 /// Writes in flight at once.
 const WRITES_AT_ONCE: usize = 16;
@@ -86,7 +86,10 @@ impl Side {
             return Ok(side);
         };
         if witness {
-            let (_, from) = side.cluster.truth(kind, Some(&namespace)).await?;
+            let (_, from) = side
+                .cluster
+                .truth(kind, Some(&namespace), &Scope::default())
+                .await?;
             let seen = Arc::new(Followed::default());
             let task = {
                 let (cluster, seen) = (side.cluster.clone(), Arc::clone(&seen));
@@ -156,8 +159,13 @@ impl Side {
     /// Every object in the variant's namespace (every namespace when the run only reads),
     /// and the LIST's resourceVersion.
     pub async fn truth(&self) -> anyhow::Result<(Vec<TruthEntry>, u64)> {
+        self.truth_of(&Scope::default()).await
+    }
+
+    /// [`Side::truth`] of the objects `scope` selects, as the server selects them.
+    pub async fn truth_of(&self, scope: &Scope) -> anyhow::Result<(Vec<TruthEntry>, u64)> {
         self.cluster
-            .truth(self.kind, self.namespace.as_deref())
+            .truth(self.kind, self.namespace.as_deref(), scope)
             .await
     }
 

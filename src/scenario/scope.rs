@@ -1,0 +1,81 @@
+//! `[[variant]]`'s `label_selector` and `field_selector`: which of the objects the
+//! variant's informer asks for, as controller-runtime's `cache.Options.ByObject`,
+//! client-go's `WithTweakListOptions` and kube-runtime's `watcher::Config` narrow a cache.
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::ObjectKind;
+use super::error::Problem;
+use super::raw::RawVariant;
+use crate::k8s::{FieldSelector, LabelSelector};
+
+/// The selectors an informer sends with every LIST and WATCH; the store holds, and the
+/// consistency oracle expects, only the objects they select. Not in [`VariantConfig`]:
+/// like a namespace, it is what the informer watches, not how.
+///
+/// [`VariantConfig`]: super::VariantConfig
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scope {
+    /// `labelSelector`.
+    #[serde(skip_serializing_if = "LabelSelector::is_empty")]
+    pub label_selector: LabelSelector,
+    /// `fieldSelector`, on fields the scenario's kind can be selected by.
+    #[serde(skip_serializing_if = "FieldSelector::is_empty")]
+    pub field_selector: FieldSelector,
+}
+
+impl Scope {
+    /// Whether it selects every object: a report leaves it out.
+    pub fn is_default(&self) -> bool {
+        *self == Scope::default()
+    }
+
+    /// The selectors as query parameters (`labelSelector=...&fieldSelector=...`); empty
+    /// when it selects everything.
+    pub fn query(&self) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        if !self.label_selector.is_empty() {
+            query.append_pair("labelSelector", &self.label_selector.to_string());
+        }
+        if !self.field_selector.is_empty() {
+            query.append_pair("fieldSelector", &self.field_selector.to_string());
+        }
+        query.finish()
+    }
+
+    /// `label_selector` and `field_selector` of a built-in variant over objects of `kind`.
+    pub(super) fn from_raw(
+        raw: &RawVariant,
+        kind: ObjectKind,
+        key: &impl Fn(&str) -> String,
+    ) -> Result<Scope, Problem> {
+        let problem =
+            |field: &str, v: &Spanned<String>, why: String| Problem::at(key(field), v.span(), why);
+        let label_selector = match &raw.label_selector {
+            None => LabelSelector::default(),
+            Some(v) => {
+                LabelSelector::parse(v.as_ref()).map_err(|why| problem("label_selector", v, why))?
+            }
+        };
+        let field_selector = match &raw.field_selector {
+            None => FieldSelector::default(),
+            Some(v) => {
+                let (fields, aliases) = kind.selectable_fields();
+                FieldSelector::parse(v.as_ref())
+                    .and_then(|s| s.for_fields(fields, aliases))
+                    .map_err(|why| {
+                        problem("field_selector", v, why).hint(format!(
+                            "a {kind:?} can be selected by {}",
+                            fields.join(", ")
+                        ))
+                    })?
+            }
+        };
+        Ok(Scope {
+            label_selector,
+            field_selector,
+        })
+    }
+}
