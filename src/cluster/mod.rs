@@ -27,7 +27,7 @@ use tower::{BoxError, ServiceBuilder};
 pub use faults::{Body, Faults};
 
 pub use metrics::Counters;
-pub use objects::for_server;
+pub use objects::{for_server, scope_on_server};
 
 use crate::k8s::TruthEntry;
 use crate::measure::Component;

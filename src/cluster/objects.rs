@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use crate::scenario::Scope;
+
 /// The prefix a pod's `spec.nodeName` gets on a real server: no kubelet of a real cluster
 /// runs a pod bound to a node of that name, so the run's pods are never started.
 pub const NODE_PREFIX: &str = "informer-mem-absent-";
@@ -25,6 +27,18 @@ pub fn for_server(object: &Value, namespace: &str) -> Value {
         *node = Value::from(format!("{NODE_PREFIX}{name}"));
     }
     copy
+}
+
+/// `scope` as it selects the run's objects on a real server, where a pod's node carries
+/// [`NODE_PREFIX`] ([`for_server`]).
+pub fn scope_on_server(scope: &Scope) -> Scope {
+    Scope {
+        label_selector: scope.label_selector.clone(),
+        field_selector: scope
+            .field_selector
+            .clone()
+            .with_values("spec.nodeName", |node| format!("{NODE_PREFIX}{node}")),
+    }
 }
 
 #[cfg(test)]
@@ -53,5 +67,20 @@ mod tests {
             })
         );
         assert_eq!(copy["spec"]["nodeName"], "informer-mem-absent-node-1");
+    }
+
+    #[test]
+    fn a_node_selector_selects_the_pods_as_the_server_holds_them() {
+        let fields = crate::k8s::FieldSelector::parse("spec.nodeName=node-1,status.phase!=x");
+        let scope = Scope {
+            label_selector: crate::k8s::LabelSelector::parse("app=web").unwrap(),
+            field_selector: fields.unwrap(),
+        };
+        let on_server = scope_on_server(&scope);
+        assert_eq!(on_server.label_selector, scope.label_selector);
+        assert_eq!(
+            on_server.field_selector.to_string(),
+            "spec.nodeName=informer-mem-absent-node-1,status.phase!=x"
+        );
     }
 }

@@ -284,6 +284,14 @@ impl FieldSelector {
         })
     }
 
+    /// This selector with the value of every term on `field` replaced by `f` of it.
+    pub fn with_values(mut self, field: &str, f: impl Fn(&str) -> String) -> FieldSelector {
+        for term in self.0.iter_mut().filter(|t| t.field == field) {
+            term.value = f(&term.value);
+        }
+        self
+    }
+
     /// Whether the selector reads only names and namespaces.
     pub fn names_only(&self) -> bool {
         self.0

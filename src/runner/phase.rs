@@ -210,7 +210,7 @@ impl Driver<'_> {
             phase,
             measurement,
             stores[0].len() as u64,
-            self.server.alive(),
+            truth.len() as u64,
             requests,
             consistency,
         )

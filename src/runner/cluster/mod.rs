@@ -26,7 +26,7 @@ use crate::informer::{self, Informer};
 use crate::k8s::TruthEntry;
 use crate::measure::{Component, PhaseMeter, alloc};
 use crate::report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
-use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario};
+use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
 pub(super) use side::Side;
 
 /// How long the informer may take to match the server after a phase's writes.
@@ -99,6 +99,9 @@ struct Run<'a> {
     profiles: Option<&'a Path>,
     /// When the informer caught up at the end of the previous phase.
     caught_up: CaughtUp,
+    /// The objects the informer asks for, as the server holds them: the run's pods there
+    /// are bound to prefixed node names; a cluster's own (a read-only run) are not.
+    scope: Scope,
 }
 
 impl<'a> Run<'a> {
@@ -111,6 +114,11 @@ impl<'a> Run<'a> {
     ) -> anyhow::Result<Run<'a>> {
         let side = Side::open(scenario, job, Component::Informer, false).await?;
         let client = side.cluster.informer_client(&side.faults)?;
+        let scope = &scenario.variants[variant].scope;
+        let scope = match side.namespace {
+            Some(_) => crate::cluster::scope_on_server(scope),
+            None => scope.clone(),
+        };
         Ok(Run {
             scenario,
             variant,
@@ -121,6 +129,7 @@ impl<'a> Run<'a> {
             watched: Arc::default(),
             profiles,
             caught_up: CaughtUp::default(),
+            scope,
         })
     }
 
@@ -196,7 +205,7 @@ impl<'a> Run<'a> {
                         self.kind(),
                         config,
                         self.side.namespace.as_deref(),
-                        &self.scenario.variants[self.variant].scope,
+                        &self.scope,
                     ));
                 }
                 self.open_watchers();
@@ -221,7 +230,7 @@ impl<'a> Run<'a> {
             .as_mut()
             .context("scenario validation makes `list` the first phase")?;
         let deadline = tokio::time::Instant::now() + CATCH_UP;
-        let scope = &self.scenario.variants[self.variant].scope;
+        let scope = &self.scope;
         let mut truth = self.side.truth_of(scope).await?.0;
         loop {
             let status = informer.status();
