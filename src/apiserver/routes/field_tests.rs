@@ -27,6 +27,16 @@ fn server_of(kind: ObjectKind, count: u64) -> ApiServer {
     ApiServer::new(spec)
 }
 
+/// Every pod, and the node the first runs on.
+async fn pods_and_first_node(server: &ApiServer) -> (Value, String) {
+    let (_, all) = request(server, "GET", "/api/v1/pods", JSON, "").await;
+    let node = all["items"][0]["spec"]["nodeName"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (all, node)
+}
+
 #[tokio::test]
 async fn every_selectable_field_of_a_generated_object_reads_as_its_json_says() {
     // The generator answers a selector without building objects: its answer must be what
@@ -65,11 +75,7 @@ async fn every_selectable_field_of_a_generated_object_reads_as_its_json_says() {
 #[tokio::test]
 async fn pods_are_selected_by_node_phase_and_the_old_spec_host() {
     let server = server_of(ObjectKind::Pod, 300);
-    let (_, all) = request(&server, "GET", "/api/v1/pods", JSON, "").await;
-    let node = all["items"][0]["spec"]["nodeName"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (all, node) = pods_and_first_node(&server).await;
     let on_node: Vec<&Value> = items(&all)
         .iter()
         .filter(|p| p["spec"]["nodeName"] == node.as_str())
@@ -177,11 +183,7 @@ async fn a_field_the_kind_is_not_selected_by_is_a_bad_request() {
 async fn a_watch_by_node_sees_only_that_nodes_pods() {
     use tower::ServiceExt;
     let server = server_of(ObjectKind::Pod, 300);
-    let (_, all) = request(&server, "GET", "/api/v1/pods", JSON, "").await;
-    let node = all["items"][0]["spec"]["nodeName"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (all, node) = pods_and_first_node(&server).await;
     let rv = all["metadata"]["resourceVersion"]
         .as_str()
         .unwrap()
