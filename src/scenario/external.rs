@@ -103,6 +103,11 @@ pub struct Placeholders {
     pub resource: String,
     /// `{listen}`.
     pub listen: String,
+    /// `{label_selector}`: the variant's `label_selector` ("" without).
+    pub label_selector: String,
+    /// `{field_selector}`: the variant's `field_selector` as the server holds the objects
+    /// ("" without).
+    pub field_selector: String,
 }
 
 impl Placeholders {
@@ -113,6 +118,8 @@ impl Placeholders {
             .replace("{namespace}", &self.namespace)
             .replace("{resource}", &self.resource)
             .replace("{listen}", &self.listen)
+            .replace("{label_selector}", &self.label_selector)
+            .replace("{field_selector}", &self.field_selector)
     }
 }
 
@@ -143,8 +150,6 @@ fn builtin_only_key(raw: &RawVariant) -> Option<&'static str> {
         ("watch_read_cost", raw.watch_read_cost.is_some()),
         ("watchers", raw.watchers.is_some()),
         ("share_encodings", raw.share_encodings.is_some()),
-        ("label_selector", raw.label_selector.is_some()),
-        ("field_selector", raw.field_selector.is_some()),
     ])
 }
 

@@ -554,11 +554,21 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("at `variant[0].label_selector`"), "{e}");
-    // An external variant's program selects in its own command.
-    let e = with_variant_settings(
-        "implementation = \"external\"\ncommand = [\"true\"]\nlabel_selector = \"app=web\"",
+    // An external variant's program is told its scope through placeholders.
+    let s = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\", \"-l={label_selector}\"]\nlabel_selector = \"app=web\"",
     )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("label_selector"), "{e}");
+    .unwrap();
+    assert_eq!(s.variants[0].scope.label_selector.to_string(), "app=web");
+    let values = Placeholders {
+        kubeconfig: String::new(),
+        server: String::new(),
+        namespace: String::new(),
+        resource: String::new(),
+        listen: String::new(),
+        label_selector: "app=web".to_owned(),
+        field_selector: String::new(),
+    };
+    let subject = s.variants[0].subject.as_ref().unwrap();
+    assert_eq!(subject.argv(&values), ["x", "-l=app=web"]);
 }

@@ -446,12 +446,13 @@ pub(super) fn variant_from_raw(
     let mut config = VariantConfig::defaults(implementation);
     if implementation == Implementation::External {
         let subject = external::subject_from_raw(i, &raw)?;
+        let scope = Scope::from_raw(&raw, objects.kind, &key)?;
         return Ok(Variant {
             name: raw.name.into_inner(),
             config,
             subject: Some(Box::new(subject)),
             server: ServerSide::default(),
-            scope: Scope::default(),
+            scope,
         });
     }
     external::refuse_on_builtin(i, &raw)?;

@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -55,6 +56,8 @@ type options struct {
 	informers    int
 	handlers     int
 	resync       time.Duration
+	labels       string
+	fields       string
 }
 
 func parseFlags() options {
@@ -70,6 +73,8 @@ func parseFlags() options {
 	flag.IntVar(&o.informers, "informers", 1, "separate informers on the resource, each with its own LIST and WATCH")
 	flag.IntVar(&o.handlers, "handlers", 1, "event handlers per informer")
 	flag.DurationVar(&o.resync, "resync", 0, "resync period; 0 for none")
+	flag.StringVar(&o.labels, "label-selector", "", "label selector of every LIST and WATCH (WithTweakListOptions)")
+	flag.StringVar(&o.fields, "field-selector", "", "field selector of every LIST and WATCH, such as spec.nodeName=NODE")
 	flag.Parse()
 	if o.kubeconfig == "" {
 		log.Fatal("--kubeconfig is required")
@@ -233,13 +238,17 @@ type subject struct {
 
 func newInformer(o options, cfg *rest.Config) cache.SharedIndexInformer {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: o.resource}
+	tweak := func(lo *metav1.ListOptions) {
+		lo.LabelSelector = o.labels
+		lo.FieldSelector = o.fields
+	}
 	if o.metadataOnly {
 		client, err := metadata.NewForConfig(cfg)
 		if err != nil {
 			log.Fatal(err)
 		}
 		return metadatainformer.NewFilteredMetadataInformer(client, gvr, o.namespace, o.resync,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
 	}
 	if o.dynamic {
 		client, err := dynamic.NewForConfig(cfg)
@@ -247,13 +256,14 @@ func newInformer(o options, cfg *rest.Config) cache.SharedIndexInformer {
 			log.Fatal(err)
 		}
 		return dynamicinformer.NewFilteredDynamicInformer(client, gvr, o.namespace, o.resync,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, o.resync, informers.WithNamespace(o.namespace))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, o.resync,
+		informers.WithNamespace(o.namespace), informers.WithTweakListOptions(tweak))
 	generic, err := factory.ForResource(gvr)
 	if err != nil {
 		log.Fatalf("--resource %q: %v", o.resource, err)

@@ -24,7 +24,7 @@ use crate::apiserver::{self, Gate};
 use crate::measure::outside::{self, ProcessReading};
 use crate::measure::{PhaseMeter, pprof::MemStats};
 use crate::report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
-use crate::scenario::{Phase, PhaseAction, Placeholders, Scenario, Subject};
+use crate::scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
 use probe::{Handled, Probe};
 use program::Program;
 use upstream::Upstream;
@@ -40,6 +40,7 @@ pub fn run(
     cluster: Option<&ClusterJob>,
     emit: impl FnMut(Message) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
+    let scope = &scenario.variants[variant].scope;
     let subject = scenario.variants[variant]
         .subject
         .as_deref()
@@ -54,7 +55,14 @@ pub fn run(
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let run = Run::start(scenario, subject, scratch.path(), profiles, cluster, emit);
+        let run = Run::start(
+            scenario,
+            (subject, scope),
+            scratch.path(),
+            profiles,
+            cluster,
+            emit,
+        );
         let signal = tokio::select! {
             result = run => return result,
             _ = interrupt.recv() => libc::SIGINT,
@@ -80,12 +88,14 @@ struct Run<'a> {
     handled_before: Option<Handled>,
     /// When the program caught up at the end of the previous phase.
     caught_up: CaughtUp,
+    /// The objects the program asks for, as the server holds them.
+    scope: Scope,
 }
 
 impl<'a> Run<'a> {
     async fn start(
         scenario: &'a Scenario,
-        subject: &'a Subject,
+        (subject, scope): (&'a Subject, &Scope),
         scratch: &Path,
         profiles: Option<&'a Path>,
         cluster: Option<&ClusterJob>,
@@ -98,7 +108,7 @@ impl<'a> Run<'a> {
         };
         let result = match Run::new(
             scenario,
-            subject,
+            (subject, scope),
             scratch,
             profiles,
             &mut upstream,
@@ -122,13 +132,14 @@ impl<'a> Run<'a> {
     /// The kubeconfig naming the server at `addr`, and the program started against it.
     fn new(
         scenario: &'a Scenario,
-        subject: &'a Subject,
+        (subject, scope): (&'a Subject, &Scope),
         scratch: &Path,
         profiles: Option<&'a Path>,
         upstream: &'a mut Upstream,
         (addr, gate): (SocketAddr, Gate),
     ) -> anyhow::Result<Run<'a>> {
-        let values = placeholders(scenario, upstream, addr, scratch)?;
+        let scope = upstream.scope_of(scope);
+        let values = placeholders(scenario, upstream, addr, scratch, &scope)?;
         apiserver::write_kubeconfig(
             Path::new(&values.kubeconfig),
             &values.server,
@@ -157,6 +168,7 @@ impl<'a> Run<'a> {
             heap_before: None,
             handled_before: None,
             caught_up: CaughtUp::default(),
+            scope,
         })
     }
 
@@ -282,9 +294,7 @@ impl<'a> Run<'a> {
         if let PhaseAction::Settle { idle_ms, .. } = phase.action {
             tokio::time::sleep(Duration::from_millis(idle_ms)).await;
         }
-        let caught =
-            wait::caught_up(self.upstream, &mut self.program, &self.probe, self.subject).await?;
-        self.caught_up.now();
+        let caught = self.wait().await?;
         let measurement = meter.finish();
         let samples = sampler.finish().await;
         let mut figures = self
@@ -342,6 +352,21 @@ impl<'a> Run<'a> {
         Ok(report)
     }
 
+    /// Waits until the program has caught up with the server ([`wait::caught_up`]).
+    async fn wait(&mut self) -> anyhow::Result<wait::Caught> {
+        let (subject, scope) = (self.subject, &self.scope);
+        let caught = wait::caught_up(
+            self.upstream,
+            &mut self.program,
+            &self.probe,
+            subject,
+            scope,
+        )
+        .await?;
+        self.caught_up.now();
+        Ok(caught)
+    }
+
     /// The program's figures at the end of phase `index`, from `start` (its RSS peak
     /// reset then, or not) and the run's own process at the start: its heap (the
     /// profile saved), process, and the run's CPU time.
@@ -391,6 +416,7 @@ fn placeholders(
     upstream: &Upstream,
     addr: SocketAddr,
     scratch: &Path,
+    scope: &Scope,
 ) -> anyhow::Result<Placeholders> {
     // A free port for the program's endpoints: the kernel's choice, released for it.
     let listen = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
@@ -402,5 +428,7 @@ fn placeholders(
         namespace: upstream.namespace(scenario),
         resource: scenario.objects.kind.plural().to_owned(),
         listen: listen.to_string(),
+        label_selector: scope.label_selector.to_string(),
+        field_selector: scope.field_selector.to_string(),
     })
 }

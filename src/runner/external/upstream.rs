@@ -23,7 +23,7 @@ use crate::cluster::Forwarder;
 use crate::k8s::TruthEntry;
 use crate::measure::Component;
 use crate::report::RequestCounts;
-use crate::scenario::{Phase, PhaseAction, Scenario};
+use crate::scenario::{Phase, PhaseAction, Scenario, Scope};
 
 /// How long a watch stream the proxy cannot read (not JSON) must carry nothing before it
 /// counts as sent everything.
@@ -106,17 +106,28 @@ impl Upstream {
         }
     }
 
-    /// What the program should hold now.
-    pub async fn truth(&self) -> anyhow::Result<Truth> {
+    /// `scope` as it selects the variant's objects on this server: on a real one the
+    /// run's pods carry a node prefix (a read-only run's are the cluster's own).
+    pub fn scope_of(&self, scope: &Scope) -> Scope {
+        match self {
+            Upstream::Real(side) if side.namespace.is_some() => {
+                crate::cluster::scope_on_server(scope)
+            }
+            _ => scope.clone(),
+        }
+    }
+
+    /// What a program asking for `scope` ([`Upstream::scope_of`]) should hold now.
+    pub async fn truth(&self, scope: &Scope) -> anyhow::Result<Truth> {
         match self {
             Upstream::BuiltIn(server) => Ok(Truth {
                 target: Some(server.resource_version()),
-                objects: server.truth(),
+                objects: server.truth_of(scope),
             }),
             Upstream::Real(side) => {
                 // The newest event first: the LIST after it holds every change it says.
                 let target = side.last_event().await?;
-                let (objects, _) = side.truth().await?;
+                let (objects, _) = side.truth_of(scope).await?;
                 Ok(Truth { objects, target })
             }
         }

@@ -14,7 +14,7 @@ use super::upstream::Upstream;
 use crate::k8s::{Identity, TruthEntry};
 use crate::measure::outside;
 use crate::report::Consistency;
-use crate::scenario::Subject;
+use crate::scenario::{Scope, Subject};
 use crate::units::Bytes;
 
 /// How often the wait looks at the server and the program.
@@ -49,11 +49,12 @@ pub(super) async fn caught_up(
     program: &mut Program,
     probe: &Probe,
     subject: &Subject,
+    scope: &Scope,
 ) -> anyhow::Result<Caught> {
     let super::upstream::Truth {
         objects: truth,
         target,
-    } = upstream.truth().await?;
+    } = upstream.truth(scope).await?;
     let newest = truth.iter().map(|t| t.resource_version).max().unwrap_or(0);
     let timeout = Duration::from_millis(subject.timeout_ms);
     let quiet = Duration::from_millis(subject.quiet_ms);
