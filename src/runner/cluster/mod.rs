@@ -99,8 +99,7 @@ struct Run<'a> {
     profiles: Option<&'a Path>,
     /// When the informer caught up at the end of the previous phase.
     caught_up: CaughtUp,
-    /// The objects the informer asks for, as the server holds them: the run's pods there
-    /// are bound to prefixed node names; a cluster's own (a read-only run) are not.
+    /// The objects the informer asks for, as the server holds them ([`Side::scope_of`]).
     scope: Scope,
 }
 
@@ -114,11 +113,7 @@ impl<'a> Run<'a> {
     ) -> anyhow::Result<Run<'a>> {
         let side = Side::open(scenario, job, Component::Informer, false).await?;
         let client = side.cluster.informer_client(&side.faults)?;
-        let scope = &scenario.variants[variant].scope;
-        let scope = match side.namespace {
-            Some(_) => crate::cluster::scope_on_server(scope),
-            None => scope.clone(),
-        };
+        let scope = side.scope_of(&scenario.variants[variant].scope);
         Ok(Run {
             scenario,
             variant,

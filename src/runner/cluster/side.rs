@@ -162,6 +162,15 @@ impl Side {
         self.truth_of(&Scope::default()).await
     }
 
+    /// `scope` as it selects the variant's objects on this server: the run's pods there
+    /// are bound to prefixed node names; a cluster's own (a read-only run) are not.
+    pub fn scope_of(&self, scope: &Scope) -> Scope {
+        match self.namespace {
+            Some(_) => crate::cluster::scope_on_server(scope),
+            None => scope.clone(),
+        }
+    }
+
     /// [`Side::truth`] of the objects `scope` selects, as the server selects them.
     pub async fn truth_of(&self, scope: &Scope) -> anyhow::Result<(Vec<TruthEntry>, u64)> {
         self.cluster

@@ -110,10 +110,8 @@ impl Upstream {
     /// run's pods carry a node prefix (a read-only run's are the cluster's own).
     pub fn scope_of(&self, scope: &Scope) -> Scope {
         match self {
-            Upstream::Real(side) if side.namespace.is_some() => {
-                crate::cluster::scope_on_server(scope)
-            }
-            _ => scope.clone(),
+            Upstream::BuiltIn(_) => scope.clone(),
+            Upstream::Real(side) => side.scope_of(scope),
         }
     }
 
