@@ -57,6 +57,10 @@ pub struct SubjectFigures {
     /// Samples taken within the phase.
     #[serde(default)]
     pub samples: u64,
+    /// CPU time the program spent answering the samples' heap reads within the phase, in
+    /// ms: part of `cpu_ms` (advisory; clock ticks). `None` in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_cpu_ms: Option<u64>,
     /// The sites holding the most live heap at the end (estimated from the profile's
     /// samples), heaviest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -193,6 +193,43 @@ fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
 }
 
 #[test]
+fn a_program_whose_heap_reads_cost_it_cpu_is_still_found_quiet() {
+    // Each sample costs the program 40 ms of CPU, five a second: without the sampler's cost
+    // taken out, a 500 ms quiet window (10 ms allowed) would never come and every phase
+    // would run into its timeout.
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("costly-pprof", "pprof = \"http://{listen}/debug/pprof\"")
+        .replace("status = \"http://{listen}/informer-mem/status\"\n", "");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for phase in phases(&report.unwrap()["variants"][1]) {
+        let subject = &phase["subject"];
+        let (sampling, cpu) = (&subject["sampling_cpu_ms"], &subject["cpu_ms"]);
+        assert!(subject["samples"].as_u64().unwrap() > 0, "{phase}");
+        assert!(sampling.as_u64().unwrap() > 0, "{phase}");
+        assert!(sampling.as_u64() <= cpu.as_u64(), "{phase}");
+    }
+}
+
+#[test]
+fn a_program_that_never_goes_quiet_fails_after_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("busy", "")
+        .replace("status = \"http://{listen}/informer-mem/status\"\n", "")
+        .replace("timeout = \"20s\"", "timeout = \"3s\"");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("the program did not go quiet within 3s (`timeout`)"),
+        "{}",
+        stderr(&output)
+    );
+    let report = report.unwrap();
+    assert_eq!(phases(&report["variants"][0]).len(), 5, "the model's kept");
+    assert!(processes_with("busy").is_empty(), "the program is gone");
+}
+
+#[test]
 fn a_program_that_exits_at_start_fails_its_variant_and_the_others_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let (output, report) = run(dir.path(), &scenario("exit", ""), &["--allow-commands"]);

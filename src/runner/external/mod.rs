@@ -294,13 +294,14 @@ impl<'a> Run<'a> {
         if let PhaseAction::Settle { idle_ms, .. } = phase.action {
             tokio::time::sleep(Duration::from_millis(idle_ms)).await;
         }
-        let caught = self.wait().await?;
+        let caught = self.wait(&sampler.cost()).await?;
         let measurement = meter.finish();
         let samples = sampler.finish().await;
         let mut figures = self
             .figures(index, phase, (&start, peak_reset), own_start)
             .await?;
         figures.samples = samples.count;
+        figures.sampling_cpu_ms = Some(samples.cpu_ms);
         figures.heap_peak_bytes = samples.heap_peak;
         if let (Some(now), Some(before)) = (
             caught.status.as_ref().and_then(|s| s.handled),
@@ -353,7 +354,7 @@ impl<'a> Run<'a> {
     }
 
     /// Waits until the program has caught up with the server ([`wait::caught_up`]).
-    async fn wait(&mut self) -> anyhow::Result<wait::Caught> {
+    async fn wait(&mut self, sampling: &wait::SamplingCost) -> anyhow::Result<wait::Caught> {
         let (subject, scope) = (self.subject, &self.scope);
         let caught = wait::caught_up(
             self.upstream,
@@ -361,6 +362,7 @@ impl<'a> Run<'a> {
             &self.probe,
             subject,
             scope,
+            sampling,
         )
         .await?;
         self.caught_up.now();

@@ -4,6 +4,8 @@
 //! holds (the status protocol), or it has been quiet for a while (without it). Meanwhile a
 //! sampler reads the program's heap and RSS.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -50,6 +52,7 @@ pub(super) async fn caught_up(
     probe: &Probe,
     subject: &Subject,
     scope: &Scope,
+    sampling: &SamplingCost,
 ) -> anyhow::Result<Caught> {
     let super::upstream::Truth {
         objects: truth,
@@ -59,6 +62,11 @@ pub(super) async fn caught_up(
     let timeout = Duration::from_millis(subject.timeout_ms);
     let quiet = Duration::from_millis(subject.quiet_ms);
     let deadline = Instant::now() + timeout;
+    let limit = Limit {
+        sampling,
+        deadline,
+        timeout,
+    };
     // The program's state, and since when it has not changed, counted from no earlier
     // than the moment the server had sent everything: a program that relists (its
     // status unchanged meanwhile) is not quiet while it reads the LIST.
@@ -81,7 +89,7 @@ pub(super) async fn caught_up(
         if sent {
             match &status {
                 Some(s) if s.synced && matches_truth(s, truth.len() as u64, newest) => {
-                    quiet_for(program, SETTLE).await?;
+                    quiet_for(program, SETTLE, &limit).await?;
                     let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
                     let consistent = stores
                         .iter()
@@ -97,7 +105,7 @@ pub(super) async fn caught_up(
                 // Synced, but its stores differ from the server's and stay so: the phase
                 // ends, and the oracle says how they differ.
                 Some(s) if s.synced && now - unchanged_since >= quiet => {
-                    quiet_for(program, SETTLE).await?;
+                    quiet_for(program, SETTLE, &limit).await?;
                     let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
                     return Ok(Caught {
                         status: final_status(probe, status).await,
@@ -107,7 +115,7 @@ pub(super) async fn caught_up(
                 }
                 Some(_) => {}
                 None => {
-                    quiet_for(program, quiet).await?;
+                    quiet_for(program, quiet, &limit).await?;
                     return Ok(Caught {
                         status: None,
                         stores: None,
@@ -164,22 +172,66 @@ fn matches_truth(status: &Status, count: u64, newest: u64) -> bool {
     })
 }
 
+/// What bounds a wait for a quiet program: the sampler's cost, taken out of its CPU time,
+/// and the phase's deadline.
+struct Limit<'a> {
+    sampling: &'a SamplingCost,
+    deadline: Instant,
+    timeout: Duration,
+}
+
 /// Waits until the program has used at most a fiftieth of `window` of CPU over a whole
-/// `window` (one clock tick at least): nothing left to do.
-async fn quiet_for(program: &mut Program, window: Duration) -> anyhow::Result<()> {
+/// `window` (one clock tick at least), not counting what answering the sampler cost it:
+/// nothing left to do. (A heap profile in text costs a large Go program some milliseconds;
+/// five a second would otherwise keep it from ever looking quiet.) A program still busy
+/// at the deadline fails the phase.
+async fn quiet_for(
+    program: &mut Program,
+    window: Duration,
+    limit: &Limit<'_>,
+) -> anyhow::Result<()> {
     let allowed = (window.as_millis() as u64 / 50).max(10);
     loop {
         let before = outside::read(program.pid());
+        let sampled_before = limit.sampling.cpu_ms();
         tokio::time::sleep(window).await;
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
         }
         let after = outside::read(program.pid());
-        match before.zip(after) {
-            Some((b, a)) if a.cpu_ms.saturating_sub(b.cpu_ms) <= allowed => return Ok(()),
-            Some(_) => {}
+        let sampled = limit.sampling.cpu_ms() - sampled_before;
+        let used = match before.zip(after) {
+            Some((b, a)) => a.cpu_ms.saturating_sub(b.cpu_ms).saturating_sub(sampled),
             None => anyhow::bail!("the program's /proc entry is gone"),
+        };
+        if used <= allowed {
+            return Ok(());
         }
+        if Instant::now() >= limit.deadline {
+            anyhow::bail!(
+                "the program did not go quiet within {} (`timeout`): in the last {} it used \
+                 {used} ms of CPU besides answering the heap samples, {allowed} ms allowed; a \
+                 program that is never idle needs the status protocol (docs/subjects.md)",
+                humantime::format_duration(limit.timeout),
+                humantime::format_duration(window),
+            );
+        }
+    }
+}
+
+/// The CPU time a program spent answering the sampler's heap reads, in ms: its CPU time
+/// read before and after each read, summed (to clock ticks; a tick's work of the program's
+/// own that falls within a read counts as the sampler's).
+#[derive(Debug, Clone, Default)]
+pub(super) struct SamplingCost(Arc<AtomicU64>);
+
+impl SamplingCost {
+    pub(super) fn cpu_ms(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, ms: u64) {
+        self.0.fetch_add(ms, Ordering::Relaxed);
     }
 }
 
@@ -190,36 +242,54 @@ pub(super) struct Samples {
     pub count: u64,
     /// The highest HeapAlloc among them (pprof only).
     pub heap_peak: Option<Bytes>,
+    /// The CPU time the program spent answering them.
+    pub cpu_ms: u64,
 }
 
 /// Reads the program's heap every [`SAMPLE_EVERY`] until finished.
 pub(super) struct Sampler {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Samples>,
+    cost: SamplingCost,
 }
 
 impl Sampler {
     pub(super) fn start(pid: u32, probe: Probe) -> Sampler {
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let cost = SamplingCost::default();
+        let counted = cost.clone();
         let task = tokio::spawn(async move {
             let mut samples = Samples::default();
             let mut tick = tokio::time::interval(SAMPLE_EVERY);
             loop {
                 tokio::select! {
-                    _ = &mut stopped => return samples,
+                    _ = &mut stopped => {
+                        samples.cpu_ms = counted.cpu_ms();
+                        return samples;
+                    }
                     _ = tick.tick() => {}
                 }
-                if outside::read(pid).is_none() {
+                let Some(before) = outside::read(pid) else {
+                    samples.cpu_ms = counted.cpu_ms();
                     return samples;
-                }
+                };
                 samples.count += 1;
-                if let Ok(Some(heap)) = probe.heap(false).await {
+                let heap = probe.heap(false).await;
+                if let Some(after) = outside::read(pid) {
+                    counted.add(after.cpu_ms.saturating_sub(before.cpu_ms));
+                }
+                if let Ok(Some(heap)) = heap {
                     let peak = samples.heap_peak.get_or_insert(heap.stats.heap_alloc);
                     *peak = (*peak).max(heap.stats.heap_alloc);
                 }
             }
         });
-        Sampler { stop, task }
+        Sampler { stop, task, cost }
+    }
+
+    /// What answering this sampler has cost the program so far, as it grows.
+    pub(super) fn cost(&self) -> SamplingCost {
+        self.cost.clone()
     }
 
     pub(super) async fn finish(self) -> Samples {
