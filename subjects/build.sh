@@ -4,6 +4,9 @@
 #                                     a LIST's array
 #   target/subjects/client-go-v0.37   client-go v0.37.2 (go.mod), the newest the module
 #                                     proxy serves
+#   target/subjects/controller-runtime
+#                                     a controller-runtime v0.25.2 manager (client-go
+#                                     v0.37.2) with one controller reading its cache
 #   subjects/node/node_modules        @kubernetes/client-node 1.4.0 for informer.mjs
 #                                     (package-lock.json), from the npm registry
 # Go modules come through the Go module proxy, pinned by the go.sum files beside the
@@ -17,6 +20,8 @@ cd "$root/subjects/client-go"
 # instead of being rewritten.
 go build -mod=readonly -modfile=go.v027.mod -o "$out/client-go-v0.27" .
 go build -mod=readonly -o "$out/client-go-v0.37" .
+cd "$root/subjects/controller-runtime"
+go build -mod=readonly -o "$out/controller-runtime" .
 echo "built $(ls "$out" | tr '\n' ' ')in $out"
 cd "$root/subjects/node"
 npm ci --no-audit --no-fund --silent
