@@ -201,13 +201,15 @@ impl std::fmt::Display for FieldSelector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (i, t) in self.0.iter().enumerate() {
             let op = if t.equal { "=" } else { "!=" };
-            write!(
-                f,
-                "{}{}{op}{}",
-                if i > 0 { "," } else { "" },
-                t.field,
-                t.value
-            )?;
+            let separator = if i > 0 { "," } else { "" };
+            write!(f, "{separator}{}{op}", t.field)?;
+            // apimachinery's EscapeValue: `\`, `,` and `=` in a value are escaped.
+            for c in t.value.chars() {
+                if matches!(c, '\\' | ',' | '=') {
+                    f.write_str("\\")?;
+                }
+                write!(f, "{c}")?;
+            }
         }
         Ok(())
     }
@@ -226,24 +228,26 @@ const NAME: &str = "metadata.name";
 const NAMESPACE: &str = "metadata.namespace";
 
 impl FieldSelector {
-    /// Parses a `fieldSelector` value (its syntax: what the fields are is checked by
-    /// [`FieldSelector::for_fields`]).
+    /// Parses a `fieldSelector` value as apimachinery's `fields.ParseSelector` does (its
+    /// syntax: what the fields are is checked by [`FieldSelector::for_fields`]): terms
+    /// split at commas a backslash does not escape and taken in sorted order, each split at
+    /// its first operator (`!=`, `==` or `=`), nothing trimmed, and the value unescaped
+    /// (`\\`, `\,`, `\=`; an unescaped `,` or `=` in it is refused). The errors are
+    /// kube-apiserver's words.
     pub fn parse(text: &str) -> Result<FieldSelector, String> {
+        let mut parts = split_terms(text);
+        parts.sort_unstable();
         let mut terms = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, true, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, true, v)
-            } else {
-                return Err(format!("invalid selector: {part:?}; can't understand it"));
+        for part in parts.into_iter().filter(|p| !p.is_empty()) {
+            let Some((field, equal, value)) = split_term(part) else {
+                return Err(format!(
+                    "invalid selector: '{text}'; can't understand '{part}'"
+                ));
             };
             terms.push(FieldTerm {
-                field: field.trim().to_owned(),
+                field: field.to_owned(),
                 equal,
-                value: value.trim().to_owned(),
+                value: unescape_value(value)?,
             });
         }
         Ok(FieldSelector(terms))
@@ -313,6 +317,70 @@ impl FieldSelector {
     }
 }
 
+/// A field selector's terms: split at every comma no backslash escapes.
+fn split_terms(text: &str) -> Vec<&str> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let (mut terms, mut start, mut escaped) = (Vec::new(), 0, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            ',' => {
+                terms.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(&text[start..]);
+    terms
+}
+
+/// A term's field, whether its operator is equality, and its value (still escaped): split
+/// at the first place an operator starts, `!=` before `==` before `=`.
+fn split_term(term: &str) -> Option<(&str, bool, &str)> {
+    term.char_indices().find_map(|(i, _)| {
+        let rest = &term[i..];
+        [("!=", false), ("==", true), ("=", true)]
+            .into_iter()
+            .find(|(op, _)| rest.starts_with(op))
+            .map(|(op, equal)| (&term[..i], equal, &rest[op.len()..]))
+    })
+}
+
+/// apimachinery's `UnescapeValue`.
+fn unescape_value(value: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut escaped = false;
+    for c in value.chars() {
+        if escaped {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(format!(
+                    "invalid field selector: invalid escape sequence: \\{c}"
+                ));
+            }
+            out.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == ',' || c == '=' {
+            // Go prints the rune with %v: its code point.
+            return Err(format!(
+                "invalid field selector: unescaped character in value: {}",
+                c as u32
+            ));
+        } else {
+            out.push(c);
+        }
+    }
+    if escaped {
+        return Err("invalid field selector: invalid escape sequence: \\".to_owned());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,6 +436,40 @@ mod tests {
         assert!(!f.matches("a", "b"));
         assert_eq!(f.exact_name(), Some("a"));
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    #[test]
+    fn field_selectors_parse_as_apimachinery_does() {
+        let value = |text: &str| {
+            let f = FieldSelector::parse(text).unwrap();
+            (f.0[0].field.clone(), f.0[0].value.clone(), f.to_string())
+        };
+        // Escaped commas and equals signs belong to the value; Display escapes them again.
+        let (field, v, shown) = value(r"metadata.name=a\,b\=c\\d");
+        assert_eq!(field, "metadata.name");
+        assert_eq!(v, r"a,b=c\d");
+        assert_eq!(shown, r"metadata.name=a\,b\=c\\d");
+        // The first operator splits a term: `a=b!=c` is `a` = `b!=c`, whose `=` is refused.
+        assert_eq!(
+            FieldSelector::parse("a=b!=c").unwrap_err(),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            FieldSelector::parse(r"a=b\x").unwrap_err(),
+            r"invalid field selector: invalid escape sequence: \x"
+        );
+        assert_eq!(
+            FieldSelector::parse("a=b\\").unwrap_err(),
+            r"invalid field selector: invalid escape sequence: \"
+        );
+        // Terms in sorted order; nothing trimmed; empty terms skipped.
+        let f = FieldSelector::parse("status.phase!=x,,metadata.name= a").unwrap();
+        assert_eq!(f.to_string(), "metadata.name= a,status.phase!=x");
+        assert_eq!(
+            FieldSelector::parse("z=1,metadata.name").unwrap_err(),
+            "invalid selector: 'z=1,metadata.name'; can't understand 'metadata.name'"
+        );
+        assert_eq!(FieldSelector::parse("").unwrap(), FieldSelector::default());
     }
 
     #[test]
