@@ -2,19 +2,25 @@
 // ListWatch: LIST, then WATCH, a relist after a 410), on one resource in one namespace or
 // every namespace, serving informer-mem's status protocol (docs/subjects.md) on LISTEN.
 //
-// Usage: node --expose-gc informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]
+// Usage: node --expose-gc informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE [LABELS [FIELDS]]]]
 //   RESOURCE: pods, configmaps, secrets or nodes (no namespace); NAMESPACE: empty or absent
-//   for every one. With --expose-gc it also serves the status protocol's heap: V8's used
-//   heap after a full collection.
+//   for every one; LABELS, FIELDS: the label and field selectors of every LIST and WATCH,
+//   empty or absent for none. With --expose-gc it also serves the status protocol's heap:
+//   V8's used heap after a full collection.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 
-const [kubeconfig, listen, resource = 'pods', namespace = ''] = process.argv.slice(2);
+const [kubeconfig, listen, resource = 'pods', namespace = '', labels = '', fields = ''] = process.argv.slice(2);
 if (!kubeconfig || !listen) {
-    console.error('usage: node informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]');
+    console.error('usage: node informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE [LABELS [FIELDS]]]]');
     process.exit(2);
 }
+// The selectors go with the LIST (below) and, through the ListWatch, with every WATCH.
+const selectors = {
+    ...(labels && { labelSelector: labels }),
+    ...(fields && { fieldSelector: fields }),
+};
 
 const clientVersion = JSON.parse(
     readFileSync(new URL('./node_modules/@kubernetes/client-node/package.json', import.meta.url)),
@@ -23,21 +29,23 @@ const kc = new k8s.KubeConfig();
 kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(k8s.CoreV1Api);
 const lists = namespace ? {
-    pods: () => core.listNamespacedPod({ namespace }),
-    configmaps: () => core.listNamespacedConfigMap({ namespace }),
-    secrets: () => core.listNamespacedSecret({ namespace }),
+    pods: () => core.listNamespacedPod({ namespace, ...selectors }),
+    configmaps: () => core.listNamespacedConfigMap({ namespace, ...selectors }),
+    secrets: () => core.listNamespacedSecret({ namespace, ...selectors }),
 } : {
-    pods: () => core.listPodForAllNamespaces(),
-    configmaps: () => core.listConfigMapForAllNamespaces(),
-    secrets: () => core.listSecretForAllNamespaces(),
-    nodes: () => core.listNode(),
+    pods: () => core.listPodForAllNamespaces(selectors),
+    configmaps: () => core.listConfigMapForAllNamespaces(selectors),
+    secrets: () => core.listSecretForAllNamespaces(selectors),
+    nodes: () => core.listNode(selectors),
 };
 if (!lists[resource]) {
     console.error(`informer.mjs: unknown resource ${resource}`);
     process.exit(2);
 }
 const path = namespace ? `/api/v1/namespaces/${namespace}/${resource}` : `/api/v1/${resource}`;
-const informer = k8s.makeInformer(kc, path, lists[resource]);
+// makeInformer's ListWatch, built here to give it the field selector too.
+const informer = new k8s.ListWatch(path, new k8s.Watch(kc), lists[resource], false,
+    selectors.labelSelector, selectors.fieldSelector);
 
 const handled = { add: 0, update: 0, delete: 0, sync: 0 };
 let applied = 0n;
