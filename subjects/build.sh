@@ -4,6 +4,8 @@
 #                                     a LIST's array
 #   target/subjects/client-go-v0.37   client-go v0.37.2 (go.mod), the newest the module
 #                                     proxy serves
+#   target/subjects/podsize          one object's client-go heap, decoded from JSON and
+#                                     from protobuf, with and without managedFields
 #   target/subjects/controller-runtime
 #                                     a controller-runtime v0.25.2 manager (client-go
 #                                     v0.37.2) with one controller reading its cache
@@ -13,14 +15,23 @@
 # go.mod files; Go caches the builds, so a second run takes seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# The Go sources are gofmt's layout, as the Rust sources are rustfmt's.
+unformatted="$(gofmt -l "$root/subjects")"
+if [ -n "$unformatted" ]; then
+    echo "error: gofmt would change: $unformatted" >&2
+    exit 1
+fi
 out="$root/target/subjects"
 mkdir -p "$out"
 cd "$root/subjects/client-go"
 # -mod=readonly: a go.mod or go.sum that does not match the source fails the build
 # instead of being rewritten.
+go vet .
 go build -mod=readonly -modfile=go.v027.mod -o "$out/client-go-v0.27" .
 go build -mod=readonly -o "$out/client-go-v0.37" .
+go build -mod=readonly -o "$out/podsize" ./podsize
 cd "$root/subjects/controller-runtime"
+go vet .
 go build -mod=readonly -o "$out/controller-runtime" .
 echo "built $(ls "$out" | tr '\n' ' ')in $out"
 cd "$root/subjects/node"
