@@ -203,7 +203,12 @@ impl std::fmt::Display for FieldSelector {
             let op = if t.equal { "=" } else { "!=" };
             let separator = if i > 0 { "," } else { "" };
             write!(f, "{separator}{}{op}", t.field)?;
-            // apimachinery's EscapeValue: `\`, `,` and `=` in a value are escaped.
+            // apimachinery's EscapeValue: `\`, `,` and `=` in a value are escaped (a value
+            // without them is written whole).
+            if !t.value.contains(['\\', ',', '=']) {
+                f.write_str(&t.value)?;
+                continue;
+            }
             for c in t.value.chars() {
                 if matches!(c, '\\' | ',' | '=') {
                     f.write_str("\\")?;
@@ -230,27 +235,37 @@ const NAMESPACE: &str = "metadata.namespace";
 impl FieldSelector {
     /// Parses a `fieldSelector` value as apimachinery's `fields.ParseSelector` does (its
     /// syntax: what the fields are is checked by [`FieldSelector::for_fields`]): terms
-    /// split at commas a backslash does not escape and taken in sorted order, each split at
-    /// its first operator (`!=`, `==` or `=`), nothing trimmed, and the value unescaped
-    /// (`\\`, `\,`, `\=`; an unescaped `,` or `=` in it is refused). The errors are
-    /// kube-apiserver's words.
+    /// split at commas a backslash does not escape, each split at its first operator
+    /// (`!=`, `==` or `=`), nothing trimmed, and the value unescaped (`\\`, `\,`, `\=`; an
+    /// unescaped `,` or `=` in it is refused). kube-apiserver reads the terms in sorted
+    /// order, so of several bad terms the one that sorts first is reported, in its words;
+    /// the terms are kept in the order written.
     pub fn parse(text: &str) -> Result<FieldSelector, String> {
-        let mut parts = split_terms(text);
-        parts.sort_unstable();
         let mut terms = Vec::new();
-        for part in parts.into_iter().filter(|p| !p.is_empty()) {
-            let Some((field, equal, value)) = split_term(part) else {
-                return Err(format!(
+        let mut first_error: Option<(&str, String)> = None;
+        for part in split_terms(text).filter(|p| !p.is_empty()) {
+            let term = match split_term(part) {
+                Some((field, equal, value)) => unescape_value(value).map(|value| FieldTerm {
+                    field: field.to_owned(),
+                    equal,
+                    value,
+                }),
+                None => Err(format!(
                     "invalid selector: '{text}'; can't understand '{part}'"
-                ));
+                )),
             };
-            terms.push(FieldTerm {
-                field: field.to_owned(),
-                equal,
-                value: unescape_value(value)?,
-            });
+            match term {
+                Ok(term) => terms.push(term),
+                Err(e) if first_error.as_ref().is_none_or(|(p, _)| part < *p) => {
+                    first_error = Some((part, e));
+                }
+                Err(_) => {}
+            }
         }
-        Ok(FieldSelector(terms))
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(FieldSelector(terms)),
+        }
     }
 
     /// This selector for a kind selectable by `fields`, with each `(old, field)` of
@@ -318,24 +333,25 @@ impl FieldSelector {
 }
 
 /// A field selector's terms: split at every comma no backslash escapes.
-fn split_terms(text: &str) -> Vec<&str> {
-    if text.is_empty() {
-        return Vec::new();
-    }
-    let (mut terms, mut start, mut escaped) = (Vec::new(), 0, false);
-    for (i, c) in text.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            ',' => {
-                terms.push(&text[start..i]);
-                start = i + 1;
+fn split_terms(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = (!text.is_empty()).then_some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        let mut escaped = false;
+        for (i, c) in current.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                ',' => {
+                    rest = Some(&current[i + 1..]);
+                    return Some(&current[..i]);
+                }
+                _ => {}
             }
-            _ => {}
         }
-    }
-    terms.push(&text[start..]);
-    terms
+        rest = None;
+        Some(current)
+    })
 }
 
 /// A term's field, whether its operator is equality, and its value (still escaped): split
@@ -352,6 +368,9 @@ fn split_term(term: &str) -> Option<(&str, bool, &str)> {
 
 /// apimachinery's `UnescapeValue`.
 fn unescape_value(value: &str) -> Result<String, String> {
+    if !value.contains(['\\', ',', '=']) {
+        return Ok(value.to_owned());
+    }
     let mut out = String::with_capacity(value.len());
     let mut escaped = false;
     for c in value.chars() {
@@ -462,12 +481,17 @@ mod tests {
             FieldSelector::parse("a=b\\").unwrap_err(),
             r"invalid field selector: invalid escape sequence: \"
         );
-        // Terms in sorted order; nothing trimmed; empty terms skipped.
+        // Nothing trimmed; empty terms skipped; terms kept as written.
         let f = FieldSelector::parse("status.phase!=x,,metadata.name= a").unwrap();
-        assert_eq!(f.to_string(), "metadata.name= a,status.phase!=x");
+        assert_eq!(f.to_string(), "status.phase!=x,metadata.name= a");
+        // Of several bad terms, the one that sorts first, as kube-apiserver reads them.
         assert_eq!(
-            FieldSelector::parse("z=1,metadata.name").unwrap_err(),
-            "invalid selector: 'z=1,metadata.name'; can't understand 'metadata.name'"
+            FieldSelector::parse("z,a=b=c,metadata.name").unwrap_err(),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            FieldSelector::parse("z=1,metadata.name,n").unwrap_err(),
+            "invalid selector: 'z=1,metadata.name,n'; can't understand 'metadata.name'"
         );
         assert_eq!(FieldSelector::parse("").unwrap(), FieldSelector::default());
     }
