@@ -263,14 +263,10 @@ impl Sampler {
             let mut tick = tokio::time::interval(SAMPLE_EVERY);
             loop {
                 tokio::select! {
-                    _ = &mut stopped => {
-                        samples.cpu_ms = counted.cpu_ms();
-                        return samples;
-                    }
+                    _ = &mut stopped => return samples,
                     _ = tick.tick() => {}
                 }
                 let Some(before) = outside::read(pid) else {
-                    samples.cpu_ms = counted.cpu_ms();
                     return samples;
                 };
                 samples.count += 1;
@@ -294,6 +290,10 @@ impl Sampler {
 
     pub(super) async fn finish(self) -> Samples {
         let _ = self.stop.send(());
-        self.task.await.unwrap_or_default()
+        let samples = self.task.await.unwrap_or_default();
+        Samples {
+            cpu_ms: self.cost.cpu_ms(),
+            ..samples
+        }
     }
 }
