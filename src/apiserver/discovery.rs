@@ -1,5 +1,5 @@
-//! Discovery documents, enough for kubectl: `/version`, `/api`, `/api/v1`, `/apis`, and
-//! a minimal OpenAPI v3 document.
+//! Discovery documents, enough for kubectl: `/version`, `/api`, `/api/v1`, `/apis`,
+//! `/apis/apps`, `/apis/apps/v1`, and a minimal OpenAPI v3 document per group.
 //!
 //! kubectl reads OpenAPI before `apply` and `create` to learn whether the server validates
 //! fields itself (the `fieldValidation` parameter of each kind's PATCH); without a document
@@ -12,6 +12,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::ApiServer;
+use super::group::{Apps, Core, Group};
 use crate::scenario::ObjectKind;
 
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
@@ -42,29 +43,52 @@ pub async fn api_versions(headers: HeaderMap) -> Json<Value> {
     }))
 }
 
-/// `/apis`: no groups besides core.
-pub async fn api_groups() -> Json<Value> {
-    Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}))
+/// `/apis`: the named groups this server serves (`apps` when the scenario's kind is a
+/// Deployment; see [`Group::served_with`]).
+pub async fn api_groups(State(server): State<ApiServer>) -> Json<Value> {
+    let groups: Vec<Value> = Apps::served_with(server.spec().kind)
+        .then(group_of::<Apps>)
+        .into_iter()
+        .collect();
+    Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }
 
-/// `/api/v1`: the resources this server serves. Only the scenario's kind can be written;
-/// the others are listed read-only, and empty; namespaces can be read.
-pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
+/// `/apis/{group}`: one named group.
+pub async fn api_group<G: Group>() -> Json<Value> {
+    let mut group = group_of::<G>();
+    group["kind"] = json!("APIGroup");
+    group["apiVersion"] = json!("v1");
+    Json(group)
+}
+
+fn group_of<G: Group>() -> Value {
+    let version = json!({"groupVersion": format!("{}/v1", G::NAME), "version": "v1"});
+    json!({"name": G::NAME, "versions": [version], "preferredVersion": version})
+}
+
+/// `/api/v1`, `/apis/{group}/v1`: the resources of a group this server serves. Only the
+/// scenario's kind can be written; the others are listed read-only, and empty; namespaces
+/// can be read.
+pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
     let namespaces = json!({
         "name": "namespaces", "singularName": "namespace", "namespaced": false,
         "kind": "Namespace", "verbs": ["get", "list"], "shortNames": ["ns"],
     });
-    let resources: Vec<Value> = std::iter::once(namespaces)
-        .chain(ObjectKind::ALL.into_iter().map(|kind| {
+    let kinds = ObjectKind::ALL
+        .into_iter()
+        .filter(|kind| kind.group() == G::NAME)
+        .map(|kind| {
             let short: &[&str] = match kind {
                 ObjectKind::Pod => &["po"],
                 ObjectKind::ConfigMap => &["cm"],
                 ObjectKind::Secret => &[],
                 ObjectKind::Node => &["no"],
+                ObjectKind::Deployment => &["deploy"],
             };
-            // kube-apiserver puts pods in the `all` category (`kubectl get all`).
+            // kube-apiserver puts pods and deployments in the `all` category (`kubectl
+            // get all`).
             let categories: &[&str] = match kind {
-                ObjectKind::Pod => &["all"],
+                ObjectKind::Pod | ObjectKind::Deployment => &["all"],
                 _ => &[],
             };
             let mut resource = json!({
@@ -83,66 +107,90 @@ pub async fn api_resources(State(server): State<ApiServer>) -> Json<Value> {
                 resource["categories"] = json!(categories);
             }
             resource
-        }))
-        .collect();
-    Json(json!({
-        "kind": "APIResourceList",
-        "groupVersion": "v1",
-        "resources": resources,
-    }))
-}
-
-/// `/openapi/v3`: where the core group's document is, with a hash of it (kubectl caches
-/// the document by server and hash; the document differs by kind).
-pub async fn openapi_v3_paths(State(server): State<ApiServer>) -> Json<Value> {
-    let document = core_document(server.spec().kind).to_string();
-    let mut hasher = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(&document, &mut hasher);
-    let hash = std::hash::Hasher::finish(&hasher);
-    Json(json!({
-        "paths": {
-            "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={hash:016X}")},
-        },
-    }))
-}
-
-/// `/openapi/v3/api/v1`: each writable kind's PATCH, with the `fieldValidation` parameter
-/// that tells kubectl the server validates fields. No schemas: `components.schemas` is
-/// there and empty, so `kubectl explain` says it knows no such resource instead of failing
-/// in its template.
-pub async fn openapi_v3_core(State(server): State<ApiServer>) -> Json<Value> {
-    Json(core_document(server.spec().kind))
-}
-
-fn core_document(kind: ObjectKind) -> Value {
-    let (path, operation) = if kind.namespaced() {
-        (
-            format!(
-                "/api/v1/namespaces/{{namespace}}/{}/{{name}}",
-                kind.plural()
-            ),
-            format!("patchCoreV1Namespaced{}", kind.as_str()),
-        )
+        });
+    let resources: Vec<Value> = if G::NAME.is_empty() {
+        std::iter::once(namespaces).chain(kinds).collect()
     } else {
-        (
-            format!("/api/v1/{}/{{name}}", kind.plural()),
-            format!("patchCoreV1{}", kind.as_str()),
-        )
+        kinds.collect()
     };
-    let parameter = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
+    // kube-apiserver writes no apiVersion for the core group's list.
+    Json(match G::NAME {
+        "" => json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}),
+        group => json!({
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": format!("{group}/v1"),
+            "resources": resources,
+        }),
+    })
+}
+
+/// `/openapi/v3`: where each group's document is, with a hash of it (kubectl caches
+/// a document by server and hash; the documents differ by kind).
+pub async fn openapi_v3_paths(State(server): State<ApiServer>) -> Json<Value> {
+    let kind = server.spec().kind;
+    let entry = |document: Value| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&document.to_string(), &mut hasher);
+        std::hash::Hasher::finish(&hasher)
+    };
+    let core = entry(group_document::<Core>(kind));
+    let mut paths = json!({
+        "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={core:016X}")},
+    });
+    if Apps::served_with(server.spec().kind) {
+        let apps = entry(group_document::<Apps>(kind));
+        paths["apis/apps/v1"] =
+            json!({"serverRelativeURL": format!("/openapi/v3/apis/apps/v1?hash={apps:016X}")});
+    }
+    Json(json!({ "paths": paths }))
+}
+
+/// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/v1`: the scenario kind's PATCH, in its
+/// group's document, with the `fieldValidation` parameter that tells kubectl the server
+/// validates fields. No schemas: `components.schemas` is there and empty, so `kubectl
+/// explain` says it knows no such resource instead of failing in its template.
+pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
+    Json(group_document::<G>(server.spec().kind))
+}
+
+fn group_document<G: Group>(kind: ObjectKind) -> Value {
+    let mut paths = serde_json::Map::new();
+    if kind.group() == G::NAME {
+        let (path, scope) = if kind.namespaced() {
+            (
+                format!(
+                    "{}/namespaces/{{namespace}}/{}/{{name}}",
+                    G::ROOT,
+                    kind.plural()
+                ),
+                "Namespaced",
+            )
+        } else {
+            (format!("{}/{}/{{name}}", G::ROOT, kind.plural()), "")
+        };
+        let group = match G::NAME {
+            "" => "Core",
+            _ => "Apps",
+        };
+        let parameter =
+            |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
+        paths.insert(
+            path,
+            json!({
+                "patch": {
+                    "operationId": format!("patch{group}V1{scope}{}", kind.as_str()),
+                    "parameters": [parameter("dryRun"), parameter("fieldManager"), parameter("fieldValidation")],
+                    "x-kubernetes-action": "patch",
+                    "x-kubernetes-group-version-kind": {"group": G::NAME, "version": "v1", "kind": kind.as_str()},
+                },
+            }),
+        );
+    }
     json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.35.0"},
         "components": {"schemas": {}},
-        "paths": {
-            path: {
-                "patch": {
-                    "operationId": operation,
-                    "parameters": [parameter("dryRun"), parameter("fieldManager"), parameter("fieldValidation")],
-                    "x-kubernetes-action": "patch",
-                    "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": kind.as_str()},
-                },
-            },
-        },
+        "paths": paths,
     })
 }

@@ -118,7 +118,7 @@ impl Form {
     /// A LIST body up to its first item, given its `metadata` as JSON.
     pub(super) fn list_head(self, kind: ObjectKind, metadata: &str) -> String {
         let (kind, api_version) = match self {
-            Form::Full => (kind.as_str(), "v1"),
+            Form::Full => (kind.as_str(), kind.api_version()),
             Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
             Form::Table(_) => return table::list_head(kind, metadata),
         };
@@ -131,7 +131,7 @@ impl Form {
     /// table, whose bookmark is an empty Table.
     pub(super) fn bookmark_kind(self, kind: ObjectKind) -> Option<(&'static str, &'static str)> {
         match self {
-            Form::Full => Some((kind.as_str(), "v1")),
+            Form::Full => Some((kind.as_str(), kind.api_version())),
             Form::Metadata => Some(("PartialObjectMetadata", "meta.k8s.io/v1")),
             Form::Table(_) => None,
         }

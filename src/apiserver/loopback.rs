@@ -19,8 +19,8 @@ use super::routes::router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
 use crate::scenario::ObjectSpec;
 
-/// Holds every request under `/api/v1/` (the resource's and the namespaces'; discovery
-/// passes) until it is opened.
+/// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
+/// namespaces'; discovery passes) until it is opened.
 #[derive(Debug, Clone)]
 pub struct Gate {
     open: watch::Sender<bool>,
@@ -46,7 +46,7 @@ impl Gate {
     }
 
     async fn pass(&self, path: &str) {
-        if !path.starts_with("/api/v1/") {
+        if !path.starts_with("/api/v1/") && !path.starts_with("/apis/apps/v1/") {
             return;
         }
         let mut open = self.open.subscribe();

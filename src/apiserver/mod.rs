@@ -18,6 +18,7 @@ mod encodings;
 mod extract;
 mod form;
 pub(crate) mod generate;
+mod group;
 mod head;
 mod list;
 mod loopback;

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::form::Form;
+use super::group::{Apps, Core, Group};
 use super::query::{Query, Selection};
 use super::status::{ApiError, json_response, method_not_allowed, object_not_found};
 use super::version::Version;
@@ -21,7 +22,7 @@ use crate::scenario::ObjectKind;
 
 /// The apiserver's routes, ready to serve on any transport.
 pub fn router(server: ApiServer) -> Router {
-    Router::new()
+    let router = Router::new()
         .route(
             "/version",
             get(discovery::version).fallback(method_not_allowed),
@@ -32,7 +33,7 @@ pub fn router(server: ApiServer) -> Router {
         )
         .route(
             "/api/v1",
-            get(discovery::api_resources).fallback(method_not_allowed),
+            get(discovery::group_resources::<Core>).fallback(method_not_allowed),
         )
         .route(
             "/apis",
@@ -44,23 +45,9 @@ pub fn router(server: ApiServer) -> Router {
         )
         .route(
             "/openapi/v3/api/v1",
-            get(discovery::openapi_v3_core).fallback(method_not_allowed),
-        )
-        .route(
-            "/api/v1/{resource}",
-            get(cluster_collection)
-                .post(write::create_cluster)
-                .delete(write::delete_collection_cluster)
-                .fallback(method_not_allowed),
-        )
-        .route(
-            "/api/v1/{resource}/{name}",
-            get(get_cluster_object)
-                .put(write::replace_cluster)
-                .patch(write::patch_cluster)
-                .delete(write::delete_cluster)
-                .fallback(method_not_allowed),
-        )
+            get(discovery::openapi_v3_group::<Core>).fallback(method_not_allowed),
+        );
+    let router = cluster_scope::<Core>(router)
         .route(
             "/api/v1/namespaces",
             get(namespaces::list).fallback(method_not_allowed),
@@ -68,27 +55,77 @@ pub fn router(server: ApiServer) -> Router {
         .route(
             "/api/v1/namespaces/{namespace}",
             get(namespaces::get).fallback(method_not_allowed),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/{resource}",
-            get(namespaced_collection)
-                .post(write::create)
-                .delete(write::delete_collection)
-                .fallback(method_not_allowed),
-        )
-        .route(
-            "/api/v1/namespaces/{namespace}/{resource}/{name}",
-            get(get_object)
-                .put(write::replace)
-                .patch(write::patch)
-                .delete(write::delete)
-                .fallback(method_not_allowed),
-        )
-        .fallback(not_found)
-        .with_state(server)
+        );
+    let mut router = in_namespaces::<Core>(router);
+    if Apps::served_with(server.spec().kind) {
+        router = named_group::<Apps>(router);
+    }
+    router.fallback(not_found).with_state(server)
 }
 
-async fn cluster_collection(
+/// A named group's discovery documents and resources.
+fn named_group<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
+    let root = G::ROOT;
+    let router = router
+        .route(
+            &format!("/apis/{}", G::NAME),
+            get(discovery::api_group::<G>).fallback(method_not_allowed),
+        )
+        .route(
+            root,
+            get(discovery::group_resources::<G>).fallback(method_not_allowed),
+        )
+        .route(
+            &format!("/openapi/v3{root}"),
+            get(discovery::openapi_v3_group::<G>).fallback(method_not_allowed),
+        );
+    in_namespaces::<G>(cluster_scope::<G>(router))
+}
+
+/// The routes of group `G`'s resources at the cluster's scope: collections (every
+/// namespace's objects of a namespaced kind) and cluster-scoped objects.
+fn cluster_scope<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
+    let root = G::ROOT;
+    router
+        .route(
+            &format!("{root}/{{resource}}"),
+            get(cluster_collection::<G>)
+                .post(write::create_cluster::<G>)
+                .delete(write::delete_collection_cluster::<G>)
+                .fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{root}/{{resource}}/{{name}}"),
+            get(get_cluster_object::<G>)
+                .put(write::replace_cluster::<G>)
+                .patch(write::patch_cluster::<G>)
+                .delete(write::delete_cluster::<G>)
+                .fallback(method_not_allowed),
+        )
+}
+
+/// The routes of group `G`'s resources in namespaces: collections and objects.
+fn in_namespaces<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
+    let root = G::ROOT;
+    router
+        .route(
+            &format!("{root}/namespaces/{{namespace}}/{{resource}}"),
+            get(namespaced_collection::<G>)
+                .post(write::create::<G>)
+                .delete(write::delete_collection::<G>)
+                .fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}"),
+            get(get_object::<G>)
+                .put(write::replace::<G>)
+                .patch(write::patch::<G>)
+                .delete(write::delete::<G>)
+                .fallback(method_not_allowed),
+        )
+}
+
+async fn cluster_collection<G: Group>(
     State(server): State<ApiServer>,
     ApiPath(resource): ApiPath<String>,
     RawQuery(query): RawQuery,
@@ -97,10 +134,10 @@ async fn cluster_collection(
     let Some(form) = Form::accepted(&headers) else {
         return ApiError::not_acceptable().into_response();
     };
-    collection(server, &resource, None, query.as_deref(), form).await
+    collection(server, G::kind(&resource), None, query.as_deref(), form).await
 }
 
-async fn namespaced_collection(
+async fn namespaced_collection<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
@@ -109,54 +146,63 @@ async fn namespaced_collection(
     let Some(form) = Form::accepted(&headers) else {
         return ApiError::not_acceptable().into_response();
     };
-    collection(server, &resource, Some(namespace), query.as_deref(), form).await
+    collection(
+        server,
+        G::kind(&resource),
+        Some(namespace),
+        query.as_deref(),
+        form,
+    )
+    .await
 }
 
-async fn get_object(
+async fn get_object<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if ObjectKind::from_plural(&resource).is_some_and(|kind| !kind.namespaced()) {
+    let kind = G::kind(&resource);
+    if kind.is_some_and(|kind| !kind.namespaced()) {
         return unknown_resource();
     }
     let form = match Form::of_request(&headers, query.as_deref()) {
         Ok((form, _)) => form,
         Err(response) => return *response,
     };
-    by_name(&server, &resource, &name, form, |s| {
+    by_name(&server, kind, &name, form, |s| {
         s.get_named(&namespace, &name)
     })
 }
 
 /// `GET /api/v1/{resource}/{name}`: a cluster-scoped object (a namespaced kind has no
 /// object at the cluster's scope: 404, as kube-apiserver).
-async fn get_cluster_object(
+async fn get_cluster_object<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if ObjectKind::from_plural(&resource).is_none_or(ObjectKind::namespaced) {
+    let kind = G::kind(&resource);
+    if kind.is_none_or(ObjectKind::namespaced) {
         return unknown_resource();
     }
     let form = match Form::of_request(&headers, query.as_deref()) {
         Ok((form, _)) => form,
         Err(response) => return *response,
     };
-    by_name(&server, &resource, &name, form, |s| s.get_named("", &name))
+    by_name(&server, kind, &name, form, |s| s.get_named("", &name))
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.
 pub(super) fn by_name(
     server: &ApiServer,
-    resource: &str,
+    kind: Option<ObjectKind>,
     name: &str,
     form: Form,
     find: impl FnOnce(&ApiServer) -> Option<Version>,
 ) -> Response {
-    let Some(kind) = ObjectKind::from_plural(resource) else {
+    let Some(kind) = kind else {
         return unknown_resource();
     };
     let found = if kind == server.spec().kind {
@@ -184,12 +230,12 @@ fn unknown_resource() -> Response {
 
 async fn collection(
     server: ApiServer,
-    resource: &str,
+    kind: Option<ObjectKind>,
     namespace: Option<String>,
     query: Option<&str>,
     form: Form,
 ) -> Response {
-    let Some(kind) = ObjectKind::from_plural(resource) else {
+    let Some(kind) = kind else {
         return unknown_resource();
     };
     if namespace.is_some() && !kind.namespaced() {
@@ -249,5 +295,7 @@ pub(super) async fn request(
 mod cluster_tests;
 #[cfg(test)]
 mod field_tests;
+#[cfg(test)]
+mod group_tests;
 #[cfg(test)]
 mod tests;

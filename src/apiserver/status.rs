@@ -36,7 +36,8 @@ pub(super) struct ApiError {
     pub(super) code: StatusCode,
     pub(super) reason: &'static str,
     pub(super) message: String,
-    /// The Status's `details`: which object (name, resource) the error is about.
+    /// The Status's `details`: which object (name, resource) the error is about; a
+    /// resource of a named group as `{resource}.{group}` (`deployments.apps`).
     details: Option<(String, &'static str)>,
     /// The Status's `details.causes`: each field at fault (reason, message, field).
     causes: Vec<(&'static str, String, String)>,
@@ -81,8 +82,8 @@ impl ApiError {
 
     /// No object `name` of `kind` (404).
     pub(super) fn not_found(kind: ObjectKind, name: &str) -> ApiError {
-        let message = format!("{} {name:?} not found", kind.plural());
-        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.plural())
+        let message = format!("{} {name:?} not found", kind.resource_name());
+        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.resource_name())
     }
 
     pub(super) fn bad_request(message: String) -> ApiError {
@@ -135,7 +136,10 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut body = status_body(self.code.as_u16(), self.reason, &self.message);
         if let Some((name, kind)) = self.details {
-            body["details"] = json!({"name": name, "kind": kind});
+            body["details"] = match kind.split_once('.') {
+                None => json!({"name": name, "kind": kind}),
+                Some((kind, group)) => json!({"name": name, "group": group, "kind": kind}),
+            };
         }
         if !self.causes.is_empty() {
             let causes: Vec<_> = self

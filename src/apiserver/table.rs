@@ -40,10 +40,6 @@ impl Include {
 
 /// The `kind`'s column definitions, as a JSON array.
 pub(super) fn columns(kind: ObjectKind) -> Value {
-    let column = |name: &str, format: &str, priority: u8, description: &str| {
-        json!({"name": name, "type": "string", "format": format,
-               "description": description, "priority": priority})
-    };
     let name = column(
         "Name",
         "name",
@@ -52,37 +48,7 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
     );
     let age = column("Age", "", 0, "Time since the object's creationTimestamp.");
     let columns = match kind {
-        ObjectKind::Pod => vec![
-            name,
-            column("Ready", "", 0, "Ready containers of all containers."),
-            column(
-                "Status",
-                "",
-                0,
-                "The aggregate status of the pod's containers.",
-            ),
-            column(
-                "Restarts",
-                "",
-                0,
-                "Container restarts, and how long ago the last one.",
-            ),
-            age,
-            column("IP", "", 1, "The pod's first IP address."),
-            column("Node", "", 1, "The node the pod is scheduled to."),
-            column(
-                "Nominated Node",
-                "",
-                1,
-                "The node the pod may preempt others on.",
-            ),
-            column(
-                "Readiness Gates",
-                "",
-                1,
-                "Readiness gates whose condition is True.",
-            ),
-        ],
+        ObjectKind::Pod => pod_columns(name, age),
         ObjectKind::ConfigMap => vec![
             name,
             column("Data", "", 0, "Entries of data and binaryData."),
@@ -94,30 +60,111 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
             column("Data", "", 0, "Entries of data."),
             age,
         ],
-        ObjectKind::Node => vec![
-            name,
-            column("Status", "", 0, "The status of the node"),
-            column("Roles", "", 0, "The roles of the node"),
-            age,
-            column("Version", "", 0, "Kubelet Version reported by the node."),
-            column("Internal-IP", "", 1, "The node's addresses."),
-            column("External-IP", "", 1, "The node's addresses."),
-            column("OS-Image", "", 1, "OS Image reported by the node."),
-            column(
-                "Kernel-Version",
-                "",
-                1,
-                "Kernel Version reported by the node.",
-            ),
-            column(
-                "Container-Runtime",
-                "",
-                1,
-                "ContainerRuntime Version reported by the node.",
-            ),
-        ],
+        ObjectKind::Node => node_columns(name, age),
+        ObjectKind::Deployment => deployment_columns(name, age),
     };
     Value::Array(columns)
+}
+
+/// One column definition (a string, as kube-apiserver's printers declare most).
+fn column(name: &str, format: &str, priority: u8, description: &str) -> Value {
+    json!({"name": name, "type": "string", "format": format,
+           "description": description, "priority": priority})
+}
+
+/// kube-apiserver's pod columns, wide ones (priority 1) included.
+fn pod_columns(name: Value, age: Value) -> Vec<Value> {
+    vec![
+        name,
+        column("Ready", "", 0, "Ready containers of all containers."),
+        column(
+            "Status",
+            "",
+            0,
+            "The aggregate status of the pod's containers.",
+        ),
+        column(
+            "Restarts",
+            "",
+            0,
+            "Container restarts, and how long ago the last one.",
+        ),
+        age,
+        column("IP", "", 1, "The pod's first IP address."),
+        column("Node", "", 1, "The node the pod is scheduled to."),
+        column(
+            "Nominated Node",
+            "",
+            1,
+            "The node the pod may preempt others on.",
+        ),
+        column(
+            "Readiness Gates",
+            "",
+            1,
+            "Readiness gates whose condition is True.",
+        ),
+    ]
+}
+
+/// kube-apiserver's node columns, wide ones included.
+fn node_columns(name: Value, age: Value) -> Vec<Value> {
+    vec![
+        name,
+        column("Status", "", 0, "The status of the node"),
+        column("Roles", "", 0, "The roles of the node"),
+        age,
+        column("Version", "", 0, "Kubelet Version reported by the node."),
+        column("Internal-IP", "", 1, "The node's addresses."),
+        column("External-IP", "", 1, "The node's addresses."),
+        column("OS-Image", "", 1, "OS Image reported by the node."),
+        column(
+            "Kernel-Version",
+            "",
+            1,
+            "Kernel Version reported by the node.",
+        ),
+        column(
+            "Container-Runtime",
+            "",
+            1,
+            "ContainerRuntime Version reported by the node.",
+        ),
+    ]
+}
+
+/// kube-apiserver's Deployment columns, wide ones included.
+fn deployment_columns(name: Value, age: Value) -> Vec<Value> {
+    vec![
+        name,
+        column("Ready", "", 0, "Number of the pod with ready state"),
+        column(
+            "Up-to-date",
+            "",
+            0,
+            "Pods targeted by the deployment that have the desired template spec.",
+        ),
+        column(
+            "Available",
+            "",
+            0,
+            "Available pods (ready for at least minReadySeconds) targeted by the deployment.",
+        ),
+        age,
+        column(
+            "Containers",
+            "",
+            1,
+            "Names of each container in the template.",
+        ),
+        column(
+            "Images",
+            "",
+            1,
+            "Images referenced by each container in the template.",
+        ),
+        column("Selector", "", 1, "Label selector for pods."),
+    ]
 }
 
 /// A namespace table's column definitions: NAME, STATUS, AGE.
@@ -221,7 +268,72 @@ fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
             age,
         ],
         ObjectKind::Node => node_cells(object, name, age),
+        ObjectKind::Deployment => deployment_cells(object, name, age),
     }
+}
+
+/// A Deployment's cells: kube-apiserver's `printDeployment`, wide ones included.
+fn deployment_cells(deployment: &Value, name: Value, age: Value) -> Vec<Value> {
+    let (spec, status) = (&deployment["spec"], &deployment["status"]);
+    let count = |v: &Value| v.as_i64().unwrap_or(0);
+    let containers = list(&spec["template"]["spec"]["containers"]);
+    let joined = |field: &str| {
+        containers
+            .iter()
+            .map(|c| c[field].as_str().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    vec![
+        name,
+        json!(format!(
+            "{}/{}",
+            count(&status["readyReplicas"]),
+            // An unset `replicas` defaults to 1 before a Deployment is stored.
+            spec["replicas"].as_i64().unwrap_or(1)
+        )),
+        json!(count(&status["updatedReplicas"])),
+        json!(count(&status["availableReplicas"])),
+        age,
+        json!(joined("name")),
+        json!(joined("image")),
+        json!(selector_text(&spec["selector"])),
+    ]
+}
+
+/// A label selector as `metav1.LabelSelectorAsSelector(...).String()` writes it:
+/// requirements sorted by key, `k=v` for a matched label, set-based ones in kubectl's
+/// syntax; `""` for none.
+fn selector_text(selector: &Value) -> String {
+    let mut terms: Vec<(String, String)> = selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())))
+        .collect();
+    for expression in list(&selector["matchExpressions"]) {
+        let key = expression["key"].as_str().unwrap_or_default();
+        let mut values: Vec<&str> = list(&expression["values"])
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let term = match expression["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_owned(),
+            "DoesNotExist" => format!("!{key}"),
+            _ => return "<invalid>".to_owned(),
+        };
+        terms.push((key.to_owned(), term));
+    }
+    // No requirement selects everything, written as nothing.
+    terms.sort();
+    terms
+        .into_iter()
+        .map(|(_, term)| term)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A node's cells: kube-apiserver's `printNode`, from the node's JSON (wide ones included,

@@ -195,8 +195,14 @@ impl Version {
                 // `kind` come first, and are cut out in place.
                 let start = buf.len();
                 generator.write_object(buf, self.id);
-                let kind = generator.spec().kind.as_str();
-                let type_meta = [r#"{"apiVersion":"v1","kind":""#, kind, r#"","#];
+                let kind = generator.spec().kind;
+                let type_meta = [
+                    r#"{"apiVersion":""#,
+                    kind.api_version(),
+                    r#"","kind":""#,
+                    kind.as_str(),
+                    r#"","#,
+                ];
                 let len: usize = type_meta.iter().map(|s| s.len()).sum();
                 let mut at = start;
                 let matches = type_meta.iter().all(|part| {

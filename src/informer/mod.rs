@@ -30,6 +30,7 @@ pub use reflector::VERY_SHORT_WATCH;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
@@ -164,6 +165,15 @@ fn spawn_one(
         }
         (ObjectKind::Node, Projection::Dynamic) => {
             spawn_typed::<Dynamic<Node>>(client, config, ns, scope)
+        }
+        (ObjectKind::Deployment, Projection::Full) => {
+            spawn_typed::<Deployment>(client, config, ns, scope)
+        }
+        (ObjectKind::Deployment, Projection::Metadata) => {
+            spawn_typed::<PartialObjectMeta<Deployment>>(client, config, ns, scope)
+        }
+        (ObjectKind::Deployment, Projection::Dynamic) => {
+            spawn_typed::<Dynamic<Deployment>>(client, config, ns, scope)
         }
     }
 }

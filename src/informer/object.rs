@@ -1,4 +1,4 @@
-//! The kinds an informer can cache: Pod, ConfigMap, Secret and Node, whole, as metadata only
+//! The kinds an informer can cache: Pod, ConfigMap, Secret, Node and Deployment, whole, as metadata only
 //! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
 //! what dynamic informers decode). One trait says what the informer needs of a kind, so
 //! every stage is generic over it.
@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::api::{DynamicObject, ObjectMeta};
@@ -73,6 +74,12 @@ impl Object for ConfigMap {}
 impl Object for Secret {}
 
 impl Object for Node {
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
+}
+
+impl Object for Deployment {
     fn clear_status(&mut self) {
         self.status = None;
     }

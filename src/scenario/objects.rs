@@ -101,15 +101,18 @@ pub enum ObjectKind {
     Secret,
     /// core/v1 Node, cluster-scoped.
     Node,
+    /// apps/v1 Deployment.
+    Deployment,
 }
 
 impl ObjectKind {
     /// Every kind, in discovery order.
-    pub const ALL: [ObjectKind; 4] = [
+    pub const ALL: [ObjectKind; 5] = [
         ObjectKind::Pod,
         ObjectKind::ConfigMap,
         ObjectKind::Secret,
         ObjectKind::Node,
+        ObjectKind::Deployment,
     ];
 
     /// The kind's name (`Pod`).
@@ -119,7 +122,62 @@ impl ObjectKind {
             ObjectKind::ConfigMap => "ConfigMap",
             ObjectKind::Secret => "Secret",
             ObjectKind::Node => "Node",
+            ObjectKind::Deployment => "Deployment",
         }
+    }
+
+    /// The kind's API group: "" for the core group.
+    pub fn group(self) -> &'static str {
+        match self {
+            ObjectKind::Deployment => "apps",
+            ObjectKind::Pod | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Node => "",
+        }
+    }
+
+    /// The kind's `apiVersion` (`v1`, `apps/v1`).
+    pub fn api_version(self) -> &'static str {
+        match self.group() {
+            "" => "v1",
+            _ => "apps/v1",
+        }
+    }
+
+    /// Where the kind's resources are served: `/api/v1` or `/apis/{group}/v1`.
+    pub fn api_root(self) -> &'static str {
+        match self.group() {
+            "" => "/api/v1",
+            _ => "/apis/apps/v1",
+        }
+    }
+
+    /// The kind as kube-apiserver names it in messages: `Pod`, `Deployment.apps`.
+    pub fn qualified_kind(self) -> &'static str {
+        match self {
+            ObjectKind::Deployment => "Deployment.apps",
+            kind => kind.as_str(),
+        }
+    }
+
+    /// The resource as kube-apiserver names it in messages: `pods`, `deployments.apps`.
+    pub fn resource_name(self) -> &'static str {
+        match self {
+            ObjectKind::Deployment => "deployments.apps",
+            kind => kind.plural(),
+        }
+    }
+
+    /// The path of the kind's collection across all namespaces (`/api/v1/pods`).
+    pub fn collection_path(self) -> String {
+        match self.group() {
+            "" => format!("/api/v1/{}", self.plural()),
+            _ => format!("/apis/apps/v1/{}", self.plural()),
+        }
+    }
+
+    /// Whether the apiserver keeps a `metadata.generation` for the kind, bumped by each
+    /// change of its spec.
+    pub fn has_generation(self) -> bool {
+        matches!(self, ObjectKind::Pod | ObjectKind::Deployment)
     }
 
     /// Whether objects of the kind live in namespaces.
@@ -158,7 +216,9 @@ impl ObjectKind {
                 &[("spec.host", "spec.nodeName")],
             ),
             ObjectKind::Node => (&["metadata.name", "spec.unschedulable"], &[]),
-            ObjectKind::ConfigMap => (&["metadata.name", "metadata.namespace"], &[]),
+            ObjectKind::ConfigMap | ObjectKind::Deployment => {
+                (&["metadata.name", "metadata.namespace"], &[])
+            }
             ObjectKind::Secret => (&["metadata.name", "metadata.namespace", "type"], &[]),
         }
     }
@@ -170,6 +230,7 @@ impl ObjectKind {
             ObjectKind::ConfigMap => "configmaps",
             ObjectKind::Secret => "secrets",
             ObjectKind::Node => "nodes",
+            ObjectKind::Deployment => "deployments",
         }
     }
 
@@ -180,13 +241,20 @@ impl ObjectKind {
             ObjectKind::Pod => &["metadata", "spec", "status"],
             ObjectKind::ConfigMap => &["metadata", "data", "binaryData", "immutable"],
             ObjectKind::Secret => &["metadata", "data", "stringData", "type", "immutable"],
-            ObjectKind::Node => &["metadata", "spec", "status"],
+            ObjectKind::Node | ObjectKind::Deployment => &["metadata", "spec", "status"],
         }
     }
 
-    /// The kind for a plural resource name.
+    /// The kind for a plural resource name, in any group.
     pub fn from_plural(plural: &str) -> Option<ObjectKind> {
         ObjectKind::ALL.into_iter().find(|k| k.plural() == plural)
+    }
+
+    /// The kind a group serves under a plural resource name (`""` for the core group).
+    pub fn served(group: &str, plural: &str) -> Option<ObjectKind> {
+        ObjectKind::ALL
+            .into_iter()
+            .find(|k| k.group() == group && k.plural() == plural)
     }
 }
 
@@ -278,14 +346,21 @@ impl SweepKey {
             SweepKey::DataKeys | SweepKey::DataBytes if objects.kind == ObjectKind::Node => Some(
                 "a Node has no `data`: `data_keys` and `data_bytes` shape ConfigMaps and Secrets",
             ),
+            SweepKey::DataKeys | SweepKey::DataBytes if objects.kind == ObjectKind::Deployment => {
+                Some(
+                    "a Deployment has no `data`: `data_keys` and `data_bytes` shape ConfigMaps and Secrets",
+                )
+            }
             SweepKey::Images if objects.kind != ObjectKind::Node => {
                 Some("only nodes report images")
             }
             SweepKey::DataBytes if objects.data_keys.is_none() => {
                 Some("`data_bytes` sizes the values `data_keys` adds; set `objects.data_keys` too")
             }
-            SweepKey::Containers if objects.kind != ObjectKind::Pod => {
-                Some("only pods have containers")
+            SweepKey::Containers
+                if !matches!(objects.kind, ObjectKind::Pod | ObjectKind::Deployment) =>
+            {
+                Some("only pods and Deployments' pod templates have containers")
             }
             _ => None,
         }
@@ -340,7 +415,12 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
         last_applied: raw.last_applied.unwrap_or(defaults.last_applied),
         data_keys: match &raw.data_keys {
             None => None,
-            Some(v) if matches!(raw.kind, ObjectKind::Pod | ObjectKind::Node) => {
+            Some(v)
+                if matches!(
+                    raw.kind,
+                    ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment
+                ) =>
+            {
                 return Err(Problem::at(
                     "objects.data_keys",
                     v.span(),

@@ -35,7 +35,7 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
         ("count is missing", with("count = 10\n", "")),
         (
             "unknown kind",
-            with("count = 10", "count = 10\nkind = \"Deployment\""),
+            with("count = 10", "count = 10\nkind = \"Service\""),
         ),
         (
             "kind is a number",

@@ -48,3 +48,70 @@ fn an_expected_inconsistency_is_shown_but_passes() {
         false
     );
 }
+
+/// A kind of a named group (apps/v1 Deployments) goes through every phase with every kind
+/// of informer, and each phase's store matches the server.
+#[test]
+fn deployments_stay_consistent_through_every_phase_and_informer() {
+    let (code, stdout, report) = run_text(
+        r#"name = "deployments"
+[objects]
+kind = "Deployment"
+count = 300
+containers = 2
+last_applied = true
+
+[[variant]]
+name = "typed"
+[[variant]]
+name = "typed, strip status"
+transform = ["managed-fields", "status"]
+[[variant]]
+name = "metadata watch-list"
+projection = "metadata"
+initial_sync = "watch-list"
+[[variant]]
+name = "kube-runtime dynamic"
+implementation = "kube-runtime"
+projection = "dynamic"
+[[variant]]
+name = "queue, handlers"
+handlers = 2
+field_selector = "metadata.namespace=payments"
+
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "update"
+fraction = 0.5
+[[phase]]
+kind = "recreate"
+count = 10
+[[phase]]
+kind = "disconnect"
+count = 5
+compact = true
+[[phase]]
+kind = "delete"
+fraction = 0.9
+"#,
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(report["scenario"]["objects"]["kind"], "Deployment");
+    let variants = report["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 5);
+    for variant in variants {
+        for p in phases(variant) {
+            assert_eq!(p["consistent"], true, "{} {}", variant["name"], p["name"]);
+        }
+    }
+    let selected = phase(&variants[4], "list");
+    assert_eq!(selected["objects"], 30, "one namespace of ten");
+    let informer = |v: &serde_json::Value| {
+        phase(v, "list")["components"]["informer"]["live_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let (whole, stripped) = (informer(&variants[0]), informer(&variants[1]));
+    assert!(stripped < whole, "{stripped} < {whole}");
+}

@@ -515,3 +515,31 @@ kind = "relist"
         "the 410 lands in its own phase: {relist}"
     );
 }
+
+#[test]
+fn deployments_are_refused_against_a_real_server_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deployments.toml");
+    std::fs::write(
+        &file,
+        "name = \"d\"\n[objects]\nkind = \"Deployment\"\ncount = 5\n[[variant]]\nname = \"a\"\n[[phase]]\nkind = \"list\"\n",
+    )
+    .unwrap();
+    let out = bin()
+        .arg("run")
+        .arg(&file)
+        .arg("--kubeconfig")
+        .arg(dir.path().join("no-such.kubeconfig"))
+        .arg("--read-only")
+        .arg("--out")
+        .arg(dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("objects.kind = \"Deployment\"") && stderr.contains("start pods"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("report.json").exists(), "nothing written");
+}

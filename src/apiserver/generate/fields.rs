@@ -14,8 +14,19 @@ pub(super) fn update_entry(
     fields: Value,
     at: Seconds,
 ) -> ManagedFieldsEntry {
+    versioned_update_entry("v1", manager, subresource, fields, at)
+}
+
+/// [`update_entry`] for an object of `api_version` (`apps/v1`).
+pub(super) fn versioned_update_entry(
+    api_version: &str,
+    manager: &str,
+    subresource: Option<&str>,
+    fields: Value,
+    at: Seconds,
+) -> ManagedFieldsEntry {
     ManagedFieldsEntry {
-        api_version: Some("v1".to_owned()),
+        api_version: Some(api_version.to_owned()),
         fields_type: Some("FieldsV1".to_owned()),
         fields_v1: Some(FieldsV1(fields)),
         manager: Some(manager.to_owned()),
@@ -116,6 +127,6 @@ fn merge_key(field: &str) -> Option<&'static [&'static str]> {
 fn is_atomic(field: &str) -> bool {
     matches!(
         field,
-        "requests" | "limits" | "securityContext" | "state" | "running"
+        "requests" | "limits" | "securityContext" | "state" | "running" | "selector"
     )
 }

@@ -14,6 +14,7 @@
 //! 2-4 KB).
 
 mod data;
+mod deployment;
 mod fields;
 mod node;
 mod pod;
@@ -35,6 +36,7 @@ pub use pod::pod;
 
 use crate::scenario::{ObjectKind, ObjectSpec};
 use data::{ConfigMapValues, SecretValues, config_map_from, secret_from};
+use deployment::{DeploymentValues, deployment_from};
 use node::{NodeValues, node_from};
 use pod::{PodValues, pod_from};
 use template::{Hole, Template, holes};
@@ -101,6 +103,7 @@ pub fn name(spec: &ObjectSpec, index: u32) -> String {
         ObjectKind::ConfigMap => format!("{app}-config-{}", suffix(index)),
         ObjectKind::Secret => format!("{app}-secret-{}", suffix(index)),
         ObjectKind::Node => format!("{}-{}", node_pool(spec, index), suffix(index)),
+        ObjectKind::Deployment => format!("{app}-{}", suffix(index)),
     }
 }
 
@@ -232,6 +235,17 @@ fn write_object(
                 values,
                 |v| node_from(spec, id.index, app, v),
                 |n| n.metadata,
+            );
+        }
+        ObjectKind::Deployment => {
+            let values = DeploymentValues::of(spec, app, id);
+            write_form(
+                buf,
+                template,
+                form,
+                values,
+                |v| deployment_from(spec, app, v),
+                |d| d.metadata,
             );
         }
     }

@@ -60,7 +60,7 @@ enum Annotation {
 
 /// Field managers after the kubelet, each of which touched the annotations (kubectl
 /// annotate, controllers, ...), in the order a pod meets them.
-const OTHER_MANAGERS: [&str; 6] = [
+pub(super) const OTHER_MANAGERS: [&str; 6] = [
     "kubectl-annotate",
     "argocd-application-controller",
     "vpa-updater",
@@ -293,17 +293,22 @@ fn pod_spec(app: &str, v: &PodValues, containers: Vec<Container>) -> PodSpec {
             .collect(),
         ),
         volumes: Some(vec![
-            Volume {
-                name: "config".to_owned(),
-                config_map: Some(ConfigMapVolumeSource {
-                    name: format!("{app}-config"),
-                    default_mode: Some(420),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
+            config_volume(app),
             service_account_volume(v.token_volume()),
         ]),
+        ..Default::default()
+    }
+}
+
+/// The app's configuration: its ConfigMap as a volume.
+pub(super) fn config_volume(app: &str) -> Volume {
+    Volume {
+        name: "config".to_owned(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: format!("{app}-config"),
+            default_mode: Some(420),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -399,7 +404,7 @@ fn container_status(v: &PodValues, c: usize, container: &Container) -> Container
 }
 
 /// The name of container `c` of an `app` pod: the app, then sidecars.
-fn container_name(app: &str, c: usize) -> String {
+pub(super) fn container_name(app: &str, c: usize) -> String {
     match c {
         0 => app.to_owned(),
         c if c > SIDECARS.len() => format!("{}-{c}", SIDECARS[(c - 1) % SIDECARS.len()]),
@@ -408,15 +413,40 @@ fn container_name(app: &str, c: usize) -> String {
 }
 
 fn container(app: &str, c: usize, v: &PodValues) -> Container {
+    let image = Image {
+        ns: &v.labels.ns,
+        version: &v.labels.version,
+        digest: &v.image_digests[c],
+    };
+    container_with(app, c, image, container_volume_mounts(v))
+}
+
+/// Where a container's image comes from: the app's namespace, its version, its digest.
+pub(super) struct Image<'a> {
+    pub(super) ns: &'a str,
+    pub(super) version: &'a str,
+    pub(super) digest: &'a str,
+}
+
+/// Container `c` of an `app` pod (or of its template), mounting `volume_mounts`.
+pub(super) fn container_with(
+    app: &str,
+    c: usize,
+    image: Image<'_>,
+    volume_mounts: Vec<VolumeMount>,
+) -> Container {
     let name = container_name(app, c);
     let port = if c == 0 { 8080 } else { 15000 + c as i32 };
-    let (ns, version) = (&v.labels.ns, &v.labels.version);
+    let Image {
+        ns,
+        version,
+        digest,
+    } = image;
     let is_app = c == 0;
     Container {
         // Pinned by digest, as production images usually are.
         image: Some(format!(
-            "registry.example.com/{ns}/{name}:{version}@sha256:{}",
-            v.image_digests[c]
+            "registry.example.com/{ns}/{name}:{version}@sha256:{digest}"
         )),
         name,
         image_pull_policy: Some("IfNotPresent".to_owned()),
@@ -435,7 +465,7 @@ fn container(app: &str, c: usize, v: &PodValues) -> Container {
         readiness_probe: None,
         termination_message_path: Some("/dev/termination-log".to_owned()),
         termination_message_policy: Some("File".to_owned()),
-        volume_mounts: Some(container_volume_mounts(v)),
+        volume_mounts: Some(volume_mounts),
         ..Default::default()
     }
 }
@@ -508,12 +538,7 @@ fn http_probe(path: &str, port: i32, period: i32) -> Probe {
 /// The config volume and the service account token, mounted read-only.
 fn container_volume_mounts(v: &PodValues) -> Vec<VolumeMount> {
     vec![
-        VolumeMount {
-            name: "config".to_owned(),
-            mount_path: "/etc/config".to_owned(),
-            read_only: Some(true),
-            ..Default::default()
-        },
+        config_mount(),
         VolumeMount {
             name: v.token_volume(),
             mount_path: "/var/run/secrets/kubernetes.io/serviceaccount".to_owned(),
@@ -523,8 +548,18 @@ fn container_volume_mounts(v: &PodValues) -> Vec<VolumeMount> {
     ]
 }
 
+/// The config volume, mounted read-only.
+pub(super) fn config_mount() -> VolumeMount {
+    VolumeMount {
+        name: "config".to_owned(),
+        mount_path: "/etc/config".to_owned(),
+        read_only: Some(true),
+        ..Default::default()
+    }
+}
+
 /// A stable fake sha256 digest for an image.
-fn image_digest(ns: &str, name: &str, version: &str) -> String {
+pub(super) fn image_digest(ns: &str, name: &str, version: &str) -> String {
     // An array, not a Vec: whether the optimizer removed a Vec's allocation here depended
     // on inlining decisions elsewhere in the crate, and moved every run's exact figures.
     let parts: [u64; 3] = [ns, name, version].map(|s| {

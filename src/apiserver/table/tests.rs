@@ -156,7 +156,7 @@ fn config_maps_and_secrets_count_their_entries() {
             json!("60s")
         ]
     );
-    for kind in [ObjectKind::Pod, ObjectKind::ConfigMap, ObjectKind::Secret] {
+    for kind in ObjectKind::ALL {
         let empty = json!({"metadata": {"name": "x"}});
         assert_eq!(
             cells(kind, &empty, now).len(),
@@ -216,4 +216,49 @@ fn nodes_read_as_kube_apiservers_printer_shows_them() {
     no_ready["status"]["conditions"] = json!([]);
     assert_eq!(cells(no_ready)[1], json!("Unknown"));
     assert_eq!(columns(ObjectKind::Node).as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn deployments_read_as_kube_apiservers_printer_shows_them() {
+    let now = at("2026-11-25T12:00:00Z");
+    let deployment = json!({
+        "metadata": {"name": "web", "creationTimestamp": "2026-11-25T11:00:00Z"},
+        "spec": {
+            "replicas": 3,
+            "selector": {
+                "matchLabels": {"tier": "front", "app": "web"},
+                "matchExpressions": [
+                    {"key": "track", "operator": "NotIn", "values": ["canary", "beta"]},
+                    {"key": "zone", "operator": "Exists"},
+                ],
+            },
+            "template": {"spec": {"containers": [
+                {"name": "web", "image": "nginx:1"},
+                {"name": "envoy", "image": "envoy:2"},
+            ]}},
+        },
+        "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2},
+    });
+    assert_eq!(
+        cells(ObjectKind::Deployment, &deployment, now),
+        [
+            json!("web"),
+            json!("2/3"),
+            json!(3),
+            json!(2),
+            json!("60m"),
+            json!("web,envoy"),
+            json!("nginx:1,envoy:2"),
+            json!("app=web,tier=front,track notin (beta,canary),zone"),
+        ]
+    );
+    // Just created: no status yet, and `replicas` left to its default.
+    let new = json!({"metadata": {"name": "n"}, "spec": {"selector": {}}, "status": {}});
+    let new_cells = cells(ObjectKind::Deployment, &new, now);
+    assert_eq!(new_cells[1], json!("0/1"));
+    assert_eq!(
+        new_cells[7],
+        json!(""),
+        "an empty selector selects everything"
+    );
 }

@@ -2,6 +2,7 @@
 //! fields the type does not have dropped, reported or refused (`fieldValidation`).
 
 use axum::http::{HeaderMap, StatusCode, header};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -50,7 +51,7 @@ pub(super) fn decode(kind: ObjectKind, body: &[u8]) -> Result<Value, ApiError> {
     let Some(map) = value.as_object_mut() else {
         return Err(cannot("the body is not a JSON object".to_owned()));
     };
-    for (field, expected) in [("apiVersion", "v1"), ("kind", kind.as_str())] {
+    for (field, expected) in [("apiVersion", kind.api_version()), ("kind", kind.as_str())] {
         match map.get(field).and_then(Value::as_str) {
             None | Some("") => {
                 map.insert(field.to_owned(), json!(expected));
@@ -82,6 +83,7 @@ pub(super) fn normalize(
         ObjectKind::ConfigMap => through::<ConfigMap>(&value),
         ObjectKind::Secret => through::<Secret>(&value),
         ObjectKind::Node => through::<Node>(&value),
+        ObjectKind::Deployment => through::<Deployment>(&value),
     };
     let typed = typed.map_err(|e| {
         ApiError::bad_request(format!(

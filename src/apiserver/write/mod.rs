@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
 use crate::apiserver::form::object_response;
+use crate::apiserver::group::Group;
 use crate::apiserver::patch::{self, PatchError, PatchType};
 use crate::apiserver::query::{Query, Selection};
 use crate::apiserver::status::{ApiError, json_response, namespace_not_found, object_not_found};
@@ -39,14 +40,14 @@ use validate::{check_preconditions, object_key};
 
 /// `POST /api/v1/{resource}`: a cluster-scoped object (an empty namespace below stands
 /// for the cluster's scope).
-pub async fn create_cluster(
+pub async fn create_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath(resource): ApiPath<String>,
     query: RawQuery,
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
-    create(
+    create::<G>(
         State(server),
         ApiPath((String::new(), resource)),
         query,
@@ -57,46 +58,46 @@ pub async fn create_cluster(
 }
 
 /// `PUT /api/v1/{resource}/{name}`.
-pub async fn replace_cluster(
+pub async fn replace_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
     query: RawQuery,
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
-    if let Some(missing) = no_cluster_object(&resource) {
+    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
-    replace(State(server), path, query, headers, body).await
+    replace::<G>(State(server), path, query, headers, body).await
 }
 
 /// `PATCH /api/v1/{resource}/{name}`.
-pub async fn patch_cluster(
+pub async fn patch_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
     query: RawQuery,
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
-    if let Some(missing) = no_cluster_object(&resource) {
+    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
-    patch(State(server), path, query, headers, body).await
+    patch::<G>(State(server), path, query, headers, body).await
 }
 
 /// `DELETE /api/v1/{resource}/{name}`.
-pub async fn delete_cluster(
+pub async fn delete_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
     query: RawQuery,
     body: ApiBody,
 ) -> Response {
-    if let Some(missing) = no_cluster_object(&resource) {
+    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
         return missing;
     }
-    delete(
+    delete::<G>(
         State(server),
         ApiPath((String::new(), resource, name)),
         query,
@@ -106,18 +107,18 @@ pub async fn delete_cluster(
 }
 
 /// `DELETE /api/v1/{resource}`.
-pub async fn delete_collection_cluster(
+pub async fn delete_collection_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath(resource): ApiPath<String>,
     query: RawQuery,
     body: ApiBody,
 ) -> Response {
     let path = ApiPath((String::new(), resource));
-    delete_collection(State(server), path, query, body).await
+    delete_collection::<G>(State(server), path, query, body).await
 }
 
 /// `POST /api/v1/namespaces/{namespace}/{resource}`.
-pub async fn create(
+pub async fn create<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
@@ -129,7 +130,13 @@ pub async fn create(
         if !namespace.is_empty() && !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
-        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let mut write = Write::new(
+            &server,
+            G::kind(&resource),
+            &namespace,
+            query.as_deref(),
+            &headers,
+        )?;
         let object = write.decoded(&body)?;
         let (key, object) = write.received(object, None)?;
         let kind = write.kind;
@@ -137,7 +144,7 @@ pub async fn create(
             Some(_) => Err(ApiError::new(
                 StatusCode::CONFLICT,
                 "AlreadyExists",
-                format!("{} {:?} already exists", kind.plural(), key.name),
+                format!("{} {:?} already exists", kind.resource_name(), key.name),
             )),
             None => Ok(finish(
                 kind,
@@ -162,7 +169,7 @@ pub async fn create(
 }
 
 /// `PUT /api/v1/namespaces/{namespace}/{resource}/{name}`.
-pub async fn replace(
+pub async fn replace<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
@@ -171,7 +178,13 @@ pub async fn replace(
 ) -> Response {
     respond(|| {
         check_json_body(&headers)?;
-        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let mut write = Write::new(
+            &server,
+            G::kind(&resource),
+            &namespace,
+            query.as_deref(),
+            &headers,
+        )?;
         let object = write.decoded(&body)?;
         let (key, object) = write.received(object, Some(&name))?;
         let response = write.update(&key, |_, _| Ok(object))?;
@@ -180,7 +193,7 @@ pub async fn replace(
 }
 
 /// `PATCH /api/v1/namespaces/{namespace}/{resource}/{name}`.
-pub async fn patch(
+pub async fn patch<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
@@ -188,7 +201,13 @@ pub async fn patch(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let mut write = Write::new(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let mut write = Write::new(
+            &server,
+            G::kind(&resource),
+            &namespace,
+            query.as_deref(),
+            &headers,
+        )?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -244,14 +263,14 @@ struct Write<'a> {
 impl<'a> Write<'a> {
     fn new(
         server: &'a ApiServer,
-        resource: &str,
+        kind: Option<ObjectKind>,
         namespace: &'a str,
         query: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<Write<'a>, ApiError> {
         Ok(Write {
             server,
-            kind: scoped(writable(server, resource)?, namespace)?,
+            kind: scoped(writable(server, kind)?, namespace)?,
             namespace,
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
@@ -354,14 +373,14 @@ impl<'a> Write<'a> {
 /// Pod (its registry returns deleted objects), a `Success` Status naming it for a
 /// ConfigMap or Secret. The options come as query parameters or, as client-go sends
 /// them, as a DeleteOptions body.
-pub async fn delete(
+pub async fn delete<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let Some(kind) = ObjectKind::from_plural(&resource) else {
+        let Some(kind) = G::kind(&resource) else {
             return Err(ApiError::unknown_resource());
         };
         let kind = scoped(kind, &namespace)?;
@@ -380,12 +399,16 @@ pub async fn delete(
             }
             Some(version) => {
                 let uid = version.to_value(&generator)["metadata"]["uid"].clone();
+                let mut details = json!({"name": name, "kind": kind.plural(), "uid": uid});
+                if !kind.group().is_empty() {
+                    details["group"] = json!(kind.group());
+                }
                 let body = json!({
                     "kind": "Status",
                     "apiVersion": "v1",
                     "metadata": {},
                     "status": "Success",
-                    "details": {"name": name, "kind": kind.plural(), "uid": uid},
+                    "details": details,
                 });
                 json_response(StatusCode::OK, Body::from(body.to_string()))
             }
@@ -396,14 +419,14 @@ pub async fn delete(
 
 /// `DELETE /api/v1/namespaces/{namespace}/{resource}`: deletes what the selectors select
 /// and answers with the list of what was deleted, as it was.
-pub async fn delete_collection(
+pub async fn delete_collection<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let kind = scoped(writable(&server, &resource)?, &namespace)?;
+        let kind = scoped(writable(&server, G::kind(&resource))?, &namespace)?;
         let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
         let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
@@ -412,8 +435,9 @@ pub async fn delete_collection(
         let (rv, deleted) =
             server.delete_where(|v| selection.matches(generator.spec(), v), dry_run);
         let mut buf = format!(
-            r#"{{"kind":"{}List","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
-            kind.as_str()
+            r#"{{"kind":"{}List","apiVersion":"{}","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
+            kind.as_str(),
+            kind.api_version()
         )
         .into_bytes();
         for (i, version) in deleted.iter().enumerate() {
@@ -429,9 +453,8 @@ pub async fn delete_collection(
 
 /// 404 for a path to one object at the cluster's scope of a kind that has none there (a
 /// namespaced kind's cluster path is only its collection, as on kube-apiserver).
-fn no_cluster_object(resource: &str) -> Option<Response> {
-    ObjectKind::from_plural(resource)
-        .is_none_or(ObjectKind::namespaced)
+fn no_cluster_object(kind: Option<ObjectKind>) -> Option<Response> {
+    kind.is_none_or(ObjectKind::namespaced)
         .then(|| ApiError::unknown_resource().into_response())
 }
 
@@ -450,9 +473,10 @@ fn scoped(kind: ObjectKind, namespace: &str) -> Result<ObjectKind, ApiError> {
     }
 }
 
-/// The kind `resource` names, when this server holds it: the other kinds stay empty.
-fn writable(server: &ApiServer, resource: &str) -> Result<ObjectKind, ApiError> {
-    let Some(kind) = ObjectKind::from_plural(resource) else {
+/// The kind a path names (`None`: none), when this server holds it: the other kinds stay
+/// empty.
+fn writable(server: &ApiServer, kind: Option<ObjectKind>) -> Result<ObjectKind, ApiError> {
+    let Some(kind) = kind else {
         return Err(ApiError::unknown_resource());
     };
     if kind != server.spec().kind {

@@ -60,7 +60,7 @@ pub(super) fn finish(
     let entry = json!({
         "manager": manager,
         "operation": "Update",
-        "apiVersion": "v1",
+        "apiVersion": kind.api_version(),
         "time": now,
         "fieldsType": "FieldsV1",
         "fieldsV1": owned,
@@ -72,7 +72,7 @@ pub(super) fn finish(
             if owns_fields {
                 meta.insert("managedFields".to_owned(), json!([entry]));
             }
-            if kind == ObjectKind::Pod {
+            if kind.has_generation() {
                 meta.insert("generation".to_owned(), json!(1));
             }
         }
@@ -87,21 +87,25 @@ pub(super) fn finish(
             } else {
                 meta.insert("managedFields".to_owned(), Value::Array(managed));
             }
-            if kind == ObjectKind::Pod {
-                // The spec changing is what bumps a Pod's generation.
+            if kind.has_generation() {
+                // The spec changing is what bumps a Pod's or a Deployment's generation.
                 let generation = was["generation"].as_i64().unwrap_or(1);
                 let changed = object["spec"] != current["spec"];
                 object["metadata"]["generation"] = json!(generation + i64::from(changed));
             }
         }
     }
-    if kind == ObjectKind::Pod {
-        // Status belongs to the status subresource: a create starts it as the apiserver
-        // does, an update keeps it.
-        object["status"] = match current {
-            None => json!({"phase": "Pending", "qosClass": qos_class(&object["spec"])}),
-            Some(current) => current["status"].clone(),
-        };
+    // Status belongs to the status subresource: a create starts it as the apiserver
+    // does, an update keeps it.
+    match (kind, current) {
+        (ObjectKind::Pod, None) => {
+            object["status"] = json!({"phase": "Pending", "qosClass": qos_class(&object["spec"])});
+        }
+        (ObjectKind::Deployment, None) => object["status"] = json!({}),
+        (ObjectKind::Pod | ObjectKind::Deployment, Some(current)) => {
+            object["status"] = current["status"].clone();
+        }
+        _ => {}
     }
     object
 }

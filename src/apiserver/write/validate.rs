@@ -84,7 +84,7 @@ fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
     ApiError::new(
         StatusCode::UNPROCESSABLE_ENTITY,
         "Invalid",
-        format!("{} {name:?} is invalid: {what}", kind.as_str()),
+        format!("{} {name:?} is invalid: {what}", kind.qualified_kind()),
     )
 }
 
@@ -235,7 +235,7 @@ impl Causes {
             _ => format!("[{}]", listed.join(", ")),
         };
         Err(invalid_object(kind, name, &what)
-            .about(name, kind.as_str())
+            .about(name, kind.qualified_kind())
             .with_causes(self.0))
     }
 }
