@@ -65,7 +65,7 @@ func parseFlags() options {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the server to watch (required)")
 	flag.StringVar(&o.namespace, "namespace", "", "namespace to watch; empty for all")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "address for pprof and the status protocol")
-	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets or nodes")
+	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets, nodes or deployments")
 	flag.StringVar(&o.transform, "transform", "none", "none, or a comma-separated list of strip-managed-fields, strip (managedFields and the last-applied annotation) and strip-images (a Node's status.images)")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watch metadata only (the metadata informer)")
 	flag.BoolVar(&o.dynamic, "dynamic", false, "watch whole objects as unstructured.Unstructured (the dynamic informer)")
@@ -236,8 +236,11 @@ type subject struct {
 	counts    []*counts
 }
 
+// groups are the API groups of the resources outside the core group.
+var groups = map[string]string{"deployments": "apps"}
+
 func newInformer(o options, cfg *rest.Config) cache.SharedIndexInformer {
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: o.resource}
+	gvr := schema.GroupVersionResource{Group: groups[o.resource], Version: "v1", Resource: o.resource}
 	tweak := func(lo *metav1.ListOptions) {
 		lo.LabelSelector = o.labels
 		lo.FieldSelector = o.fields

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -33,10 +34,11 @@ import (
 
 // objects are the kinds the run serves, by resource.
 var objects = map[string]func() client.Object{
-	"pods":       func() client.Object { return &corev1.Pod{} },
-	"configmaps": func() client.Object { return &corev1.ConfigMap{} },
-	"secrets":    func() client.Object { return &corev1.Secret{} },
-	"nodes":      func() client.Object { return &corev1.Node{} },
+	"pods":        func() client.Object { return &corev1.Pod{} },
+	"configmaps":  func() client.Object { return &corev1.ConfigMap{} },
+	"secrets":     func() client.Object { return &corev1.Secret{} },
+	"nodes":       func() client.Object { return &corev1.Node{} },
+	"deployments": func() client.Object { return &appsv1.Deployment{} },
 }
 
 // reconciler reads the object of each request from the cache and does nothing else.
@@ -139,7 +141,7 @@ func main() {
 	log.SetPrefix("controller-runtime-manager: ")
 	// --kubeconfig is controller-runtime's own flag (ctrl.GetConfig reads it).
 	listen := flag.String("listen", "127.0.0.1:0", "address for pprof and the status protocol")
-	resource := flag.String("resource", "pods", "pods, configmaps, secrets or nodes")
+	resource := flag.String("resource", "pods", "pods, configmaps, secrets, nodes or deployments")
 	stripManagedFields := flag.Bool("strip-managed-fields", false, "cache.Options.DefaultTransform = cache.TransformStripManagedFields()")
 	noDeepCopy := flag.Bool("unsafe-disable-deep-copy", false, "cache.Options.DefaultUnsafeDisableDeepCopy: the reconciler's Get returns the cache's own object")
 	flag.Parse()
@@ -149,7 +151,7 @@ func main() {
 	ctrl.SetLogger(logr.New(crlog.NullLogSink{}))
 	newObject, ok := objects[*resource]
 	if !ok {
-		log.Fatalf("--resource %q: not pods, configmaps, secrets or nodes", *resource)
+		log.Fatalf("--resource %q: not pods, configmaps, secrets, nodes or deployments", *resource)
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

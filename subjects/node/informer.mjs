@@ -3,7 +3,7 @@
 // every namespace, serving informer-mem's status protocol (docs/subjects.md) on LISTEN.
 //
 // Usage: node --expose-gc informer.mjs KUBECONFIG LISTEN [RESOURCE [NAMESPACE [LABELS [FIELDS]]]]
-//   RESOURCE: pods, configmaps, secrets or nodes (no namespace); NAMESPACE: empty or absent
+//   RESOURCE: pods, configmaps, secrets, deployments or nodes (no namespace); NAMESPACE: empty or absent
 //   for every one; LABELS, FIELDS: the label and field selectors of every LIST and WATCH,
 //   empty or absent for none. With --expose-gc it also serves the status protocol's heap:
 //   V8's used heap after a full collection.
@@ -28,21 +28,25 @@ const clientVersion = JSON.parse(
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(k8s.CoreV1Api);
+const apps = kc.makeApiClient(k8s.AppsV1Api);
 const lists = namespace ? {
     pods: () => core.listNamespacedPod({ namespace, ...selectors }),
     configmaps: () => core.listNamespacedConfigMap({ namespace, ...selectors }),
     secrets: () => core.listNamespacedSecret({ namespace, ...selectors }),
+    deployments: () => apps.listNamespacedDeployment({ namespace, ...selectors }),
 } : {
     pods: () => core.listPodForAllNamespaces(selectors),
     configmaps: () => core.listConfigMapForAllNamespaces(selectors),
     secrets: () => core.listSecretForAllNamespaces(selectors),
     nodes: () => core.listNode(selectors),
+    deployments: () => apps.listDeploymentForAllNamespaces(selectors),
 };
 if (!lists[resource]) {
     console.error(`informer.mjs: unknown resource ${resource}`);
     process.exit(2);
 }
-const path = namespace ? `/api/v1/namespaces/${namespace}/${resource}` : `/api/v1/${resource}`;
+const root = resource === 'deployments' ? '/apis/apps/v1' : '/api/v1';
+const path = namespace ? `${root}/namespaces/${namespace}/${resource}` : `${root}/${resource}`;
 // makeInformer's ListWatch, built here to give it the field selector too.
 const informer = new k8s.ListWatch(path, new k8s.Watch(kc), lists[resource], false,
     selectors.labelSelector, selectors.fieldSelector);
