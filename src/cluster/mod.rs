@@ -245,10 +245,7 @@ impl Cluster {
         namespace: Option<&str>,
         read: std::sync::Arc<Watched>,
     ) -> anyhow::Result<()> {
-        let path = match namespace {
-            Some(ns) => format!("/api/v1/namespaces/{ns}/{}", kind.plural()),
-            None => format!("/api/v1/{}", kind.plural()),
-        };
+        let path = kind.collection_path(namespace);
         loop {
             let rv = self.newest(&path).await?;
             let request = http::Request::get(format!("{path}?watch=true&resourceVersion={rv}"))
@@ -292,7 +289,7 @@ impl Cluster {
     /// at once (a pod bound to a node no kubelet runs would otherwise wait for one), then
     /// the namespace. A namespace that is not there is fine.
     pub async fn remove_namespace(&self, name: &str, kind: ObjectKind) -> anyhow::Result<()> {
-        let objects = format!("/api/v1/namespaces/{name}/{}", kind.plural());
+        let objects = kind.collection_path(Some(name));
         let now = json!({"gracePeriodSeconds": 0});
         // Answered with what it deleted: as metadata only, not hundreds of MiB of objects.
         // A server slower than the request's deadline (tens of thousands of objects) goes
@@ -340,10 +337,7 @@ impl Cluster {
         namespace: Option<&str>,
         scope: &Scope,
     ) -> anyhow::Result<(Vec<TruthEntry>, u64)> {
-        let mut path = match namespace {
-            Some(ns) => format!("/api/v1/namespaces/{ns}/{}", kind.plural()),
-            None => format!("/api/v1/{}", kind.plural()),
-        };
+        let mut path = kind.collection_path(namespace);
         if !scope.is_default() {
             path = format!("{path}?{}", scope.query());
         }
@@ -382,7 +376,7 @@ impl Cluster {
         namespace: &str,
         object: Value,
     ) -> anyhow::Result<u64> {
-        let path = format!("/api/v1/namespaces/{namespace}/{}", kind.plural());
+        let path = kind.collection_path(Some(namespace));
         let status = object.get("status").cloned();
         let what = || format!("creating {} in {namespace}", object_name(&object));
         let created = self
@@ -407,7 +401,7 @@ impl Cluster {
         object: Value,
     ) -> anyhow::Result<u64> {
         let name = object_name(&object).to_owned();
-        let path = format!("/api/v1/namespaces/{namespace}/{}/{name}", kind.plural());
+        let path = format!("{}/{name}", kind.collection_path(Some(namespace)));
         let replaced = self.call(http::Method::PUT, &path, Some(object)).await?;
         let what = format!("replacing {name} in {namespace}");
         let replaced = expect_status(replaced, &[200], &what)?;
@@ -423,7 +417,7 @@ impl Cluster {
         namespace: &str,
         name: &str,
     ) -> anyhow::Result<()> {
-        let path = format!("/api/v1/namespaces/{namespace}/{}/{name}", kind.plural());
+        let path = format!("{}/{name}", kind.collection_path(Some(namespace)));
         let now = json!({"gracePeriodSeconds": 0});
         let deleted = self.call(http::Method::DELETE, &path, Some(now)).await?;
         expect_status(deleted, &[200], &format!("deleting {name} in {namespace}"))?;
@@ -442,7 +436,7 @@ impl Cluster {
         from: u64,
         seen: std::sync::Arc<Followed>,
     ) -> anyhow::Result<()> {
-        let path = format!("/api/v1/namespaces/{namespace}/{}", kind.plural());
+        let path = kind.collection_path(Some(namespace));
         seen.newest.fetch_max(from, Ordering::Relaxed);
         loop {
             let rv = seen.newest();

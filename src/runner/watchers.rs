@@ -20,7 +20,7 @@ impl Watchers {
     /// (no initial events: they join a running cluster). A watch the server ends (a
     /// disconnect) is opened again from the newest resourceVersion.
     pub(super) fn open(&mut self, server: &ApiServer, client: &kube::Client, n: u32) {
-        let path = server.spec().kind.collection_path();
+        let path = server.spec().kind.collection_path(None);
         for _ in 0..n {
             let (server, client, path) = (server.clone(), client.clone(), path.clone());
             self.tasks

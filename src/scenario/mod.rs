@@ -215,12 +215,11 @@ impl Scenario {
     /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
     /// is refused too.
     pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
-        if self.objects.kind == ObjectKind::Deployment {
+        if self.objects.kind == ObjectKind::Deployment && !read_only {
             return Some(
                 "objects.kind = \"Deployment\": a Deployment a run wrote to a cluster would \
-                 start pods there, and runs against a real server reach only the core group \
-                 (/api/v1) so far (the built-in server serves Deployments: run without \
-                 --kubeconfig)"
+                 start pods there; --read-only measures the cluster's own Deployments (the \
+                 built-in server serves generated ones: run without --kubeconfig)"
                     .to_owned(),
             );
         }

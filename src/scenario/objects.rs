@@ -166,11 +166,15 @@ impl ObjectKind {
         }
     }
 
-    /// The path of the kind's collection across all namespaces (`/api/v1/pods`).
-    pub fn collection_path(self) -> String {
-        match self.group() {
-            "" => format!("/api/v1/{}", self.plural()),
-            _ => format!("/apis/apps/v1/{}", self.plural()),
+    /// The path of the kind's collection in `namespace`, or across all namespaces
+    /// (`/api/v1/pods`, `/apis/apps/v1/namespaces/web/deployments`).
+    pub fn collection_path(self, namespace: Option<&str>) -> String {
+        let plural = self.plural();
+        match (self.group(), namespace) {
+            ("", None) => format!("/api/v1/{plural}"),
+            ("", Some(ns)) => format!("/api/v1/namespaces/{ns}/{plural}"),
+            (_, None) => format!("{}/{plural}", self.api_root()),
+            (_, Some(ns)) => format!("{}/namespaces/{ns}/{plural}", self.api_root()),
         }
     }
 

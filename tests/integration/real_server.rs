@@ -517,7 +517,7 @@ kind = "relist"
 }
 
 #[test]
-fn deployments_are_refused_against_a_real_server_before_connecting() {
+fn deployments_are_written_to_no_real_server() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("deployments.toml");
     std::fs::write(
@@ -530,7 +530,6 @@ fn deployments_are_refused_against_a_real_server_before_connecting() {
         .arg(&file)
         .arg("--kubeconfig")
         .arg(dir.path().join("no-such.kubeconfig"))
-        .arg("--read-only")
         .arg("--out")
         .arg(dir.path().join("report.json"))
         .output()
@@ -538,8 +537,82 @@ fn deployments_are_refused_against_a_real_server_before_connecting() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("objects.kind = \"Deployment\"") && stderr.contains("start pods"),
+        stderr.contains("objects.kind = \"Deployment\"")
+            && stderr.contains("start pods")
+            && stderr.contains("--read-only"),
         "{stderr}"
     );
     assert!(!dir.path().join("report.json").exists(), "nothing written");
+}
+
+/// kubectl with `args` against the real server, `stdin` piped in; its output.
+fn kubectl(kubeconfig: &Path, args: &[&str], stdin: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "kubectl {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_read_only_measures_the_clusters_own_deployments() {
+    let kubeconfig = kubeconfig();
+    let namespace = "informer-mem-test-deployments";
+    let manifests: String = (0..12)
+        .map(|i| {
+            format!(
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web-{i}, namespace: {namespace}}}\n\
+                 spec:\n  replicas: 2\n  selector: {{matchLabels: {{app: web-{i}}}}}\n  template:\n    \
+                 metadata: {{labels: {{app: web-{i}}}}}\n    spec: {{containers: [{{name: c, image: nginx}}]}}\n"
+            )
+        })
+        .collect();
+    kubectl(&kubeconfig, &["create", "namespace", namespace], "");
+    kubectl(&kubeconfig, &["apply", "-f", "-"], &manifests);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deployments.toml");
+    std::fs::write(
+        &file,
+        "name = \"d\"\n[objects]\nkind = \"Deployment\"\ncount = 1\n\
+         [[variant]]\nname = \"built-in\"\n\
+         [[variant]]\nname = \"kube-runtime, metadata\"\nimplementation = \"kube-runtime\"\nprojection = \"metadata\"\n\
+         [[phase]]\nkind = \"list\"\n[[phase]]\nkind = \"relist\"\n",
+    )
+    .unwrap();
+    let report = dir.path().join("report.json");
+    let out = run_against(&file, &kubeconfig, &report, &["--read-only"]);
+    let listed = kubectl(&kubeconfig, &["get", "deployments", "-A", "-o", "name"], "");
+    kubectl(
+        &kubeconfig,
+        &["delete", "namespace", namespace, "--wait=false"],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    for variant in report["variants"].as_array().unwrap() {
+        for phase in variant["phases"].as_array().unwrap() {
+            assert_eq!(phase["consistent"], true, "{variant}");
+            assert_eq!(
+                phase["objects"].as_u64(),
+                Some(listed.lines().count() as u64),
+                "every Deployment of the cluster: {listed}"
+            );
+        }
+    }
 }
