@@ -17,10 +17,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Map, Value, json};
 
-use super::fields::{field_set, root_field_set, versioned_update_entry};
+use super::fields::{field_set, push_later_managers, root_field_set, versioned_update_entry};
 use super::pod::{
-    Image, OTHER_MANAGERS, config_mount, config_volume, container_name, container_with,
-    image_digest,
+    Image, config_mount, config_volume, container_name, container_with, image_digest,
 };
 use super::template::{Int, Seconds, holes};
 use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
@@ -307,12 +306,6 @@ fn managed_fields(
             v.rolled_out,
         ));
     }
-    for (manager, at) in OTHER_MANAGERS.iter().zip(&v.managers_at) {
-        let owned = match meta.get("annotations") {
-            Some(a) => json!({ "f:metadata": { "f:annotations": field_set("annotations", a) } }),
-            None => json!({ "f:metadata": { "f:labels": field_set("labels", &meta["labels"]) } }),
-        };
-        out.push(entry(manager, None, owned, *at));
-    }
+    push_later_managers(&mut out, "apps/v1", meta, &v.managers_at);
     out
 }

@@ -36,6 +36,41 @@ pub(super) fn versioned_update_entry(
     }
 }
 
+/// Appends the entries of managers after the first ones, one written at each of `at`
+/// (`kubectl annotate`, controllers, ...): each owns the object's annotations, or its
+/// labels when it has none. `meta` is the object's metadata as JSON.
+pub(super) fn push_later_managers(
+    out: &mut Vec<ManagedFieldsEntry>,
+    api_version: &str,
+    meta: &Value,
+    at: &[Seconds],
+) {
+    for (manager, at) in LATER_MANAGERS.iter().zip(at) {
+        let owned = match meta.get("annotations") {
+            Some(a) => json!({ "f:metadata": { "f:annotations": field_set("annotations", a) } }),
+            None => json!({ "f:metadata": { "f:labels": field_set("labels", &meta["labels"]) } }),
+        };
+        out.push(versioned_update_entry(
+            api_version,
+            manager,
+            None,
+            owned,
+            *at,
+        ));
+    }
+}
+
+/// Field managers after an object's first ones, each of which touched the annotations
+/// (kubectl annotate, controllers, ...), in the order an object meets them.
+const LATER_MANAGERS: [&str; 6] = [
+    "kubectl-annotate",
+    "argocd-application-controller",
+    "vpa-updater",
+    "istio-sidecar-injector",
+    "kubectl-label",
+    "descheduler",
+];
+
 /// What a manager that wrote all of `object` owns, as FieldsV1: every field but those the
 /// server sets (identity, timestamps, managedFields), `apiVersion`, `kind` and `status`.
 pub fn owned_fields(object: &Value) -> Value {

@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rand_core::Rng;
 use serde_json::{Map, Value, json};
 
-use super::fields::{field_set, root_field_set, update_entry};
+use super::fields::{field_set, push_later_managers, root_field_set, update_entry};
 use super::template::{Int, Seconds, holes};
 use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
 use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectSpec};
@@ -57,17 +57,6 @@ enum Annotation {
     RestartedAt,
     Commit,
 }
-
-/// Field managers after the kubelet, each of which touched the annotations (kubectl
-/// annotate, controllers, ...), in the order a pod meets them.
-pub(super) const OTHER_MANAGERS: [&str; 6] = [
-    "kubectl-annotate",
-    "argocd-application-controller",
-    "vpa-updater",
-    "istio-sidecar-injector",
-    "kubectl-label",
-    "descheduler",
-];
 
 /// The node pod `index` runs on (`spec.nodeName`): pods are spread over 97 nodes.
 pub(super) fn node_name(index: u32) -> String {
@@ -662,13 +651,7 @@ fn managed_fields(spec: &ObjectSpec, pod: &Value, v: &PodValues) -> Vec<ManagedF
             v.kubelet_at,
         ));
     }
-    for (manager, at) in OTHER_MANAGERS.iter().zip(&v.managers_at) {
-        let owned = match meta.get("annotations") {
-            Some(a) => json!({ "f:metadata": { "f:annotations": field_set("annotations", a) } }),
-            None => json!({ "f:metadata": { "f:labels": field_set("labels", &meta["labels"]) } }),
-        };
-        out.push(update_entry(manager, None, owned, *at));
-    }
+    push_later_managers(&mut out, "v1", meta, &v.managers_at);
     out
 }
 

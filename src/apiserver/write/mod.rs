@@ -130,13 +130,8 @@ pub async fn create<G: Group>(
         if !namespace.is_empty() && !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
-        let mut write = Write::new(
-            &server,
-            G::kind(&resource),
-            &namespace,
-            query.as_deref(),
-            &headers,
-        )?;
+        let mut write =
+            Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
         let object = write.decoded(&body)?;
         let (key, object) = write.received(object, None)?;
         let kind = write.kind;
@@ -178,13 +173,8 @@ pub async fn replace<G: Group>(
 ) -> Response {
     respond(|| {
         check_json_body(&headers)?;
-        let mut write = Write::new(
-            &server,
-            G::kind(&resource),
-            &namespace,
-            query.as_deref(),
-            &headers,
-        )?;
+        let mut write =
+            Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
         let object = write.decoded(&body)?;
         let (key, object) = write.received(object, Some(&name))?;
         let response = write.update(&key, |_, _| Ok(object))?;
@@ -201,13 +191,8 @@ pub async fn patch<G: Group>(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let mut write = Write::new(
-            &server,
-            G::kind(&resource),
-            &namespace,
-            query.as_deref(),
-            &headers,
-        )?;
+        let mut write =
+            Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -261,16 +246,16 @@ struct Write<'a> {
 }
 
 impl<'a> Write<'a> {
-    fn new(
+    fn new<G: Group>(
         server: &'a ApiServer,
-        kind: Option<ObjectKind>,
+        resource: &str,
         namespace: &'a str,
         query: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<Write<'a>, ApiError> {
         Ok(Write {
             server,
-            kind: scoped(writable(server, kind)?, namespace)?,
+            kind: scoped(writable(server, G::kind(resource))?, namespace)?,
             namespace,
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
