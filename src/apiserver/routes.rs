@@ -175,7 +175,7 @@ async fn get_object<G: Group>(
     })
 }
 
-/// `GET /api/v1/{resource}/{name}`: a cluster-scoped object (a namespaced kind has no
+/// `GET {root}/{resource}/{name}`: a cluster-scoped object (a namespaced kind has no
 /// object at the cluster's scope: 404, as kube-apiserver).
 async fn get_cluster_object<G: Group>(
     State(server): State<ApiServer>,

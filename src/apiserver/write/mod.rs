@@ -5,10 +5,13 @@
 //! types and drops unknown fields; `fieldValidation` says whether those are refused
 //! (`Strict`, what kubectl sends), reported in `Warning` headers (`Warn`, the default) or
 //! ignored, as in kube-apiserver.
-//! The server then sets what clients cannot: UID, creationTimestamp, generation, the Pod's
-//! status on create, and a managedFields entry for the writer (`fieldManager`, or the
-//! User-Agent's product name). Pods, ConfigMaps and Secrets do not allow create-on-update,
-//! so a PUT or PATCH of a missing object is a 404.
+//! The server then sets what clients cannot: UID, creationTimestamp, generation, a Pod's
+//! or a Deployment's status on create, and a managedFields entry for the writer
+//! (`fieldManager`, or the User-Agent's product name). No kind here allows
+//! create-on-update, so a PUT or PATCH of a missing object is a 404.
+//!
+//! `{root}` in the paths below is the group's ([`Group::ROOT`]): `/api/v1` or
+//! `/apis/apps/v1`.
 
 mod body;
 mod options;
@@ -38,7 +41,7 @@ use options::{DeleteOptions, WriteOptions};
 use server_fields::finish;
 use validate::{check_preconditions, object_key};
 
-/// `POST /api/v1/{resource}`: a cluster-scoped object (an empty namespace below stands
+/// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands
 /// for the cluster's scope).
 pub async fn create_cluster<G: Group>(
     State(server): State<ApiServer>,
@@ -57,7 +60,7 @@ pub async fn create_cluster<G: Group>(
     .await
 }
 
-/// `PUT /api/v1/{resource}/{name}`.
+/// `PUT {root}/{resource}/{name}`.
 pub async fn replace_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
@@ -72,7 +75,7 @@ pub async fn replace_cluster<G: Group>(
     replace::<G>(State(server), path, query, headers, body).await
 }
 
-/// `PATCH /api/v1/{resource}/{name}`.
+/// `PATCH {root}/{resource}/{name}`.
 pub async fn patch_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
@@ -87,7 +90,7 @@ pub async fn patch_cluster<G: Group>(
     patch::<G>(State(server), path, query, headers, body).await
 }
 
-/// `DELETE /api/v1/{resource}/{name}`.
+/// `DELETE {root}/{resource}/{name}`.
 pub async fn delete_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
@@ -106,7 +109,7 @@ pub async fn delete_cluster<G: Group>(
     .await
 }
 
-/// `DELETE /api/v1/{resource}`.
+/// `DELETE {root}/{resource}`.
 pub async fn delete_collection_cluster<G: Group>(
     State(server): State<ApiServer>,
     ApiPath(resource): ApiPath<String>,
@@ -117,7 +120,7 @@ pub async fn delete_collection_cluster<G: Group>(
     delete_collection::<G>(State(server), path, query, body).await
 }
 
-/// `POST /api/v1/namespaces/{namespace}/{resource}`.
+/// `POST {root}/namespaces/{namespace}/{resource}`.
 pub async fn create<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource)): ApiPath<(String, String)>,
@@ -163,7 +166,7 @@ pub async fn create<G: Group>(
     })
 }
 
-/// `PUT /api/v1/namespaces/{namespace}/{resource}/{name}`.
+/// `PUT {root}/namespaces/{namespace}/{resource}/{name}`.
 pub async fn replace<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
@@ -182,7 +185,7 @@ pub async fn replace<G: Group>(
     })
 }
 
-/// `PATCH /api/v1/namespaces/{namespace}/{resource}/{name}`.
+/// `PATCH {root}/namespaces/{namespace}/{resource}/{name}`.
 pub async fn patch<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
@@ -353,7 +356,7 @@ impl<'a> Write<'a> {
     }
 }
 
-/// `DELETE /api/v1/namespaces/{namespace}/{resource}/{name}`. Deletion is immediate, as
+/// `DELETE {root}/namespaces/{namespace}/{resource}/{name}`. Deletion is immediate, as
 /// with `--grace-period=0`. The answer is kube-apiserver's: the object's last state for a
 /// Pod (its registry returns deleted objects), a `Success` Status naming it for a
 /// ConfigMap or Secret. The options come as query parameters or, as client-go sends
@@ -402,7 +405,7 @@ pub async fn delete<G: Group>(
     })
 }
 
-/// `DELETE /api/v1/namespaces/{namespace}/{resource}`: deletes what the selectors select
+/// `DELETE {root}/namespaces/{namespace}/{resource}`: deletes what the selectors select
 /// and answers with the list of what was deleted, as it was.
 pub async fn delete_collection<G: Group>(
     State(server): State<ApiServer>,
