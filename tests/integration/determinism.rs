@@ -13,6 +13,27 @@ fn allocation_counts_repeat_exactly_across_runs() {
 }
 
 #[test]
+fn every_kind_repeats_exactly() {
+    // small.toml's variants and phases on each kind the scenarios can name.
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["ConfigMap", "Secret", "Node", "Deployment"] {
+        let mut scenario: toml::Table = std::fs::read_to_string(fixture("small.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let objects = scenario["objects"].as_table_mut().unwrap();
+        objects.insert("kind".to_owned(), toml::Value::from(kind));
+        objects.insert("count".to_owned(), toml::Value::Integer(200));
+        if kind == "Node" {
+            objects.remove("namespaces");
+        }
+        let path = dir.path().join(format!("{kind}.toml"));
+        std::fs::write(&path, toml::to_string(&scenario).unwrap()).unwrap();
+        assert_runs_repeat_exactly(&path);
+    }
+}
+
+#[test]
 fn creates_after_deletes_repeat_exactly_in_small_stores() {
     // small.toml's deletes, creates and recreates at 100 pods, three runs: with a randomly
     // seeded hasher, two runs in three moved a store's resize (and every exact figure
