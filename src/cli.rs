@@ -160,8 +160,9 @@ enum Subcommands {
     /// Send the same requests to the built-in apiserver and to a real kube-apiserver and
     /// compare the answers (status codes, Status reasons, body shapes, watch events).
     ///
-    /// Makes a namespace of its own on the real server (copies of the built-in server's
-    /// ConfigMaps go in it) and deletes it at the end, also on failure and Ctrl-C. Exit
+    /// Makes a namespace of its own on the real server for each round (copies of the
+    /// built-in server's ConfigMaps, then Deployments, go in it) and deletes it at the end,
+    /// also on failure and Ctrl-C. Exit
     /// code 1 if an answer differs in a way the known differences do not explain.
     Crosscheck(CrosscheckArgs),
     /// Internal: run one variant of a job read from stdin (the runner starts this).

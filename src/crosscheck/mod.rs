@@ -5,8 +5,8 @@
 //! [`known`] with why it stays.
 //!
 //! - [`plan`]: the requests and their placeholders;
-//! - [`target`]: the two servers, their setup (the same ConfigMaps in a namespace of each)
-//!   and clean-up;
+//! - [`target`]: the two servers, their setup (the same objects of the round's kind,
+//!   ConfigMaps then Deployments, in a namespace of each) and clean-up;
 //! - [`shape`]: what is compared of an answer.
 
 pub mod known;
@@ -106,41 +106,58 @@ pub enum Progress<'a> {
     Answered(&'a Row),
 }
 
-/// Sets up both servers, sends every request to both, and cleans up the real server's
-/// namespace, also when a request fails or on Ctrl-C (which then ends the check with an
-/// error).
+/// Sets up both servers for each round (ConfigMaps, then Deployments), sends every
+/// request of the round to both, and cleans up the real server's namespace, also when a
+/// request fails or on Ctrl-C (which then ends the check with an error).
 pub async fn check(
     config: &Config,
     mut progress: impl FnMut(Progress<'_>),
 ) -> anyhow::Result<Outcome> {
-    let builtin = Target::builtin().await?;
-    let objects = builtin.objects().await?;
     let mut real = tokio::select! {
         real = Target::connect(&config.kubeconfig, config.etcd.clone()) => real?,
         _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted while connecting"),
     };
+    let mut builtins = Vec::new();
+    let mut rows = Vec::new();
+    for (kind, requests) in plan::rounds() {
+        let builtin = Target::builtin(kind).await?;
+        rows.extend(round(&builtin, &mut real, &requests, &mut progress).await?);
+        builtins.push(builtin.name);
+    }
+    Ok(Outcome {
+        builtin: builtins.join(", "),
+        real: real.name.clone(),
+        rows,
+    })
+}
+
+/// One round: the built-in server's objects copied into a namespace the check makes on
+/// the real server, every request sent to both, the namespace deleted whatever happens
+/// (also on Ctrl-C, which then ends the check with an error).
+async fn round(
+    builtin: &Target,
+    real: &mut Target,
+    requests: &[Request],
+    progress: &mut impl FnMut(Progress<'_>),
+) -> anyhow::Result<Vec<Row>> {
+    let objects = builtin.objects().await?;
     // Not cancelled: once made, the namespace is known and deleted whatever happens.
-    let namespace = real.make_namespace().await?.to_owned();
+    let namespace = real.make_namespace(builtin.kind()).await?.to_owned();
     progress(Progress::Made {
         namespace: &namespace,
         server: &real.name,
     });
-    let requests = plan::requests();
     let result = tokio::select! {
         result = async {
             real.fill(&objects).await?;
-            send_all(&requests, &builtin, &real, &mut progress).await
+            send_all(requests, builtin, real, progress).await
         } => result,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
     };
     let cleaned = real.clean_up().await;
     let rows = result?;
     cleaned?;
-    Ok(Outcome {
-        builtin: builtin.name.clone(),
-        real: real.name.clone(),
-        rows,
-    })
+    Ok(rows)
 }
 
 async fn send_all(

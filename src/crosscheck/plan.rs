@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
+use crate::scenario::ObjectKind;
+
 /// The requests, in the order they are sent.
 pub const REQUESTS: &str = include_str!("requests.toml");
 
@@ -82,9 +84,25 @@ struct File {
     request: Vec<Request>,
 }
 
-/// The compiled-in requests.
+/// The requests of the Deployments' round ([`deployments.toml`](deployments.toml)), sent
+/// after [`REQUESTS`] to servers holding Deployments.
+pub const DEPLOYMENT_REQUESTS: &str = include_str!("deployments.toml");
+
+/// The compiled-in requests of the ConfigMaps' round.
 pub fn requests() -> Vec<Request> {
-    let file: File = toml::from_str(REQUESTS).expect("requests.toml parses (a unit test checks)");
+    parse(REQUESTS)
+}
+
+/// Each round of the check: the kind both servers hold, and the requests sent to them.
+pub fn rounds() -> Vec<(ObjectKind, Vec<Request>)> {
+    vec![
+        (ObjectKind::ConfigMap, requests()),
+        (ObjectKind::Deployment, parse(DEPLOYMENT_REQUESTS)),
+    ]
+}
+
+fn parse(text: &str) -> Vec<Request> {
+    let file: File = toml::from_str(text).expect("the requests parse (a unit test checks)");
     file.request
 }
 
@@ -165,9 +183,10 @@ mod tests {
 
     #[test]
     fn requests_parse_with_unique_ids_and_enough_of_them() {
+        let all: Vec<Request> = rounds().into_iter().flat_map(|(_, r)| r).collect();
+        let ids: HashSet<_> = all.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids.len(), all.len(), "ids are unique across the rounds");
         let requests = requests();
-        let ids: HashSet<_> = requests.iter().map(|r| r.id.as_str()).collect();
-        assert_eq!(ids.len(), requests.len(), "ids are unique");
         let sent = requests.iter().filter(|r| r.step.is_none()).count();
         assert!(
             sent >= 60,
@@ -181,7 +200,7 @@ mod tests {
             .into_iter()
             .map(|k| (k.to_owned(), "x".to_owned()))
             .collect();
-        for request in requests() {
+        for request in rounds().into_iter().flat_map(|(_, r)| r) {
             if let Err(e) = request.resolve(&vars) {
                 panic!("request {}: {e}", request.id);
             }

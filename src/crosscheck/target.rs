@@ -1,6 +1,6 @@
 //! The two servers of the differential check: the built-in apiserver on loopback, and a
-//! real one named by a kubeconfig, each holding the same ConfigMaps in a namespace of its
-//! own.
+//! real one named by a kubeconfig, each holding the same objects of a round's kind
+//! (ConfigMaps, then Deployments) in a namespace of its own.
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use super::shape::{Body, Observed};
 use crate::apiserver::{self, ApiServer};
 use crate::scenario::{ObjectKind, ObjectSpec};
 
-/// ConfigMaps each server holds before the first request.
+/// Objects each server holds before a round's first request.
 pub const OBJECTS: u64 = 12;
 
 /// How long a watch is read when the server does not end it (every watch asks for
@@ -43,6 +43,8 @@ pub struct Target {
     compaction: Compaction,
     /// The namespace the check made and deletes at the end.
     made: Option<String>,
+    /// The kind of the round's objects.
+    kind: ObjectKind,
 }
 
 impl std::fmt::Debug for Target {
@@ -70,10 +72,11 @@ pub struct Answer {
 }
 
 impl Target {
-    /// The built-in apiserver, served on loopback as `serve` serves it.
-    pub async fn builtin() -> anyhow::Result<Target> {
+    /// The built-in apiserver, holding objects of `kind`, served on loopback as `serve`
+    /// serves it.
+    pub async fn builtin(kind: ObjectKind) -> anyhow::Result<Target> {
         let spec = ObjectSpec {
-            kind: ObjectKind::ConfigMap,
+            kind,
             namespaces: 1,
             ..ObjectSpec::pods(OBJECTS)
         };
@@ -91,6 +94,7 @@ impl Target {
             vars: Variables::new(),
             compaction: Compaction::BuiltIn(server),
             made: None,
+            kind,
         };
         target.learn(&namespace).await?;
         Ok(target)
@@ -114,11 +118,14 @@ impl Target {
                 None => Compaction::Unavailable,
             },
             made: None,
+            kind: ObjectKind::ConfigMap,
         })
     }
 
-    /// Makes a namespace of the check's own; [`Target::clean_up`] deletes it.
-    pub async fn make_namespace(&mut self) -> anyhow::Result<&str> {
+    /// Makes a namespace of the check's own for a round with objects of `kind`;
+    /// [`Target::clean_up`] deletes it.
+    pub async fn make_namespace(&mut self, kind: ObjectKind) -> anyhow::Result<&str> {
+        self.kind = kind;
         let namespace = unique_namespace();
         let created = self
             .post(
@@ -136,18 +143,54 @@ impl Target {
         Ok(self.made.insert(namespace))
     }
 
-    /// Copies `objects` into the namespace [`Target::make_namespace`] made.
+    /// Copies `objects` into the namespace [`Target::make_namespace`] made: each created,
+    /// then given its `status` through the status subresource (a create drops it), so
+    /// that both servers hold objects of the same shape.
     pub async fn fill(&mut self, objects: &[Value]) -> anyhow::Result<()> {
         let namespace = self.made.clone().context("no namespace was made")?;
+        let path = self.kind.collection_path(Some(&namespace));
         for object in objects {
-            let copy = copy_into(object, &namespace);
-            let path = format!("/api/v1/namespaces/{namespace}/configmaps");
-            let status = self.post(&path, copy).await?;
-            if status != 201 {
-                bail!("copying the objects to {}: status {status}", self.name);
+            let created = self
+                .send(
+                    &json_request(http::Method::POST, &path, copy_into(object, &namespace)),
+                    false,
+                )
+                .await?;
+            if created.observed.status != 201 {
+                bail!(
+                    "copying the objects to {}: status {}",
+                    self.name,
+                    created.observed.status
+                );
+            }
+            let status = object
+                .get("status")
+                .filter(|s| s.as_object().is_some_and(|s| !s.is_empty()));
+            if let (Some(status), Some(mut created)) = (status, created.json) {
+                let name = created["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                created["status"] = status.clone();
+                let uri = format!("{path}/{name}/status");
+                let written = self
+                    .send(&json_request(http::Method::PUT, &uri, created), false)
+                    .await?;
+                if written.observed.status != 200 {
+                    bail!(
+                        "writing {name}'s status on {}: status {}",
+                        self.name,
+                        written.observed.status
+                    );
+                }
             }
         }
         self.learn(&namespace).await
+    }
+
+    /// The kind of the round's objects.
+    pub fn kind(&self) -> ObjectKind {
+        self.kind
     }
 
     /// Whether this server's history can be compacted.
@@ -162,7 +205,7 @@ impl Target {
     }
 
     fn collection(&self) -> String {
-        format!("/api/v1/namespaces/{}/configmaps", self.vars["ns"])
+        self.kind.collection_path(Some(&self.vars["ns"]))
     }
 
     /// Sets the placeholders from the objects in `namespace`.
@@ -262,13 +305,7 @@ impl Target {
     }
 
     async fn post(&self, path: &str, body: Value) -> anyhow::Result<u16> {
-        let request = Resolved {
-            method: http::Method::POST,
-            uri: path.to_owned(),
-            accept: None,
-            content_type: None,
-            body: Some(body.to_string()),
-        };
+        let request = json_request(http::Method::POST, path, body);
         Ok(self.send(&request, false).await?.observed.status)
     }
 
@@ -336,6 +373,17 @@ impl Target {
              (does the cluster run the namespace controller?)",
             NAMESPACE_DEADLINE.as_secs()
         )
+    }
+}
+
+/// A request of `method` to `uri` with `body` as JSON.
+fn json_request(method: http::Method, uri: &str, body: Value) -> Resolved {
+    Resolved {
+        method,
+        uri: uri.to_owned(),
+        accept: None,
+        content_type: None,
+        body: Some(body.to_string()),
     }
 }
 
