@@ -42,3 +42,29 @@ impl Group for Apps {
     const NAME: &'static str = "apps";
     const ROOT: &'static str = "/apis/apps/v1";
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_served_under_its_groups_root_and_only_there() {
+        for kind in ObjectKind::ALL {
+            let root = match kind.group() {
+                "" => Core::ROOT,
+                "apps" => Apps::ROOT,
+                other => panic!("{kind:?} is in a group no route serves: {other}"),
+            };
+            assert_eq!(kind.api_root(), root, "{kind:?}");
+            assert_eq!(
+                kind.api_version(),
+                root.trim_start_matches("/api/")
+                    .trim_start_matches("/apis/")
+            );
+            assert_eq!(Core::kind(kind.plural()).is_some(), kind.group().is_empty());
+            assert_eq!(Apps::kind(kind.plural()).is_some(), kind.group() == "apps");
+            assert!(Core::served_with(kind));
+            assert_eq!(Apps::served_with(kind), kind.group() == "apps");
+        }
+    }
+}

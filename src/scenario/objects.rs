@@ -136,17 +136,19 @@ impl ObjectKind {
 
     /// The kind's `apiVersion` (`v1`, `apps/v1`).
     pub fn api_version(self) -> &'static str {
-        match self.group() {
-            "" => "v1",
-            _ => "apps/v1",
+        match self {
+            ObjectKind::Deployment => "apps/v1",
+            ObjectKind::Pod | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Node => "v1",
         }
     }
 
     /// Where the kind's resources are served: `/api/v1` or `/apis/{group}/v1`.
     pub fn api_root(self) -> &'static str {
-        match self.group() {
-            "" => "/api/v1",
-            _ => "/apis/apps/v1",
+        match self {
+            ObjectKind::Deployment => "/apis/apps/v1",
+            ObjectKind::Pod | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Node => {
+                "/api/v1"
+            }
         }
     }
 
