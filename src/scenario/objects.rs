@@ -251,11 +251,6 @@ impl ObjectKind {
         }
     }
 
-    /// The kind for a plural resource name, in any group.
-    pub fn from_plural(plural: &str) -> Option<ObjectKind> {
-        ObjectKind::ALL.into_iter().find(|k| k.plural() == plural)
-    }
-
     /// The kind a group serves under a plural resource name (`""` for the core group).
     pub fn served(group: &str, plural: &str) -> Option<ObjectKind> {
         ObjectKind::ALL
