@@ -10,12 +10,12 @@ use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
 
-use super::form::Form;
+use super::form::{Form, Wire};
 use super::state::EventKind;
 
 /// Which line: the event's resourceVersion, the type the watcher sees it as (a selection
-/// can turn an update into ADDED or DELETED), and the form of its object.
-type Key = (u64, EventKind, Form);
+/// can turn an update into ADDED or DELETED), the form of its object and the wire.
+type Key = (u64, EventKind, Form, Wire);
 
 /// Encoded event lines of the newest events, at most `max_bytes` of them.
 #[derive(Debug)]
@@ -73,7 +73,7 @@ mod tests {
     #[test]
     fn keeps_the_newest_lines_within_its_budget() {
         let mut shared = SharedEncodings::new(10);
-        let key = |rv| (rv, EventKind::Modified, Form::Full);
+        let key = |rv| (rv, EventKind::Modified, Form::Full, Wire::Json);
         shared.insert(key(1), Bytes::from_static(b"1111"));
         shared.insert(key(2), Bytes::from_static(b"2222"));
         assert_eq!(shared.get(&key(1)).as_deref(), Some(&b"1111"[..]));
@@ -81,7 +81,10 @@ mod tests {
         assert_eq!(shared.get(&key(1)), None, "the oldest goes first");
         assert_eq!(shared.held(), (2, 8));
         // Another view of the same event is another line.
-        assert_eq!(shared.get(&(3, EventKind::Added, Form::Full)), None);
+        assert_eq!(
+            shared.get(&(3, EventKind::Added, Form::Full, Wire::Json)),
+            None
+        );
         // A line larger than the budget is not kept, and evicts nothing.
         shared.insert(key(4), Bytes::from(vec![b'x'; 11]));
         assert_eq!(shared.held(), (2, 8));

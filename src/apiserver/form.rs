@@ -1,14 +1,18 @@
 //! What of each object a response carries: the whole object, its metadata only
 //! (`PartialObjectMetadata`) or a table row (`Table`, for kubectl), from the request's
-//! `Accept` header and, for a table, its `includeObject`.
+//! `Accept` header and, for a table, its `includeObject`; and the wire it is written in,
+//! JSON or Kubernetes' protobuf.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::Value;
 
 use super::generate::Generator;
+use super::protobuf::{self, ProtobufError};
 use super::query::Query;
-use super::status::{ApiError, json_response};
+use super::status::{ApiError, json_response, status_body};
 use super::table::{self, Include};
 use super::version::Version;
 use crate::scenario::ObjectKind;
@@ -24,15 +28,82 @@ pub(super) enum Form {
     Table(Include),
 }
 
+/// The wire a response is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Wire {
+    Json,
+    /// `application/vnd.kubernetes.protobuf`: whole objects and metadata (not tables).
+    Protobuf,
+}
+
+impl Wire {
+    /// A JSON document (an object, a list, a Status) as this wire's response.
+    pub(super) fn respond(self, code: StatusCode, json: Vec<u8>) -> Response {
+        match self {
+            Wire::Json => json_response(code, Body::from(json)),
+            Wire::Protobuf => match to_protobuf(&json) {
+                Ok(bytes) => protobuf_response(code, protobuf::MEDIA_TYPE, Body::from(bytes)),
+                Err(e) => {
+                    ApiError::internal(format!("cannot encode as protobuf: {e}")).into_response()
+                }
+            },
+        }
+    }
+
+    /// A watch event, given as its JSON line, in this wire: the line, or a protobuf
+    /// frame. An object that does not encode is an ERROR event saying why.
+    pub(super) fn watch_event(self, line: Bytes) -> Bytes {
+        match self {
+            Wire::Json => line,
+            Wire::Protobuf => {
+                let framed = serde_json::from_slice::<Value>(&line)
+                    .map_err(|e| ProtobufError::Decode(e.to_string()))
+                    .and_then(|event| {
+                        let kind = event["type"].as_str().unwrap_or_default();
+                        protobuf::watch_frame(kind, &event["object"])
+                    });
+                let frame = framed.unwrap_or_else(|e| {
+                    let why = format!("cannot encode as protobuf: {e}");
+                    let status = status_body(500, "InternalError", &why);
+                    protobuf::watch_frame("ERROR", &status).expect("a Status encodes")
+                });
+                Bytes::from(frame)
+            }
+        }
+    }
+
+    /// A watch response whose events stream from `body`.
+    pub(super) fn watch_response(self, body: Body) -> Response {
+        match self {
+            Wire::Json => json_response(StatusCode::OK, body),
+            Wire::Protobuf => protobuf_response(StatusCode::OK, protobuf::WATCH_MEDIA_TYPE, body),
+        }
+    }
+}
+
+fn to_protobuf(json: &[u8]) -> Result<Vec<u8>, ProtobufError> {
+    let document: Value =
+        serde_json::from_slice(json).map_err(|e| ProtobufError::Decode(e.to_string()))?;
+    protobuf::encode_document(&document)
+}
+
+pub(super) fn protobuf_response(
+    code: StatusCode,
+    media_type: &'static str,
+    body: Body,
+) -> Response {
+    (code, [(header::CONTENT_TYPE, media_type)], body).into_response()
+}
+
 impl Form {
-    /// The form the first media type of `Accept` this server can write asks for, `None`
-    /// when it names none (kube-apiserver's 406). Metadata informers ask
-    /// `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` on LIST and
-    /// `as=PartialObjectMetadata` on WATCH (client-go puts a protobuf type first, which this
-    /// server skips); kube-apiserver serves either on both. kubectl asks
-    /// `as=Table;v=v1;g=meta.k8s.io` first (a `v1beta1` table is skipped, and so is any
-    /// other `as`). No `Accept` header means whole objects.
-    pub(super) fn accepted(headers: &HeaderMap) -> Option<Form> {
+    /// The form and wire the first media type of `Accept` this server can write asks
+    /// for, `None` when it names none (kube-apiserver's 406). Metadata informers ask
+    /// `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`
+    /// (then the same in JSON) on LIST and `as=PartialObjectMetadata` on WATCH;
+    /// kube-apiserver serves either on both. kubectl asks `as=Table;v=v1;g=meta.k8s.io`
+    /// first (a `v1beta1` table is skipped, and so is any other `as`, and a table in
+    /// protobuf). No `Accept` header means whole objects in JSON.
+    pub(super) fn accepted(headers: &HeaderMap) -> Option<(Form, Wire)> {
         let mut accept = headers
             .get_all(header::ACCEPT)
             .iter()
@@ -41,14 +112,15 @@ impl Form {
             .filter(|media| !media.trim().is_empty())
             .peekable();
         if accept.peek().is_none() {
-            return Some(Form::Full);
+            return Some((Form::Full, Wire::Json));
         }
         for media in accept {
             let mut parts = media.split(';').map(str::trim);
-            let essence = parts.next().unwrap_or_default();
-            if !matches!(essence, "application/json" | "*/*" | "application/*") {
-                continue;
-            }
+            let wire = match parts.next().unwrap_or_default() {
+                "application/json" | "*/*" | "application/*" => Wire::Json,
+                essence if essence == protobuf::MEDIA_TYPE => Wire::Protobuf,
+                _ => continue,
+            };
             let (mut form, mut version) = (Some(Form::Full), None);
             for part in parts {
                 match part.strip_prefix("as=") {
@@ -60,28 +132,30 @@ impl Form {
                     None => version = version.or(part.strip_prefix("v=")),
                 }
             }
-            if matches!(form, Some(Form::Table(_))) && version != Some("v1") {
+            if matches!(form, Some(Form::Table(_)))
+                && (version != Some("v1") || wire == Wire::Protobuf)
+            {
                 continue;
             }
-            if form.is_some() {
-                return form;
+            if let Some(form) = form {
+                return Some((form, wire));
             }
         }
         None
     }
 
-    /// The form and query of a GET of one object: the form `Accept` asks, with the
+    /// The form, wire and query of a GET of one object: the form `Accept` asks, with the
     /// query's `includeObject`; a refusal (406, or 400 for a query that does not decode)
     /// as the response.
     pub(super) fn of_request(
         headers: &HeaderMap,
         query: Option<&str>,
-    ) -> Result<(Form, Query), Box<Response>> {
-        let form = Form::accepted(headers)
+    ) -> Result<(Form, Wire, Query), Box<Response>> {
+        let (form, wire) = Form::accepted(headers)
             .ok_or_else(|| Box::new(ApiError::not_acceptable().into_response()))?;
         let query =
             Query::parse(query.unwrap_or_default()).map_err(|e| Box::new(e.into_response()))?;
-        Ok((form.including(query.include_object), query))
+        Ok((form.including(query.include_object), wire, query))
     }
 
     /// The form with the request's `includeObject`, which only a table reads.
@@ -150,13 +224,14 @@ impl Form {
     }
 }
 
-/// One object as the response body.
+/// One object as the response body, in `wire`.
 pub(super) fn object_response(
     code: StatusCode,
     generator: &Generator,
     version: &Version,
+    wire: Wire,
 ) -> Response {
     let mut buf = Vec::with_capacity(8 * 1024);
     version.write(&mut buf, generator);
-    json_response(code, Body::from(buf))
+    wire.respond(code, buf)
 }

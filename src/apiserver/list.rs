@@ -13,12 +13,14 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::ApiServer;
-use super::form::Form;
+use super::form::{Form, Wire, protobuf_response};
 use super::generate::Generator;
+use super::protobuf;
 use super::query::{Query, Selection, decode_continue, encode_continue, parse_rv};
 use super::state::Expired;
 use super::status::{ApiError, expired_response, json_response};
 use super::version::{NamespacedName, Version};
+use crate::scenario::ObjectKind;
 
 /// Target size of one streamed LIST chunk.
 const LIST_CHUNK_BYTES: usize = 64 * 1024;
@@ -60,12 +62,13 @@ pub(super) async fn scan(
     }
 }
 
-/// Answers a LIST: the state the request reads, its body streamed a chunk at a time.
+/// Answers a LIST: the state the request reads, its body streamed a chunk at a time (in
+/// protobuf, whose envelope gives the list's length first, built whole).
 pub(super) async fn serve(
     server: ApiServer,
     selection: Selection,
     q: &Query,
-    form: Form,
+    (form, wire): (Form, Wire),
 ) -> Response {
     let head = server.resource_version();
     let (rv, from, limit) = match list_plan(q, head, |key| server.index_of_key(key)) {
@@ -96,6 +99,9 @@ pub(super) async fn serve(
         continue_token,
         remaining_item_count,
     };
+    if wire == Wire::Protobuf {
+        return protobuf_list(&server, &generator, form, selection.kind, &metadata, items);
+    }
     let head = form.list_head(
         selection.kind,
         &serde_json::to_string(&metadata).expect("list metadata serializes"),
@@ -113,6 +119,42 @@ pub(super) async fn serve(
         StatusCode::OK,
         Body::from_stream(futures::stream::iter(chunks)),
     )
+}
+
+/// A LIST body in protobuf: the list's message, an item at a time, in its envelope.
+fn protobuf_list(
+    server: &ApiServer,
+    generator: &Generator,
+    form: Form,
+    kind: ObjectKind,
+    metadata: &ListMeta,
+    items: Vec<Version>,
+) -> Response {
+    let (api_version, list_kind) = match form {
+        Form::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadataList".to_owned()),
+        _ => (kind.api_version(), format!("{}List", kind.as_str())),
+    };
+    let metadata = serde_json::to_value(metadata).expect("list metadata serializes");
+    let encoded =
+        protobuf::ListEncoder::new(api_version, &list_kind, &metadata).and_then(|mut list| {
+            let mut json = Vec::with_capacity(16 * 1024);
+            for version in &items {
+                json.clear();
+                form.write_item(&mut json, generator, version);
+                let item: serde_json::Value =
+                    serde_json::from_slice(&json).expect("the server writes JSON");
+                list.push(&item)?;
+                crate::measure::timeline::object_sent();
+            }
+            Ok(list.finish())
+        });
+    match encoded {
+        Ok(body) => {
+            server.count_request(|r| r.bytes += body.len() as u64);
+            protobuf_response(StatusCode::OK, protobuf::MEDIA_TYPE, Body::from(body))
+        }
+        Err(e) => ApiError::internal(format!("cannot encode as protobuf: {e}")).into_response(),
+    }
 }
 
 /// A list's `metadata`; `continue` is absent on the last page, `remainingItemCount`

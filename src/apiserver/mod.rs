@@ -24,6 +24,7 @@ mod list;
 mod loopback;
 mod namespaces;
 mod patch;
+pub(crate) mod protobuf;
 mod query;
 mod routes;
 mod serve;
@@ -417,7 +418,7 @@ impl ApiServer {
     /// `encode` (and then shared, when sharing is on).
     pub(in crate::apiserver) fn shared_line(
         &self,
-        key: (u64, state::EventKind, form::Form),
+        key: (u64, state::EventKind, form::Form, form::Wire),
         encode: impl FnOnce() -> bytes::Bytes,
     ) -> bytes::Bytes {
         if let Some(line) = self.encodings().as_ref().and_then(|e| e.get(&key)) {

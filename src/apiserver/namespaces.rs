@@ -4,7 +4,6 @@
 //! objects, metadata only or kubectl's table (NAME, STATUS, AGE), from `Accept`. A watch
 //! of namespaces is not served: nothing an informer of the scenario's kind needs.
 
-use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -14,7 +13,7 @@ use serde_json::{Value, json};
 use super::ApiServer;
 use super::extract::ApiPath;
 use super::form::Form;
-use super::status::{ApiError, json_response, namespace_not_found};
+use super::status::{ApiError, namespace_not_found};
 use super::table::{self, Include};
 
 /// `GET /api/v1/namespaces`.
@@ -23,8 +22,8 @@ pub(super) async fn list(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let form = match Form::of_request(&headers, query.as_deref()) {
-        Ok((_, query)) if query.watch => {
+    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+        Ok((_, _, query)) if query.watch => {
             return ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "MethodNotAllowed",
@@ -32,7 +31,7 @@ pub(super) async fn list(
             )
             .into_response();
         }
-        Ok((form, _)) => form,
+        Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };
     let namespaces: Vec<Value> = server
@@ -60,7 +59,7 @@ pub(super) async fn list(
             }).collect::<Vec<_>>(),
         }),
     };
-    json_response(StatusCode::OK, Body::from(body.to_string()))
+    wire.respond(StatusCode::OK, body.to_string().into_bytes())
 }
 
 /// `GET /api/v1/namespaces/{name}`.
@@ -70,8 +69,8 @@ pub(super) async fn get(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let form = match Form::of_request(&headers, query.as_deref()) {
-        Ok((form, _)) => form,
+    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+        Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };
     let Some(namespace) = server.namespace_object(&name) else {
@@ -82,7 +81,7 @@ pub(super) async fn get(
         Form::Metadata => metadata_only(&namespace),
         Form::Table(include) => table_of(&[namespace], include, None),
     };
-    json_response(StatusCode::OK, Body::from(body.to_string()))
+    wire.respond(StatusCode::OK, body.to_string().into_bytes())
 }
 
 fn metadata_only(namespace: &Value) -> Value {

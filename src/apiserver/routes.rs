@@ -3,6 +3,7 @@
 //! [`super::list`] or [`super::watch`], writes to [`super::write`].
 
 use axum::Router;
+#[cfg(test)]
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
 
@@ -11,10 +12,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use super::form::Form;
+use super::form::{Form, Wire};
 use super::group::{Apps, Core, Group};
 use super::query::{Query, Selection};
-use super::status::{ApiError, json_response, method_not_allowed, object_not_found};
+use super::status::{ApiError, method_not_allowed, object_not_found};
 use super::version::Version;
 use super::{ApiServer, discovery, namespaces, write};
 use super::{list, watch};
@@ -131,10 +132,10 @@ async fn cluster_collection<G: Group>(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(form) = Form::accepted(&headers) else {
+    let Some(accepted) = Form::accepted(&headers) else {
         return ApiError::not_acceptable().into_response();
     };
-    collection(server, G::kind(&resource), None, query.as_deref(), form).await
+    collection(server, G::kind(&resource), None, query.as_deref(), accepted).await
 }
 
 async fn namespaced_collection<G: Group>(
@@ -143,7 +144,7 @@ async fn namespaced_collection<G: Group>(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(form) = Form::accepted(&headers) else {
+    let Some(accepted) = Form::accepted(&headers) else {
         return ApiError::not_acceptable().into_response();
     };
     collection(
@@ -151,7 +152,7 @@ async fn namespaced_collection<G: Group>(
         G::kind(&resource),
         Some(namespace),
         query.as_deref(),
-        form,
+        accepted,
     )
     .await
 }
@@ -166,11 +167,11 @@ async fn get_object<G: Group>(
     if kind.is_some_and(|kind| !kind.namespaced()) {
         return unknown_resource();
     }
-    let form = match Form::of_request(&headers, query.as_deref()) {
-        Ok((form, _)) => form,
+    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+        Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };
-    by_name(&server, kind, &name, form, |s| {
+    by_name(&server, kind, &name, (form, wire), |s| {
         s.get_named(&namespace, &name)
     })
 }
@@ -187,11 +188,13 @@ async fn get_cluster_object<G: Group>(
     if kind.is_none_or(ObjectKind::namespaced) {
         return unknown_resource();
     }
-    let form = match Form::of_request(&headers, query.as_deref()) {
-        Ok((form, _)) => form,
+    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+        Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };
-    by_name(&server, kind, &name, form, |s| s.get_named("", &name))
+    by_name(&server, kind, &name, (form, wire), |s| {
+        s.get_named("", &name)
+    })
 }
 
 /// Answers a request for one object: the object `find` returns, or 404.
@@ -199,7 +202,7 @@ pub(super) fn by_name(
     server: &ApiServer,
     kind: Option<ObjectKind>,
     name: &str,
-    form: Form,
+    (form, wire): (Form, Wire),
     find: impl FnOnce(&ApiServer) -> Option<Version>,
 ) -> Response {
     let Some(kind) = kind else {
@@ -214,7 +217,7 @@ pub(super) fn by_name(
         Some(version) => {
             let mut buf = Vec::with_capacity(8 * 1024);
             form.write(&mut buf, server.generator(), &version);
-            json_response(StatusCode::OK, Body::from(buf))
+            wire.respond(StatusCode::OK, buf)
         }
         None => object_not_found(kind, name),
     }
@@ -233,7 +236,7 @@ async fn collection(
     kind: Option<ObjectKind>,
     namespace: Option<String>,
     query: Option<&str>,
-    form: Form,
+    (form, wire): (Form, Wire),
 ) -> Response {
     let Some(kind) = kind else {
         return unknown_resource();
@@ -252,10 +255,10 @@ async fn collection(
     };
     if query.watch {
         server.count_request(|r| r.watch += 1);
-        watch::serve(server, selection, &query, form).await
+        watch::serve(server, selection, &query, (form, wire)).await
     } else {
         server.count_request(|r| r.list += 1);
-        list::serve(server, selection, &query, form).await
+        list::serve(server, selection, &query, (form, wire)).await
     }
 }
 
@@ -297,5 +300,7 @@ mod cluster_tests;
 mod field_tests;
 #[cfg(test)]
 mod group_tests;
+#[cfg(test)]
+mod protobuf_tests;
 #[cfg(test)]
 mod tests;

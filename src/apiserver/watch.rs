@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use axum::body::Body;
 
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -17,13 +16,13 @@ use tokio::time::{Instant, Sleep};
 
 use super::ApiServer;
 use super::dispatch::WatcherSlot;
-use super::form::Form;
+use super::form::{Form, Wire};
 use super::generate::{Generator, ObjectId};
 use super::head::HeadReceiver;
 use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
 use super::state::{EventKind, Expired};
-use super::status::{ApiError, expired_response, json_response, status_body};
+use super::status::{ApiError, expired_response, status_body};
 use super::table;
 use super::version::Version;
 use crate::scenario::ObjectKind;
@@ -41,7 +40,7 @@ pub(super) async fn serve(
     server: ApiServer,
     selection: Selection,
     q: &Query,
-    form: Form,
+    (form, wire): (Form, Wire),
 ) -> Response {
     let head = server.head_receiver();
     let disconnect = server.disconnect_receiver();
@@ -90,6 +89,7 @@ pub(super) async fn serve(
     let cursor = WatchCursor {
         generator: server.generator().clone(),
         form,
+        wire,
         server,
         selection,
         initial: initial.into_iter(),
@@ -119,7 +119,7 @@ pub(super) async fn serve(
         cursor.server.dispatcher().progressed();
         Some((Ok::<_, Infallible>(line), cursor))
     });
-    json_response(StatusCode::OK, Body::from_stream(events))
+    wire.watch_response(Body::from_stream(events))
 }
 
 /// One watcher's position: initial events still to send, then the history after `rv`.
@@ -127,6 +127,8 @@ struct WatchCursor {
     server: ApiServer,
     generator: Arc<Generator>,
     form: Form,
+    /// JSON lines, or protobuf frames.
+    wire: Wire,
     selection: Selection,
     initial: std::vec::IntoIter<Version>,
     /// The resourceVersion of the initial-events-end bookmark still to send (watch-list).
@@ -159,6 +161,7 @@ pub(super) fn next_bookmark(now: Instant, deadline: Instant) -> Instant {
 }
 
 impl WatchCursor {
+    /// The next event, in the watch's wire.
     async fn next_line(&mut self) -> Option<Bytes> {
         if self.closed() {
             return None;
@@ -181,7 +184,7 @@ impl WatchCursor {
                     // event, then closes the stream.
                     self.finished = true;
                     self.server.count_request(|r| r.expired += 1);
-                    return Some(error_line(expired));
+                    return Some(self.wire.watch_event(error_line(expired)));
                 }
                 Ok(Some((kind, now, before))) => {
                     self.rv = now.id.resource_version;
@@ -230,13 +233,14 @@ impl WatchCursor {
     fn initial_line(&mut self) -> Option<Bytes> {
         if let Some(version) = self.initial.next() {
             let columns = !std::mem::replace(&mut self.table_columns_sent, true);
-            return Some(event_line(
+            let line = event_line(
                 EventKind::Added,
                 &self.generator,
                 self.form,
                 &version,
                 columns,
-            ));
+            );
+            return Some(self.wire.watch_event(line));
         }
         // The client has read every initial event: a legacy watch asks for the next line,
         // a watch-list gets its end bookmark.
@@ -245,7 +249,8 @@ impl WatchCursor {
                 .count_request(|r| r.initial_events_completed += 1);
         }
         let rv = self.initial_events_end.take()?;
-        Some(bookmark_line(self.selection.kind, self.form, rv, true))
+        let line = bookmark_line(self.selection.kind, self.form, rv, true);
+        Some(self.wire.watch_event(line))
     }
 
     /// The server's head and the first event after `rv`, with the version an update
@@ -294,21 +299,22 @@ impl WatchCursor {
         if let Some(timer) = self.bookmark.as_mut() {
             timer.as_mut().reset(next);
         }
-        bookmark_line(self.selection.kind, self.form, self.rv, false)
+        let line = bookmark_line(self.selection.kind, self.form, self.rv, false);
+        self.wire.watch_event(line)
     }
 
-    /// The line for `now` seen as `kind`: shared with other watchers when the server
-    /// shares encodings (`serve`), else encoded here. A table's line is this watch's own:
-    /// its first carries the column definitions.
+    /// The event for `now` seen as `kind`, in the watch's wire: shared with other
+    /// watchers when the server shares encodings (`serve`), else encoded here. A table's
+    /// line is this watch's own: its first carries the column definitions.
     fn event_line(&mut self, kind: EventKind, now: &Version) -> Bytes {
-        let (generator, form) = (&self.generator, self.form);
+        let (generator, form, wire) = (&self.generator, self.form, self.wire);
         if let Form::Table(_) = form {
             let columns = !std::mem::replace(&mut self.table_columns_sent, true);
-            return event_line(kind, generator, form, now, columns);
+            return wire.watch_event(event_line(kind, generator, form, now, columns));
         }
         self.server
-            .shared_line((now.id.resource_version, kind, form), || {
-                event_line(kind, generator, form, now, true)
+            .shared_line((now.id.resource_version, kind, form, wire), || {
+                wire.watch_event(event_line(kind, generator, form, now, true))
             })
     }
 

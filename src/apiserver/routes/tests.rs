@@ -478,8 +478,9 @@ async fn metadata_clients_get_partial_object_metadata_on_list_and_watch() {
     let mut spec = crate::apiserver::generate::test_spec();
     spec.count = 3;
     let server = ApiServer::new(spec.clone());
-    // client-go's metadata informer puts protobuf first; this server skips it.
-    let accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    // In JSON (protobuf_tests.rs has client-go's header, protobuf first).
+    let accept =
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
     let list = get_accepting(&server, "/api/v1/pods", accept).await;
     assert_eq!(list[0]["kind"], "PartialObjectMetadataList");
     assert_eq!(list[0]["apiVersion"], "meta.k8s.io/v1");

@@ -8,6 +8,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::apiserver::form::Wire;
+use crate::apiserver::protobuf;
 use crate::apiserver::status::ApiError;
 use crate::scenario::ObjectKind;
 
@@ -19,35 +21,43 @@ pub(super) fn unsupported_media_type(message: &str) -> ApiError {
     )
 }
 
-/// Refuses a create or replace body that is not JSON, as kube-apiserver's
-/// `NegotiateInputSerializer` refuses a media type it has no decoder for (415). No
-/// Content-Type means JSON there, the first type it serves, and here. kube-apiserver
-/// also reads YAML, protobuf and CBOR; this server reads JSON only and says so.
-pub(super) fn check_json_body(headers: &HeaderMap) -> Result<(), ApiError> {
+/// The wire of a create's or replace's body: JSON, or Kubernetes' protobuf (kubectl's
+/// `create configmap`, `create secret`, `create deployment`, and client-go programs set
+/// to protobuf). Any other media type is refused as kube-apiserver's
+/// `NegotiateInputSerializer` refuses one it has no decoder for (415). No Content-Type
+/// means JSON there, the first type it serves, and here. kube-apiserver also reads YAML
+/// and CBOR; this server says it reads JSON and protobuf.
+pub(super) fn body_wire(headers: &HeaderMap) -> Result<Wire, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap_or("(not text)"))
         .unwrap_or_default();
     let media = content_type.split(';').next().unwrap_or_default().trim();
     if media.is_empty() || media.eq_ignore_ascii_case("application/json") {
-        Ok(())
+        Ok(Wire::Json)
+    } else if media.eq_ignore_ascii_case(protobuf::MEDIA_TYPE) {
+        Ok(Wire::Protobuf)
     } else {
         Err(unsupported_media_type(&format!(
-            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json"
+            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json, {}",
+            protobuf::MEDIA_TYPE
         )))
     }
 }
 
 /// The request body as JSON of a `kind` in v1 (`apiVersion` and `kind` filled in when
 /// missing).
-pub(super) fn decode(kind: ObjectKind, body: &[u8]) -> Result<Value, ApiError> {
+pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: Wire) -> Result<Value, ApiError> {
     let cannot = |why: String| {
         ApiError::bad_request(format!(
             "{k} in version \"v1\" cannot be handled as a {k}: {why}",
             k = kind.as_str()
         ))
     };
-    let mut value: Value = serde_json::from_slice(body).map_err(|e| cannot(e.to_string()))?;
+    let mut value: Value = match wire {
+        Wire::Json => serde_json::from_slice(body).map_err(|e| cannot(e.to_string()))?,
+        Wire::Protobuf => protobuf::decode_document(body).map_err(|e| cannot(e.to_string()))?,
+    };
     let Some(map) = value.as_object_mut() else {
         return Err(cannot("the body is not a JSON object".to_owned()));
     };

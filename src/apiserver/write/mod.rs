@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
-use crate::apiserver::form::object_response;
+use crate::apiserver::form::{Form, Wire, object_response};
 use crate::apiserver::group::Group;
 use crate::apiserver::patch::{self, PatchError, PatchType};
 use crate::apiserver::query::{Query, Selection};
@@ -35,7 +35,7 @@ use crate::apiserver::status::{ApiError, json_response, namespace_not_found, obj
 use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
 use body::{
-    FieldValidation, check_json_body, decode, duplicate_fields, normalize, unsupported_media_type,
+    FieldValidation, body_wire, decode, duplicate_fields, normalize, unsupported_media_type,
 };
 use options::{DeleteOptions, WriteOptions};
 use server_fields::finish;
@@ -129,13 +129,13 @@ pub async fn create<G: Group>(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        check_json_body(&headers)?;
+        let wire = body_wire(&headers)?;
         if !namespace.is_empty() && !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
         let mut write =
             Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
-        let object = write.decoded(&body)?;
+        let object = write.decoded(&body, wire)?;
         let (key, object) = write.received(object, None)?;
         let kind = write.kind;
         let version = server.write(&key, write.options.dry_run, |current, uid| match current {
@@ -158,9 +158,16 @@ pub async fn create<G: Group>(
             if let Some(meta) = object["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
-            json_response(StatusCode::CREATED, Body::from(object.to_string()))
+            write
+                .wire
+                .respond(StatusCode::CREATED, object.to_string().into_bytes())
         } else {
-            object_response(StatusCode::CREATED, server.generator(), &version)
+            object_response(
+                StatusCode::CREATED,
+                server.generator(),
+                &version,
+                write.wire,
+            )
         };
         Ok(write.respond(response))
     })
@@ -175,10 +182,10 @@ pub async fn replace<G: Group>(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        check_json_body(&headers)?;
+        let wire = body_wire(&headers)?;
         let mut write =
             Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
-        let object = write.decoded(&body)?;
+        let object = write.decoded(&body, wire)?;
         let (key, object) = write.received(object, Some(&name))?;
         let response = write.update(&key, |_, _| Ok(object))?;
         Ok(write.respond(response))
@@ -246,6 +253,8 @@ struct Write<'a> {
     namespace: &'a str,
     options: WriteOptions,
     warnings: Vec<String>,
+    /// The wire of the answer, as `Accept` asks (JSON when it names nothing written here).
+    wire: Wire,
 }
 
 impl<'a> Write<'a> {
@@ -262,13 +271,17 @@ impl<'a> Write<'a> {
             namespace,
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
+            wire: Form::accepted(headers).map_or(Wire::Json, |(_, wire)| wire),
         })
     }
 
-    /// A create's or replace's body as JSON. Keys set twice in one object are refused
-    /// under strict field validation and warned of under the default, as kube-apiserver
-    /// does; serde_json alone would keep the last silently.
-    fn decoded(&mut self, body: &[u8]) -> Result<Value, ApiError> {
+    /// A create's or replace's body as JSON. Keys set twice in one JSON object are
+    /// refused under strict field validation and warned of under the default, as
+    /// kube-apiserver does; serde_json alone would keep the last silently.
+    fn decoded(&mut self, body: &[u8], wire: Wire) -> Result<Value, ApiError> {
+        if wire == Wire::Protobuf {
+            return decode(self.kind, body, wire);
+        }
         let duplicates = duplicate_fields(body)
             .into_iter()
             .map(|path| format!("duplicate field {:?}", path.trim_start_matches('.')));
@@ -285,7 +298,7 @@ impl<'a> Write<'a> {
                 }
             }
         }
-        decode(self.kind, body)
+        decode(self.kind, body, wire)
     }
 
     /// The object a client sent (or a patch made), as the type has it, with its key
@@ -341,7 +354,12 @@ impl<'a> Write<'a> {
             let manager = &self.options.field_manager;
             Ok(finish(kind, object, Some(&current), "", manager))
         })?;
-        Ok(object_response(StatusCode::OK, &generator, &version))
+        Ok(object_response(
+            StatusCode::OK,
+            &generator,
+            &version,
+            self.wire,
+        ))
     }
 
     /// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
@@ -383,7 +401,7 @@ pub async fn delete<G: Group>(
         };
         Ok(match deleted {
             Some(version) if kind == ObjectKind::Pod => {
-                object_response(StatusCode::OK, &generator, &version)
+                object_response(StatusCode::OK, &generator, &version, Wire::Json)
             }
             Some(version) => {
                 let uid = version.to_value(&generator)["metadata"]["uid"].clone();

@@ -1,0 +1,94 @@
+// Command protofields prints, for every field of the protobuf messages of core/v1, apps/v1
+// and meta/v1, how Go's generated code writes it and how Go's JSON reads it: the table
+// the built-in apiserver's protobuf wire follows (proto/go-fields.tsv). A .proto file
+// cannot say it: whether a field is a pointer (written only when set) or a value (written
+// always, at its zero too), whether its JSON is omitempty, and which fields Go embeds in
+// the enclosing JSON object.
+//
+//	go run ./protofields > ../../proto/go-fields.tsv
+package main
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func main() {
+	roots := []any{
+		// Every type of the three packages is reached from these.
+		corev1.Pod{}, corev1.PodList{}, corev1.Node{}, corev1.NodeList{},
+		corev1.ConfigMap{}, corev1.ConfigMapList{}, corev1.Secret{}, corev1.SecretList{},
+		corev1.Namespace{}, corev1.NamespaceList{}, corev1.Service{}, corev1.Event{},
+		corev1.PersistentVolume{}, corev1.PersistentVolumeClaim{},
+		appsv1.Deployment{}, appsv1.DeploymentList{}, appsv1.ReplicaSet{},
+		appsv1.StatefulSet{}, appsv1.DaemonSet{}, appsv1.ControllerRevision{},
+		metav1.Status{}, metav1.DeleteOptions{}, metav1.WatchEvent{},
+		metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, metav1.Table{},
+	}
+	seen := map[reflect.Type]bool{}
+	var lines []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			if t.Kind() == reflect.Map {
+				walk(t.Key())
+			}
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] || !strings.HasPrefix(t.PkgPath(), "k8s.io/") {
+			return
+		}
+		seen[t] = true
+		message := strings.ReplaceAll(t.PkgPath(), "/", ".") + "." + t.Name()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			walk(f.Type)
+			tag, ok := f.Tag.Lookup("protobuf")
+			if !ok {
+				continue
+			}
+			name := protoName(tag, f.Name)
+			json := f.Tag.Get("json")
+			jsonName, options, _ := strings.Cut(json, ",")
+			var how []string
+			if f.Anonymous && jsonName == "" {
+				how = append(how, "inline")
+			}
+			switch f.Type.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map:
+				how = append(how, "if-set")
+			default:
+				how = append(how, "always")
+			}
+			if strings.Contains(options, "omitempty") {
+				how = append(how, "omitempty")
+			}
+			lines = append(lines, fmt.Sprintf("%s\t%s\t%s", message, name, strings.Join(how, ",")))
+		}
+	}
+	for _, root := range roots {
+		walk(reflect.TypeOf(root))
+	}
+	sort.Strings(lines)
+	fmt.Println("# message\tfield\thow Go writes it (always: at its zero too; if-set: a pointer, slice or map) and reads its JSON (inline: embedded in the enclosing object; omitempty)")
+	for _, line := range lines {
+		fmt.Println(line)
+	}
+}
+
+// protoName is the field's name in its message: the tag's name=, or the Go name with a
+// lower-case first letter (an embedded struct's tag has none).
+func protoName(tag, goName string) string {
+	for _, part := range strings.Split(tag, ",") {
+		if name, ok := strings.CutPrefix(part, "name="); ok {
+			return name
+		}
+	}
+	return strings.ToLower(goName[:1]) + goName[1:]
+}
