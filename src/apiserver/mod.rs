@@ -8,6 +8,7 @@
 //! - `routes.rs`, `query.rs`, `list.rs`, `watch.rs`, `status.rs`, `form.rs`: the routes,
 //!   ListOptions and continue tokens, streamed LIST and WATCH bodies, Status errors;
 //! - `table.rs`: the tables `kubectl get` asks for (`as=Table`);
+//! - `protobuf/`: Kubernetes' protobuf wire, read and written from the JSON kept here;
 //! - `write/` and `patch.rs`: POST, PUT, PATCH, DELETE and deletecollection (`serve`);
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes;
 //!   [`serve()`]: the same router on a TCP port.

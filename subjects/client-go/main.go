@@ -58,7 +58,7 @@ type options struct {
 	resync       time.Duration
 	labels       string
 	fields       string
-	protobuf     bool
+	wire         string
 }
 
 func parseFlags() options {
@@ -76,7 +76,7 @@ func parseFlags() options {
 	flag.DurationVar(&o.resync, "resync", 0, "resync period; 0 for none")
 	flag.StringVar(&o.labels, "label-selector", "", "label selector of every LIST and WATCH (WithTweakListOptions)")
 	flag.StringVar(&o.fields, "field-selector", "", "field selector of every LIST and WATCH, such as spec.nodeName=NODE")
-	flag.BoolVar(&o.protobuf, "protobuf", false, "speak protobuf (ContentType application/vnd.kubernetes.protobuf), as kube-controller-manager and many controllers do")
+	flag.StringVar(&o.wire, "wire", "default", "json, protobuf, or default (the client-go version's: JSON before v0.35, protobuf first for built-in kinds after)")
 	flag.Parse()
 	if o.kubeconfig == "" {
 		log.Fatal("--kubeconfig is required")
@@ -285,8 +285,14 @@ func start(o options) *subject {
 	}
 	// The run's server answers at once; client-side throttling would only slow relists.
 	cfg.QPS, cfg.Burst = 1000, 1000
-	if o.protobuf {
+	switch o.wire {
+	case "json":
+		cfg.ContentType = "application/json"
+	case "protobuf":
 		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	case "default":
+	default:
+		log.Fatalf("--wire %q: want json, protobuf or default", o.wire)
 	}
 	ctx := context.Background()
 	for i := 0; i < o.informers; i++ {

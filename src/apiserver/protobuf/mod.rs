@@ -15,9 +15,12 @@
 //! and `MicroTime` are RFC 3339 strings in JSON, `Quantity` a string, `IntOrString` a
 //! number or a string, `FieldsV1` and `RawExtension` JSON kept as bytes.
 //!
-//! One difference from kube-apiserver's bytes: Go writes every field that is not a
-//! pointer, at its zero value too (`generateName: ""`, `generation: 0`); encoded from
-//! JSON, a field JSON leaves out is left out here. Decoders read both the same.
+//! What a `.proto` cannot say comes from Go's types (proto/go-fields.tsv): Go writes a
+//! field that is no pointer at its zero too (`generateName: ""`, `generation: 0`), its
+//! JSON leaves the `omitempty` ones out, and some structs are embedded in their parent's
+//! JSON. So the bytes are Go's, byte for byte (.ci/protobuf-against-go checks every kind
+//! against apimachinery's serializer), and an object read from protobuf is the JSON Go
+//! would write.
 
 mod decode;
 mod encode;
