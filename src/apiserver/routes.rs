@@ -294,6 +294,23 @@ pub(super) async fn request(
     (code, serde_json::from_slice(&bytes).unwrap_or_default())
 }
 
+/// What a response body has sent within a moment of quiet: the whole body, or a watch's
+/// events so far (a watch never ends by itself). For tests.
+#[cfg(test)]
+pub(super) async fn body_so_far(body: Body) -> Vec<u8> {
+    let mut stream = body.into_data_stream();
+    let mut all = Vec::new();
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
+        std::time::Duration::from_millis(50),
+        futures::StreamExt::next(&mut stream),
+    )
+    .await
+    {
+        all.extend_from_slice(&chunk);
+    }
+    all
+}
+
 #[cfg(test)]
 mod cluster_tests;
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! kinds), its metadata informer and kubectl's `create` send and read.
 
 use super::*;
-use std::time::Duration;
 
 use axum::http::header;
 use serde_json::{Value, json};
@@ -36,17 +35,7 @@ async fn exchange(
         .to_str()
         .unwrap()
         .to_owned();
-    let mut stream = response.into_body().into_data_stream();
-    let mut all = Vec::new();
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
-        Duration::from_millis(50),
-        futures::StreamExt::next(&mut stream),
-    )
-    .await
-    {
-        all.extend_from_slice(&chunk);
-    }
-    (code, content_type, all)
+    (code, content_type, body_so_far(response.into_body()).await)
 }
 
 async fn get(server: &ApiServer, uri: &str, accept: &str) -> (String, Vec<u8>) {

@@ -418,23 +418,9 @@ async fn get_accepting(server: &ApiServer, uri: &str, accept: &str) -> Vec<serde
         .body(Body::empty())
         .expect("a test request is well-formed");
     let response = router(server.clone()).oneshot(request).await.unwrap();
-    let body = response.into_body();
-    let bytes = tokio::time::timeout(Duration::from_secs(1), async {
-        // A watch never ends by itself: read what it has sent so far.
-        let mut stream = body.into_data_stream();
-        let mut all = Vec::new();
-        while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
-            Duration::from_millis(50),
-            futures::StreamExt::next(&mut stream),
-        )
+    let bytes = tokio::time::timeout(Duration::from_secs(1), body_so_far(response.into_body()))
         .await
-        {
-            all.extend_from_slice(&chunk);
-        }
-        all
-    })
-    .await
-    .unwrap();
+        .unwrap();
     bytes
         .split(|&b| b == b'\n')
         .filter(|line| !line.is_empty())
