@@ -7,10 +7,9 @@ use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use serde_json::Value;
 
 use super::generate::Generator;
-use super::protobuf::{self, ProtobufError};
+use super::protobuf;
 use super::query::Query;
 use super::status::{ApiError, json_response, status_body};
 use super::table::{self, Include};
@@ -41,7 +40,7 @@ impl Wire {
     pub(super) fn respond(self, code: StatusCode, json: Vec<u8>) -> Response {
         match self {
             Wire::Json => json_response(code, Body::from(json)),
-            Wire::Protobuf => match to_protobuf(&json) {
+            Wire::Protobuf => match protobuf::encode_json(&json) {
                 Ok(bytes) => protobuf_response(code, protobuf::MEDIA_TYPE, Body::from(bytes)),
                 Err(e) => {
                     ApiError::internal(format!("cannot encode as protobuf: {e}")).into_response()
@@ -56,16 +55,11 @@ impl Wire {
         match self {
             Wire::Json => line,
             Wire::Protobuf => {
-                let framed = serde_json::from_slice::<Value>(&line)
-                    .map_err(|e| ProtobufError::Decode(e.to_string()))
-                    .and_then(|event| {
-                        let kind = event["type"].as_str().unwrap_or_default();
-                        protobuf::watch_frame(kind, &event["object"])
-                    });
-                let frame = framed.unwrap_or_else(|e| {
+                let frame = protobuf::watch_frame(&line).unwrap_or_else(|e| {
                     let why = format!("cannot encode as protobuf: {e}");
                     let status = status_body(500, "InternalError", &why);
-                    protobuf::watch_frame("ERROR", &status).expect("a Status encodes")
+                    let event = serde_json::json!({"type": "ERROR", "object": status});
+                    protobuf::watch_frame(event.to_string().as_bytes()).expect("a Status encodes")
                 });
                 Bytes::from(frame)
             }
@@ -79,12 +73,6 @@ impl Wire {
             Wire::Protobuf => protobuf_response(StatusCode::OK, protobuf::WATCH_MEDIA_TYPE, body),
         }
     }
-}
-
-fn to_protobuf(json: &[u8]) -> Result<Vec<u8>, ProtobufError> {
-    let document: Value =
-        serde_json::from_slice(json).map_err(|e| ProtobufError::Decode(e.to_string()))?;
-    protobuf::encode_document(&document)
 }
 
 pub(super) fn protobuf_response(

@@ -63,7 +63,8 @@ pub(super) async fn scan(
 }
 
 /// Answers a LIST: the state the request reads, its body streamed a chunk at a time (in
-/// protobuf, whose envelope gives the list's length first, built whole).
+/// protobuf, whose envelope gives the list's length first, every chunk made before the
+/// first is sent).
 pub(super) async fn serve(
     server: ApiServer,
     selection: Selection,
@@ -134,24 +135,28 @@ fn protobuf_list(
         Form::Metadata => ("meta.k8s.io/v1", "PartialObjectMetadataList".to_owned()),
         _ => (kind.api_version(), format!("{}List", kind.as_str())),
     };
-    let metadata = serde_json::to_value(metadata).expect("list metadata serializes");
+    let metadata = serde_json::to_vec(metadata).expect("list metadata serializes");
     let encoded =
         protobuf::ListEncoder::new(api_version, &list_kind, &metadata).and_then(|mut list| {
             let mut json = Vec::with_capacity(16 * 1024);
             for version in &items {
                 json.clear();
                 form.write_item(&mut json, generator, version);
-                let item: serde_json::Value =
-                    serde_json::from_slice(&json).expect("the server writes JSON");
-                list.push(&item)?;
+                list.push(&json)?;
                 crate::measure::timeline::object_sent();
             }
             Ok(list.finish())
         });
     match encoded {
-        Ok(body) => {
-            server.count_request(|r| r.bytes += body.len() as u64);
-            protobuf_response(StatusCode::OK, protobuf::MEDIA_TYPE, Body::from(body))
+        Ok(chunks) => {
+            let bytes: usize = chunks.iter().map(Bytes::len).sum();
+            server.count_request(|r| r.bytes += bytes as u64);
+            let chunks = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+            protobuf_response(
+                StatusCode::OK,
+                protobuf::MEDIA_TYPE,
+                Body::from_stream(chunks),
+            )
         }
         Err(e) => ApiError::internal(format!("cannot encode as protobuf: {e}")).into_response(),
     }

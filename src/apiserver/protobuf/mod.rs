@@ -15,6 +15,9 @@
 //! and `MicroTime` are RFC 3339 strings in JSON, `Quantity` a string, `IntOrString` a
 //! number or a string, `FieldsV1` and `RawExtension` JSON kept as bytes.
 //!
+//! Encoding reads the JSON text once (stream.rs): each message is written as its keys
+//! come, by a plan made once per message (plan.rs), then put in field-number order.
+//!
 //! What a `.proto` cannot say comes from Go's types (proto/go-fields.tsv): Go writes a
 //! field that is no pointer at its zero too (`generateName: ""`, `generation: 0`), its
 //! JSON leaves the `omitempty` ones out, and some structs are embedded in their parent's
@@ -24,14 +27,21 @@
 
 mod decode;
 mod encode;
+mod plan;
+mod stream;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use prost::encoding::{WireType, encode_key, encode_varint};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
+
+use plan::{Plans, Scalar, Shape};
 
 /// The media type of a protobuf object or list.
 pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -46,6 +56,9 @@ static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     let descriptors = include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes.descriptors"));
     DescriptorPool::decode(descriptors.as_slice()).expect("build.rs compiled the descriptors")
 });
+
+/// Every message's plan for the encoder.
+static PLANS: LazyLock<Plans> = LazyLock::new(|| Plans::new(&POOL));
 
 /// Why a document could not be read or written.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -84,13 +97,10 @@ impl ProtobufError {
     }
 }
 
-/// The message of `kind` in `api_version`: the group's own (`v1` is core's, `apps/v1`
-/// the apps group's), else meta/v1's, which Go's scheme registers in every group version
-/// (`Status`, `DeleteOptions`, `WatchEvent`).
-pub(crate) fn message_for(
-    api_version: &str,
-    kind: &str,
-) -> Result<MessageDescriptor, ProtobufError> {
+/// The full names the message of `kind` in `api_version` may have, in order: the
+/// group's own (`v1` is core's, `apps/v1` the apps group's), then meta/v1's, which Go's
+/// scheme registers in every group version (`Status`, `DeleteOptions`, `WatchEvent`).
+fn message_names(api_version: &str, kind: &str) -> impl Iterator<Item = String> {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let package = match group {
         "" => Some(format!("k8s.io.api.core.{version}")),
@@ -98,46 +108,125 @@ pub(crate) fn message_for(
         group if !group.contains('.') => Some(format!("k8s.io.api.{group}.{version}")),
         _ => None,
     };
+    let meta = format!("k8s.io.apimachinery.pkg.apis.meta.v1.{kind}");
     package
-        .and_then(|p| POOL.get_message_by_name(&format!("{p}.{kind}")))
-        .or_else(|| {
-            POOL.get_message_by_name(&format!("k8s.io.apimachinery.pkg.apis.meta.v1.{kind}"))
-        })
-        .ok_or_else(|| ProtobufError::UnknownKind {
-            api_version: api_version.to_owned(),
-            kind: kind.to_owned(),
-        })
+        .map(|p| format!("{p}.{kind}"))
+        .into_iter()
+        .chain([meta])
+}
+
+fn unknown_kind(api_version: &str, kind: &str) -> ProtobufError {
+    ProtobufError::UnknownKind {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+    }
+}
+
+/// The message of `kind` in `api_version`.
+fn message_for(api_version: &str, kind: &str) -> Result<MessageDescriptor, ProtobufError> {
+    message_names(api_version, kind)
+        .find_map(|name| POOL.get_message_by_name(&name))
+        .ok_or_else(|| unknown_kind(api_version, kind))
+}
+
+/// The encoder's plan of the message of `kind` in `api_version`.
+fn plan_for(api_version: &str, kind: &str) -> Result<usize, ProtobufError> {
+    message_names(api_version, kind)
+        .find_map(|name| PLANS.index(&name))
+        .ok_or_else(|| unknown_kind(api_version, kind))
+}
+
+/// An object's `apiVersion` and `kind`, read before the rest.
+#[derive(Deserialize)]
+struct TypeMeta<'a> {
+    #[serde(borrow, default, rename = "apiVersion")]
+    api_version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    kind: Cow<'a, str>,
+}
+
+/// `json`, a JSON object, written as the fields of message `plan`.
+fn encode_message(plan: usize, json: &[u8], out: &mut Vec<u8>) -> Result<(), ProtobufError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    stream::message(&PLANS, plan, out, &mut deserializer)
+        .and_then(|()| deserializer.end())
+        .map_err(|e| stream_error(&e))
+}
+
+/// A streaming error as a field's path and what is wrong there.
+fn stream_error(error: &serde_json::Error) -> ProtobufError {
+    let text = error.to_string();
+    // serde_json says where in the text each level's error passed; the path says it better.
+    let mut clean = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(" at line ") {
+        clean.push_str(&rest[..at]);
+        let tail = &rest[at + " at line ".len()..];
+        let skip = tail
+            .find(" column ")
+            .map(|c| c + " column ".len())
+            .map(|c| {
+                c + tail[c..]
+                    .find(|ch: char| !ch.is_ascii_digit())
+                    .unwrap_or(tail.len() - c)
+            })
+            .unwrap_or(0);
+        rest = &tail[skip..];
+    }
+    clean.push_str(rest);
+    let mut steps: Vec<&str> = clean.split(stream::PATH).collect();
+    let why = steps.pop().unwrap_or_default().to_owned();
+    let mut path = String::new();
+    for step in steps {
+        if !path.is_empty() && !step.starts_with('[') {
+            path.push('.');
+        }
+        path.push_str(step);
+    }
+    ProtobufError::Field { path, why }
 }
 
 /// A JSON document (an object, a list, a Status) as a protobuf document: its
 /// `apiVersion` and `kind` in the envelope, the rest as the kind's message.
+pub(crate) fn encode_json(json: &[u8]) -> Result<Vec<u8>, ProtobufError> {
+    let meta: TypeMeta = serde_json::from_slice(json)
+        .map_err(|e| ProtobufError::Decode(format!("not a JSON object: {e}")))?;
+    let plan = plan_for(&meta.api_version, &meta.kind)?;
+    let mut raw = Vec::with_capacity(json.len());
+    encode_message(plan, json, &mut raw)?;
+    Ok(envelope(&meta.api_version, &meta.kind, &raw))
+}
+
+/// [`encode_json`] of a `serde_json::Value` (for tests).
+#[cfg(test)]
 pub(crate) fn encode_document(document: &Value) -> Result<Vec<u8>, ProtobufError> {
-    let text = |field| {
-        document
-            .get(field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let message = message_for(api_version, kind)?;
-    let mut raw = Vec::with_capacity(4 * 1024);
-    encode::message(&mut raw, &message, document)?;
-    Ok(envelope(api_version, kind, &raw))
+    encode_json(&serde_json::to_vec(document).expect("a JSON value serializes"))
 }
 
 /// `raw`, a message of `kind` in `api_version`, in the envelope.
 pub(crate) fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let (mut out, tail) = envelope_around(api_version, kind, raw.len());
+    out.reserve(raw.len() + tail.len());
+    out.extend_from_slice(raw);
+    out.extend_from_slice(&tail);
+    out
+}
+
+/// The envelope's bytes before and after a message of `len` bytes.
+fn envelope_around(api_version: &str, kind: &str, len: usize) -> (Vec<u8>, Vec<u8>) {
     let mut type_meta = Vec::with_capacity(api_version.len() + kind.len() + 4);
     encode::string_field(&mut type_meta, 1, api_version);
     encode::string_field(&mut type_meta, 2, kind);
-    let mut out = Vec::with_capacity(raw.len() + type_meta.len() + 16);
-    out.extend_from_slice(MAGIC);
-    encode::bytes_field(&mut out, 1, &type_meta);
-    encode::bytes_field(&mut out, 2, raw);
+    let mut head = Vec::with_capacity(type_meta.len() + 24);
+    head.extend_from_slice(MAGIC);
+    encode::bytes_field(&mut head, 1, &type_meta);
+    encode_key(2, WireType::LengthDelimited, &mut head);
+    encode_varint(len as u64, &mut head);
     // contentEncoding and contentType: empty, and written, as Go writes them.
-    encode::string_field(&mut out, 3, "");
-    encode::string_field(&mut out, 4, "");
-    out
+    let mut tail = Vec::with_capacity(4);
+    encode::string_field(&mut tail, 3, "");
+    encode::string_field(&mut tail, 4, "");
+    (head, tail)
 }
 
 /// A protobuf document as JSON, with its `apiVersion` and `kind`.
@@ -173,9 +262,21 @@ pub(crate) fn decode_document(bytes: &[u8]) -> Result<Value, ProtobufError> {
     Ok(document)
 }
 
-/// One frame of a protobuf watch stream: the event's type and its object's document.
-pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, ProtobufError> {
-    let object = encode_document(object)?;
+/// One frame of a protobuf watch stream, from the event as a JSON line
+/// (`{"type":...,"object":...}`): a four-byte length and a `WatchEvent` whose object is
+/// the object's document.
+pub(crate) fn watch_frame(line: &[u8]) -> Result<Vec<u8>, ProtobufError> {
+    #[derive(Deserialize)]
+    struct Event<'a> {
+        #[serde(borrow, rename = "type")]
+        event_type: Cow<'a, str>,
+        #[serde(borrow)]
+        object: &'a RawValue,
+    }
+    let event: Event = serde_json::from_slice(line)
+        .map_err(|e| ProtobufError::Decode(format!("not a watch event: {e}")))?;
+    let event_type = event.event_type.as_ref();
+    let object = encode_json(event.object.get().as_bytes())?;
     // meta.v1.WatchEvent {type = 1; object = 2 (runtime.RawExtension {raw = 1})}.
     let mut raw_extension = Vec::with_capacity(object.len() + 8);
     encode::bytes_field(&mut raw_extension, 1, &object);
@@ -215,54 +316,86 @@ pub(crate) fn decode_watch_event(frame: &[u8]) -> Result<(String, Value), Protob
     Ok((kind, decode_document(&object)?))
 }
 
-/// A protobuf list built an item at a time: `{metadata = 1; items = 2}` of the list kind.
+/// A protobuf list built an item at a time: `{metadata = 1; items = 2}` of the list kind,
+/// kept as chunks of about [`LIST_CHUNK_BYTES`], so that a list of a hundred thousand
+/// objects is never one buffer grown (and copied) by doubling.
 #[derive(Debug)]
 pub(crate) struct ListEncoder {
     api_version: String,
     kind: String,
-    item: MessageDescriptor,
-    raw: Vec<u8>,
+    /// The items' message.
+    item: usize,
+    chunks: Vec<bytes::Bytes>,
+    current: Vec<u8>,
+    /// The list message's bytes so far, in `chunks` and `current`.
+    len: usize,
 }
 
+/// About how many bytes of a protobuf list go in one chunk of its body.
+const LIST_CHUNK_BYTES: usize = 64 * 1024;
+
 impl ListEncoder {
-    /// A list of `kind` (`PodList`, `PartialObjectMetadataList`) with its `metadata`.
+    /// A list of `kind` (`PodList`, `PartialObjectMetadataList`) with its `metadata` as
+    /// JSON.
     pub(crate) fn new(
         api_version: &str,
         kind: &str,
-        metadata: &Value,
+        metadata: &[u8],
     ) -> Result<ListEncoder, ProtobufError> {
-        let list = message_for(api_version, kind)?;
+        let list = &PLANS.messages[plan_for(api_version, kind)?];
         let field = |name| {
-            list.get_field_by_name(name)
+            list.field(name)
+                .map(|i| &list.fields[i])
                 .ok_or_else(|| ProtobufError::field(format!("{kind} has no {name}")))
         };
         let (meta, items) = (field("metadata")?, field("items")?);
-        let prost_reflect::Kind::Message(item) = items.kind() else {
-            return Err(ProtobufError::field(format!(
-                "{kind}'s items are not messages"
-            )));
+        let (Scalar::Message(meta), Scalar::Message(item), Shape::List) =
+            (meta.value, items.value, items.shape)
+        else {
+            return Err(ProtobufError::field(format!("{kind} is not a list")));
         };
-        let mut raw = Vec::with_capacity(64 * 1024);
-        encode::field(&mut raw, &meta, metadata).map_err(|e| e.within("metadata"))?;
+        let mut current = Vec::with_capacity(LIST_CHUNK_BYTES + 16 * 1024);
+        encode_message(meta, metadata, &mut current).map_err(|e| e.within("metadata"))?;
+        stream::wrap(&mut current, 0, 1);
         Ok(ListEncoder {
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),
             item,
-            raw,
+            len: 0,
+            chunks: Vec::new(),
+            current,
         })
     }
 
-    /// Appends one item.
-    pub(crate) fn push(&mut self, item: &Value) -> Result<(), ProtobufError> {
-        let mut message = Vec::with_capacity(4 * 1024);
-        encode::message(&mut message, &self.item, item).map_err(|e| e.within("items[]"))?;
-        encode::bytes_field(&mut self.raw, 2, &message);
+    /// Appends one item, given as JSON.
+    pub(crate) fn push(&mut self, item: &[u8]) -> Result<(), ProtobufError> {
+        let at = self.current.len();
+        encode_message(self.item, item, &mut self.current).map_err(|e| e.within("items[]"))?;
+        stream::wrap(&mut self.current, at, 2);
+        if self.current.len() >= LIST_CHUNK_BYTES {
+            self.cut();
+        }
         Ok(())
     }
 
-    /// The list's document.
-    pub(crate) fn finish(self) -> Vec<u8> {
-        envelope(&self.api_version, &self.kind, &self.raw)
+    fn cut(&mut self) {
+        let full = std::mem::replace(
+            &mut self.current,
+            Vec::with_capacity(LIST_CHUNK_BYTES + 16 * 1024),
+        );
+        self.len += full.len();
+        self.chunks.push(bytes::Bytes::from(full));
+    }
+
+    /// The list's document, in chunks: the envelope's head, the list, its tail.
+    pub(crate) fn finish(mut self) -> Vec<bytes::Bytes> {
+        self.cut();
+        let (head, tail) = envelope_around(&self.api_version, &self.kind, self.len);
+        let mut chunks = Vec::with_capacity(self.chunks.len() + 2);
+        chunks.push(bytes::Bytes::from(head));
+        chunks.extend(self.chunks);
+        chunks.push(bytes::Bytes::from(tail));
+        chunks
     }
 }
 

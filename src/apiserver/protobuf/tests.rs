@@ -61,6 +61,18 @@ fn assert_within(part: &Value, whole: &Value) {
     }
 }
 
+/// `json` as message `name`'s fields.
+fn encode_as(name: &str, json: Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_message(
+        PLANS.index(name).unwrap(),
+        json.to_string().as_bytes(),
+        &mut out,
+    )
+    .unwrap();
+    out
+}
+
 fn generated(kind: ObjectKind) -> Value {
     let spec = ObjectSpec {
         kind,
@@ -156,22 +168,22 @@ fn kubernetes_types_take_their_go_forms() {
     let strategy = &deployment["spec"]["strategy"]["rollingUpdate"];
     assert_eq!(strategy["maxSurge"], json!("25%"));
     // IntOrString: type, intVal and strVal, all written.
-    let mut out = Vec::new();
-    let int_or_string = POOL.get_message_by_name(encode::INT_OR_STRING).unwrap();
-    encode::message(&mut out, &int_or_string, &json!(3)).unwrap();
-    assert_eq!(out, [0x08, 0x00, 0x10, 0x03, 0x1a, 0x00]);
-    out.clear();
-    encode::message(&mut out, &int_or_string, &json!("25%")).unwrap();
-    assert_eq!(out, [0x08, 0x01, 0x10, 0x00, 0x1a, 0x03, b'2', b'5', b'%']);
+    assert_eq!(
+        encode_as(encode::INT_OR_STRING, json!(3)),
+        [0x08, 0x00, 0x10, 0x03, 0x1a, 0x00]
+    );
+    assert_eq!(
+        encode_as(encode::INT_OR_STRING, json!("25%")),
+        [0x08, 0x01, 0x10, 0x00, 0x1a, 0x03, b'2', b'5', b'%']
+    );
     // Time: seconds and nanos, nanos at zero too.
-    out.clear();
-    let time = POOL.get_message_by_name(encode::TIME).unwrap();
-    encode::message(&mut out, &time, &json!("1970-01-01T00:01:40Z")).unwrap();
-    assert_eq!(out, [0x08, 100, 0x10, 0x00]);
+    assert_eq!(
+        encode_as(encode::TIME, json!("1970-01-01T00:01:40Z")),
+        [0x08, 100, 0x10, 0x00]
+    );
     // A MicroTime keeps its microseconds.
+    let out = encode_as(encode::MICRO_TIME, json!("2026-11-25T10:00:00.250000Z"));
     let micro = POOL.get_message_by_name(encode::MICRO_TIME).unwrap();
-    out.clear();
-    encode::message(&mut out, &micro, &json!("2026-11-25T10:00:00.250000Z")).unwrap();
     let decoded = decode::message(&DynamicMessage::decode(micro, out.as_slice()).unwrap()).unwrap();
     assert_eq!(decoded, json!("2026-11-25T10:00:00.250000Z"));
 }
@@ -180,10 +192,11 @@ fn kubernetes_types_take_their_go_forms() {
 fn a_list_carries_its_metadata_and_items() {
     let pod = generated(ObjectKind::Pod);
     let metadata = json!({"resourceVersion": "77", "continue": "abc"});
-    let mut list = ListEncoder::new("v1", "PodList", &metadata).unwrap();
-    list.push(&pod).unwrap();
-    list.push(&pod).unwrap();
-    let decoded = decode_document(&list.finish()).unwrap();
+    let meta = metadata.to_string();
+    let mut list = ListEncoder::new("v1", "PodList", meta.as_bytes()).unwrap();
+    list.push(pod.to_string().as_bytes()).unwrap();
+    list.push(pod.to_string().as_bytes()).unwrap();
+    let decoded = decode_document(&list.finish().concat()).unwrap();
     assert_eq!(decoded["kind"], "PodList");
     assert_eq!(decoded["metadata"], metadata);
     let items = decoded["items"].as_array().unwrap();
@@ -194,8 +207,13 @@ fn a_list_carries_its_metadata_and_items() {
     map.remove("kind");
     assert_within(&expected, &items[1]);
     // A metadata informer's list.
-    let list = ListEncoder::new("meta.k8s.io/v1", "PartialObjectMetadataList", &metadata).unwrap();
-    let empty = decode_document(&list.finish()).unwrap();
+    let list = ListEncoder::new(
+        "meta.k8s.io/v1",
+        "PartialObjectMetadataList",
+        meta.as_bytes(),
+    )
+    .unwrap();
+    let empty = decode_document(&list.finish().concat()).unwrap();
     assert_eq!(empty["kind"], "PartialObjectMetadataList");
     assert_eq!(empty["metadata"], metadata);
     assert!(empty.get("items").is_none(), "{empty}");
@@ -204,7 +222,8 @@ fn a_list_carries_its_metadata_and_items() {
 #[test]
 fn a_watch_frame_is_length_and_event() {
     let pod = generated(ObjectKind::Pod);
-    let frame = watch_frame("MODIFIED", &pod).unwrap();
+    let line = json!({"type": "MODIFIED", "object": pod}).to_string();
+    let frame = watch_frame(line.as_bytes()).unwrap();
     let parsed = frames(&frame);
     assert_eq!(parsed.len(), 1);
     let (kind, object) = event(parsed[0]);
