@@ -97,13 +97,13 @@ impl ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "", message)
     }
 
-    /// 406 for an `Accept` header naming nothing this server writes (it writes JSON,
-    /// whole objects or their metadata; not Table, YAML or protobuf).
+    /// 406 for an `Accept` header naming nothing this server writes (it writes JSON and
+    /// protobuf, whole objects or their metadata, and tables in JSON; not YAML or CBOR).
     pub(super) fn not_acceptable() -> ApiError {
         ApiError::new(
             StatusCode::NOT_ACCEPTABLE,
             "NotAcceptable",
-            "406: Not Acceptable\n\nAvailable representations: application/json, application/json;stream=watch",
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
         )
     }
 
