@@ -18,9 +18,24 @@ pub async fn request(
     content_type: &str,
     body: String,
 ) -> axum::response::Response {
+    let headers: &[(&str, &str)] = match content_type {
+        "" => &[],
+        _ => &[("content-type", content_type)],
+    };
+    request_with(server, method, uri, headers, body).await
+}
+
+/// Sends one request with `headers` to `server`'s router, in process.
+pub async fn request_with(
+    server: &ApiServer,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: String,
+) -> axum::response::Response {
     let mut request = axum::http::Request::builder().method(method).uri(uri);
-    if !content_type.is_empty() {
-        request = request.header("content-type", content_type);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let request = request.body(Body::from(body)).expect("a valid request");
     router(server.clone())
