@@ -8,9 +8,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
-use super::generate::Generator;
+use super::generate::{Generator, ProtobufMessage};
 use super::protobuf;
 use super::query::Query;
+use super::state::EventKind;
 use super::status::{ApiError, json_response, status_body};
 use super::table::{self, Include};
 use super::version::Version;
@@ -47,6 +48,25 @@ impl Wire {
                 }
             },
         }
+    }
+
+    /// A watch event of `kind` for `version` in `form`, in this wire: straight from the
+    /// object's protobuf skeleton when it has one, else from its JSON line (`line`).
+    pub(super) fn watch_event_of(
+        self,
+        kind: EventKind,
+        generator: &Generator,
+        form: Form,
+        version: &Version,
+        line: impl FnOnce() -> Bytes,
+    ) -> Bytes {
+        if self == Wire::Protobuf
+            && let Some((api_version, object_kind, message)) = form.protobuf(generator, version)
+        {
+            let frame = protobuf::watch_frame_of(kind.as_str(), api_version, object_kind, &message);
+            return Bytes::from(frame);
+        }
+        self.watch_event(line())
     }
 
     /// A watch event, given as its JSON line, in this wire: the line, or a protobuf
@@ -177,6 +197,44 @@ impl Form {
         }
     }
 
+    /// `version` in this form as a response body in `wire`.
+    pub(super) fn respond(
+        self,
+        code: StatusCode,
+        generator: &Generator,
+        version: &Version,
+        wire: Wire,
+    ) -> Response {
+        if wire == Wire::Protobuf
+            && let Some((api_version, kind, message)) = self.protobuf(generator, version)
+        {
+            let document = protobuf::document(api_version, kind, &message);
+            return protobuf_response(code, protobuf::MEDIA_TYPE, Body::from(document));
+        }
+        let mut buf = Vec::with_capacity(8 * 1024);
+        self.write(&mut buf, generator, version);
+        wire.respond(code, buf)
+    }
+
+    /// `version` in this form as a protobuf message straight from its class's skeleton,
+    /// with its document's `apiVersion` and `kind`. `None` for a table, an object a client
+    /// wrote, or a class without a skeleton: their JSON is encoded instead.
+    pub(super) fn protobuf<'g>(
+        self,
+        generator: &'g Generator,
+        version: &Version,
+    ) -> Option<(&'static str, &'static str, ProtobufMessage<'g>)> {
+        if version.written.is_some() {
+            return None;
+        }
+        let (kind, api_version) = self.bookmark_kind(generator.spec().kind)?;
+        let message = match self {
+            Form::Metadata => generator.protobuf_metadata(version.id),
+            _ => generator.protobuf_object(version.id),
+        }?;
+        Some((api_version, kind, message))
+    }
+
     /// A LIST body up to its first item, given its `metadata` as JSON.
     pub(super) fn list_head(self, kind: ObjectKind, metadata: &str) -> String {
         let (kind, api_version) = match self {
@@ -219,7 +277,5 @@ pub(super) fn object_response(
     version: &Version,
     wire: Wire,
 ) -> Response {
-    let mut buf = Vec::with_capacity(8 * 1024);
-    version.write(&mut buf, generator);
-    wire.respond(code, buf)
+    Form::Full.respond(code, generator, version, wire)
 }

@@ -140,9 +140,14 @@ fn protobuf_list(
         protobuf::ListEncoder::new(api_version, &list_kind, &metadata).and_then(|mut list| {
             let mut json = Vec::with_capacity(16 * 1024);
             for version in &items {
-                json.clear();
-                form.write_item(&mut json, generator, version);
-                list.push(&json)?;
+                match form.protobuf(generator, version) {
+                    Some((_, _, message)) => list.push_message(&message),
+                    None => {
+                        json.clear();
+                        form.write_item(&mut json, generator, version);
+                        list.push(&json)?;
+                    }
+                }
                 crate::measure::timeline::object_sent();
             }
             Ok(list.finish())

@@ -214,11 +214,7 @@ pub(super) fn by_name(
         None
     };
     match found {
-        Some(version) => {
-            let mut buf = Vec::with_capacity(8 * 1024);
-            form.write(&mut buf, server.generator(), &version);
-            wire.respond(StatusCode::OK, buf)
-        }
+        Some(version) => form.respond(StatusCode::OK, server.generator(), &version, wire),
         None => object_not_found(kind, name),
     }
 }

@@ -233,14 +233,11 @@ impl WatchCursor {
     fn initial_line(&mut self) -> Option<Bytes> {
         if let Some(version) = self.initial.next() {
             let columns = !std::mem::replace(&mut self.table_columns_sent, true);
-            let line = event_line(
-                EventKind::Added,
-                &self.generator,
-                self.form,
-                &version,
-                columns,
-            );
-            return Some(self.wire.watch_event(line));
+            let (generator, form) = (&self.generator, self.form);
+            let line = || event_line(EventKind::Added, generator, form, &version, columns);
+            let event =
+                (self.wire).watch_event_of(EventKind::Added, generator, form, &version, line);
+            return Some(event);
         }
         // The client has read every initial event: a legacy watch asks for the next line,
         // a watch-list gets its end bookmark.
@@ -314,7 +311,8 @@ impl WatchCursor {
         }
         self.server
             .shared_line((now.id.resource_version, kind, form, wire), || {
-                wire.watch_event(event_line(kind, generator, form, now, true))
+                let line = || event_line(kind, generator, form, now, true);
+                wire.watch_event_of(kind, generator, form, now, line)
             })
     }
 

@@ -34,12 +34,13 @@ pub use fields::owned_fields;
 #[cfg(test)]
 pub use pod::pod;
 
+use super::protobuf::{self, Filled, Skeleton};
 use crate::scenario::{ObjectKind, ObjectSpec};
 use data::{ConfigMapValues, SecretValues, config_map_from, secret_from};
 use deployment::{DeploymentValues, deployment_from};
 use node::{NodeValues, node_from};
 use pod::{PodValues, pod_from};
-use template::{Hole, Template, holes};
+use template::{Hole, Slots, Template, holes};
 
 /// Seconds since the Unix epoch of 2026-01-01T00:00:00Z: objects are "created" from there,
 /// one second apart, so timestamps do not depend on the clock.
@@ -169,36 +170,69 @@ impl Generator {
         self.write(buf, id, Form::Metadata);
     }
 
+    /// Object `id` as its kind's protobuf message, through its class's template; `None`
+    /// for a class whose message has no skeleton (its JSON is encoded instead).
+    pub(crate) fn protobuf_object(&self, id: ObjectId) -> Option<ProtobufMessage<'_>> {
+        self.protobuf(id, Form::Object)
+    }
+
+    /// Object `id`'s metadata as a `PartialObjectMetadata` message, as
+    /// [`Generator::protobuf_object`].
+    pub(crate) fn protobuf_metadata(&self, id: ObjectId) -> Option<ProtobufMessage<'_>> {
+        self.protobuf(id, Form::Metadata)
+    }
+
     fn write(&self, buf: &mut Vec<u8>, id: ObjectId, form: Form) {
-        let app = app_index(&self.spec, id.index);
         write_object(
-            buf,
+            Out::Json(buf),
             &self.spec,
             id,
             form,
-            Some(&self.templates[app][form as usize]),
+            Some(self.template(id, form)),
         );
+    }
+
+    fn protobuf(&self, id: ObjectId, form: Form) -> Option<ProtobufMessage<'_>> {
+        let mut message = None;
+        let out = Out::Protobuf(&mut message);
+        write_object(out, &self.spec, id, form, Some(self.template(id, form)));
+        message
+    }
+
+    fn template(&self, id: ObjectId, form: Form) -> &OnceLock<Option<Template>> {
+        &self.templates[app_index(&self.spec, id.index)][form as usize]
     }
 }
 
-/// Appends the JSON of object `id` of `spec` in `form` to `buf`: through `template`, the
-/// object's class's (made from this object if it is the class's first), or without one by
-/// building the object field by field.
-fn write_object(
-    buf: &mut Vec<u8>,
+/// A generated object's protobuf message, its values in its class's skeleton.
+pub(crate) type ProtobufMessage<'t> = Filled<'t, Slots>;
+
+/// Where an object goes.
+enum Out<'b, 't> {
+    /// Its JSON, appended.
+    Json(&'b mut Vec<u8>),
+    /// Its protobuf message, set when its class has a skeleton.
+    Protobuf(&'b mut Option<ProtobufMessage<'t>>),
+}
+
+/// Writes object `id` of `spec` in `form` to `out`: through `template`, the object's
+/// class's (made from this object if it is the class's first), or without one by building
+/// the object field by field (JSON only).
+fn write_object<'t>(
+    out: Out<'_, 't>,
     spec: &ObjectSpec,
     id: ObjectId,
     form: Form,
-    template: Option<&OnceLock<Option<Template>>>,
+    template: Option<&'t OnceLock<Option<Template>>>,
 ) {
     let app = app_of(spec, id.index);
     match spec.kind {
         ObjectKind::Pod => {
             let values = PodValues::of(spec, app, id);
             write_form(
-                buf,
+                out,
                 template,
-                form,
+                (spec.kind, form),
                 values,
                 |v| pod_from(spec, app, v),
                 |p| p.metadata,
@@ -207,9 +241,9 @@ fn write_object(
         ObjectKind::ConfigMap => {
             let values = ConfigMapValues::of(spec, id);
             write_form(
-                buf,
+                out,
                 template,
-                form,
+                (spec.kind, form),
                 values,
                 |v| config_map_from(spec, app, v),
                 |c| c.metadata,
@@ -218,9 +252,9 @@ fn write_object(
         ObjectKind::Secret => {
             let values = SecretValues::of(spec, id);
             write_form(
-                buf,
+                out,
                 template,
-                form,
+                (spec.kind, form),
                 values,
                 |v| secret_from(spec, app, v),
                 |s| s.metadata,
@@ -229,9 +263,9 @@ fn write_object(
         ObjectKind::Node => {
             let values = NodeValues::of(spec, id);
             write_form(
-                buf,
+                out,
                 template,
-                form,
+                (spec.kind, form),
                 values,
                 |v| node_from(spec, id.index, app, v),
                 |n| n.metadata,
@@ -240,9 +274,9 @@ fn write_object(
         ObjectKind::Deployment => {
             let values = DeploymentValues::of(spec, app, id);
             write_form(
-                buf,
+                out,
                 template,
-                form,
+                (spec.kind, form),
                 values,
                 |v| deployment_from(spec, app, v),
                 |d| d.metadata,
@@ -252,26 +286,27 @@ fn write_object(
 }
 
 /// [`write_with`] the object `build` makes, or its `metadata`.
-fn write_form<V: Hole, T: Serialize>(
-    buf: &mut Vec<u8>,
-    template: Option<&OnceLock<Option<Template>>>,
-    form: Form,
+fn write_form<'t, V: Hole, T: Serialize>(
+    out: Out<'_, 't>,
+    template: Option<&'t OnceLock<Option<Template>>>,
+    (kind, form): (ObjectKind, Form),
     values: V,
     build: impl Fn(&V) -> T,
     metadata: impl Fn(T) -> ObjectMeta,
 ) {
     match form {
-        Form::Object => write_with(buf, template, values, build),
-        Form::Metadata => write_with(buf, template, values, |v| metadata(build(v))),
+        Form::Object => write_with(out, template, (kind, form), values, build),
+        Form::Metadata => write_with(out, template, (kind, form), values, |v| metadata(build(v))),
     }
 }
 
 /// Writes the object with `values` through its class's template, made from `build` if
 /// this is the class's first object; or, without a template (none given, or the class
 /// has none), through `build`.
-fn write_with<V: Hole, T: Serialize>(
-    buf: &mut Vec<u8>,
-    template: Option<&OnceLock<Option<Template>>>,
+fn write_with<'t, V: Hole, T: Serialize>(
+    out: Out<'_, 't>,
+    template: Option<&'t OnceLock<Option<Template>>>,
+    (kind, form): (ObjectKind, Form),
     values: V,
     build: impl Fn(&V) -> T,
 ) {
@@ -280,11 +315,37 @@ fn write_with<V: Hole, T: Serialize>(
             .get_or_init(|| Template::new(&values, |marked| to_json(&build(marked))))
             .as_ref()
     });
-    match template {
-        Some(template) => template.write(buf, values),
-        None => serde_json::to_writer(buf, &build(&values))
+    match (out, template) {
+        (Out::Json(buf), Some(template)) => template.write(buf, values),
+        (Out::Json(buf), None) => serde_json::to_writer(buf, &build(&values))
             .expect("writing a generated object to a Vec cannot fail"),
+        (Out::Protobuf(message), Some(template)) => {
+            *message = template.protobuf(values, |values| {
+                let (json, markers) = template::marked(values, |marked| to_json(&build(marked)))?;
+                skeleton(kind, form, &json, &markers)
+            });
+        }
+        (Out::Protobuf(_), None) => {}
     }
+}
+
+/// The protobuf skeleton of a class whose JSON (with markers) is `json`: the kind's
+/// message, or a `PartialObjectMetadata` around the `ObjectMeta`. `None` if the message
+/// cannot keep the markers whole (a debug build says why).
+fn skeleton(
+    kind: ObjectKind,
+    form: Form,
+    json: &[u8],
+    markers: &impl protobuf::Markers,
+) -> Option<Skeleton> {
+    let made = match form {
+        Form::Object => Skeleton::new(kind.api_version(), kind.as_str(), json, markers),
+        Form::Metadata => {
+            Skeleton::new("meta.k8s.io/v1", "ObjectMeta", json, markers).map(|meta| meta.within(1))
+        }
+    };
+    made.inspect_err(|e| debug_assert!(false, "no protobuf skeleton for {kind:?}: {e}"))
+        .ok()
 }
 
 fn to_json(object: &impl Serialize) -> Vec<u8> {
@@ -295,7 +356,7 @@ fn to_json(object: &impl Serialize) -> Vec<u8> {
 /// slow path the templates stand for, for tests to hold them to.
 #[cfg(test)]
 fn write_built(buf: &mut Vec<u8>, spec: &ObjectSpec, id: ObjectId, form: Form) {
-    write_object(buf, spec, id, form, None);
+    write_object(Out::Json(buf), spec, id, form, None);
 }
 
 /// The index a name generated by [`name`] encodes; `None` for any other name.
@@ -488,226 +549,4 @@ pub(crate) fn test_spec() -> ObjectSpec {
 }
 
 #[cfg(test)]
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn id(index: u32) -> ObjectId {
-        ObjectId {
-            index,
-            incarnation: 0,
-            generation: 1,
-            resource_version: 10 + u64::from(index),
-        }
-    }
-
-    #[test]
-    fn generation_is_deterministic() {
-        let spec = test_spec();
-        let a = serde_json::to_vec(&pod(&spec, id(42))).unwrap();
-        let b = serde_json::to_vec(&pod(&spec, id(42))).unwrap();
-        assert_eq!(a, b);
-        let other = serde_json::to_vec(&pod(&spec, id(43))).unwrap();
-        assert_ne!(a, other);
-    }
-
-    #[test]
-    fn default_pod_is_a_few_kilobytes_and_a_third_managed_fields() {
-        let spec = test_spec();
-        let full = serde_json::to_vec(&pod(&spec, id(7))).unwrap().len();
-        let app = app_of(&spec, 7);
-        let values = PodValues::of(&spec, app, id(7));
-        let bare = serde_json::to_vec(&pod::pod_without_managed_fields(&spec, app, &values))
-            .unwrap()
-            .len();
-        let share = (full - bare) as f64 / full as f64;
-        assert!((3_000..=8_000).contains(&full), "pod is {full} bytes");
-        assert!(
-            (0.30..=0.40).contains(&share),
-            "managedFields are {:.0}%",
-            share * 100.0
-        );
-    }
-
-    #[test]
-    fn names_are_unique_and_invertible() {
-        let spec = test_spec();
-        let mut seen = std::collections::HashSet::new();
-        for i in (0..200_000).step_by(7) {
-            let n = name(&spec, i);
-            assert_eq!(index_of_name(&n), Some(i), "{n}");
-            assert!(seen.insert((namespace(&spec, i), n)));
-        }
-        assert_eq!(index_of_name("no-suffix"), None);
-    }
-
-    #[test]
-    fn every_kind_generates_with_unique_invertible_names() {
-        for kind in ObjectKind::ALL {
-            let spec = ObjectSpec {
-                kind,
-                ..test_spec()
-            };
-            let mut buf = Vec::new();
-            Generator::new(spec.clone()).write_object(&mut buf, id(12));
-            let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
-            assert_eq!(v["metadata"]["name"], name(&spec, 12));
-            assert_eq!(index_of_name(&name(&spec, 12)), Some(12));
-            assert!(buf.len() > 500, "{kind:?} is {} bytes", buf.len());
-        }
-    }
-
-    #[test]
-    fn recreated_object_gets_a_new_uid() {
-        let spec = test_spec();
-        assert_ne!(uid(&spec, 5, 0), uid(&spec, 5, 1));
-        assert_eq!(uid(&spec, 5, 0).len(), 36);
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn a_uid_is_its_32_hex_draws_laid_out_as_a_v4_uuid(
-            seed: u64,
-            index: u32,
-            incarnation: u32,
-        ) {
-            let spec = ObjectSpec { seed, ..test_spec() };
-            let mut draws = rng(seed, &[0x01d, u64::from(index), u64::from(incarnation)]);
-            let h = hex(&mut draws, 32);
-            let expected =
-                format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..]);
-            proptest::prop_assert_eq!(uid(&spec, index, incarnation), expected);
-        }
-    }
-
-    #[test]
-    fn managed_fields_key_list_elements_like_the_apiserver() {
-        let spec = test_spec();
-        let p = pod(&spec, id(3));
-        let mf = p.metadata.managed_fields.unwrap();
-        assert_eq!(mf.len(), 2);
-        let controller = &mf[0].fields_v1.as_ref().unwrap().0;
-        let app = &controller["f:spec"]["f:containers"][r#"k:{"name":"api"}"#];
-        assert!(
-            app.get(".").is_some() && app.get("f:image").is_some(),
-            "{controller}"
-        );
-        assert!(
-            controller["f:spec"].get(".").is_none(),
-            "no `.` at the root"
-        );
-        assert_eq!(mf[0].manager.as_deref(), Some("kube-controller-manager"));
-        assert_eq!(mf[1].subresource.as_deref(), Some("status"));
-    }
-
-    /// The bytes the server sends, pinned: a change to any builder shows here first.
-    #[test]
-    fn generated_objects_keep_their_bytes() {
-        let mut all = String::new();
-        for kind in ObjectKind::ALL {
-            let spec = ObjectSpec {
-                kind,
-                last_applied: true,
-                // A node as validation settles it, with two images to keep this short.
-                namespaces: if kind.namespaced() { 10 } else { 1 },
-                images: (kind == ObjectKind::Node).then_some(2),
-                ..test_spec()
-            };
-            let generator = Generator::new(spec);
-            for form in [Form::Object, Form::Metadata] {
-                let mut buf = Vec::new();
-                generator.write(&mut buf, id(12), form);
-                all.push_str(&format!("{kind:?} {form:?}\n"));
-                all.push_str(std::str::from_utf8(&buf).unwrap());
-                all.push('\n');
-            }
-        }
-        insta::assert_snapshot!(all);
-    }
-
-    fn any_spec() -> impl proptest::strategy::Strategy<Value = ObjectSpec> {
-        use proptest::prelude::*;
-        (
-            (
-                proptest::sample::select(ObjectKind::ALL.to_vec()),
-                any::<u64>(),
-                prop_oneof![1..30u32, 1..=10_000u32],
-                0..=64u32,
-                0..=64u32,
-            ),
-            (
-                1..=16u32,
-                0..=8u32,
-                any::<bool>(),
-                proptest::option::of(1..=8u32),
-                0..300u32,
-                0..=60u32,
-            ),
-        )
-            .prop_map(
-                |(
-                    (kind, seed, namespaces, labels, annotations),
-                    (containers, managed_fields, last_applied, data_keys, data_bytes, images),
-                )| ObjectSpec {
-                    kind,
-                    count: 1000,
-                    seed,
-                    // As the scenario's validation settles them: cluster-scoped objects
-                    // are one round of classes, only nodes have images.
-                    namespaces: if kind.namespaced() { namespaces } else { 1 },
-                    labels,
-                    annotations,
-                    containers,
-                    managed_fields,
-                    last_applied,
-                    data_keys: data_keys.filter(|_| kind.namespaced() && kind != ObjectKind::Pod),
-                    data_bytes,
-                    images: (kind == ObjectKind::Node).then_some(images),
-                },
-            )
-    }
-
-    fn any_identity() -> impl proptest::strategy::Strategy<Value = ObjectId> {
-        use proptest::prelude::*;
-        (
-            0..crate::scenario::MAX_OBJECTS as u32,
-            0..4u32,
-            prop_oneof![0..100u32, any::<u32>()],
-            any::<u64>(),
-        )
-            .prop_map(
-                |(index, incarnation, generation, resource_version)| ObjectId {
-                    index,
-                    incarnation,
-                    generation,
-                    resource_version,
-                },
-            )
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config::with_cases(200))]
-
-        /// The templates write exactly the bytes that building each object writes: for any
-        /// shape, and for objects of every app after the template was made from another.
-        #[test]
-        fn templates_write_what_building_writes(
-            spec in any_spec(),
-            ids in proptest::collection::vec(any_identity(), 1..12),
-        ) {
-            let generator = Generator::new(spec.clone());
-            for id in ids {
-                for form in [Form::Object, Form::Metadata] {
-                    let (mut fast, mut built) = (Vec::new(), Vec::new());
-                    generator.write(&mut fast, id, form);
-                    write_built(&mut built, &spec, id, form);
-                    proptest::prop_assert_eq!(
-                        String::from_utf8(fast).unwrap(),
-                        String::from_utf8(built).unwrap(),
-                        "{:?} {:?}", form, id
-                    );
-                }
-            }
-        }
-    }
-}
+mod tests;

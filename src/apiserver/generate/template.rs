@@ -15,12 +15,15 @@
 //! The property test in [`super`] holds the two paths to the same bytes.
 
 use std::io::Write as _;
+use std::sync::OnceLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_openapi::jiff::Timestamp;
+use prost::encoding::{encode_varint, encoded_len_varint};
 
 use super::EPOCH;
+use crate::apiserver::protobuf::{self, Filled, HoleAs, Skeleton};
 
 /// One value of one object, ready to write into its hole.
 #[derive(Debug)]
@@ -58,6 +61,37 @@ impl Slot {
             }
             Slot::Time(seconds) => write_time(buf, *seconds),
             Slot::Int(n) => buf.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        }
+    }
+}
+
+/// One object's values, in marker order.
+#[derive(Debug)]
+pub(crate) struct Slots(Vec<Slot>);
+
+impl protobuf::Values for Slots {
+    fn len(&self, n: u32, how: HoleAs) -> usize {
+        match (&self.0[n as usize], how) {
+            (Slot::Text(text), _) => text.len(),
+            (Slot::Base64(bytes), HoleAs::Bytes) => bytes.len(),
+            (Slot::Base64(bytes), _) => base64::encoded_len(bytes.len(), true).unwrap_or(0),
+            (Slot::Int(n), HoleAs::Varint) => encoded_len_varint(*n as u64),
+            (Slot::Int(n), _) => itoa::Buffer::new().format(*n).len(),
+            (Slot::Time(seconds), HoleAs::Varint) => encoded_len_varint((EPOCH + seconds) as u64),
+            (slot @ Slot::Time(_), _) => {
+                let mut text = Vec::with_capacity(32);
+                slot.write(&mut text);
+                text.len()
+            }
+        }
+    }
+
+    fn write(&self, n: u32, how: HoleAs, out: &mut Vec<u8>) {
+        match (&self.0[n as usize], how) {
+            (Slot::Base64(bytes), HoleAs::Bytes) => out.extend_from_slice(bytes),
+            (Slot::Int(n), HoleAs::Varint) => encode_varint(*n as u64, out),
+            (Slot::Time(seconds), HoleAs::Varint) => encode_varint((EPOCH + seconds) as u64, out),
+            (slot, _) => slot.write(out),
         }
     }
 }
@@ -268,6 +302,12 @@ impl Markers {
         INT_BASE + self.next(Kind::Int) as i64
     }
 
+    /// Hole `n` if it is of `kind`.
+    fn of_kind(&self, n: u64, kind: Kind) -> Option<u32> {
+        let n = usize::try_from(n).ok()?;
+        (self.kinds.get(n) == Some(&kind)).then_some(n as u32)
+    }
+
     /// The marker of a hole starting at `json[at..]`, and its length.
     fn find(&self, json: &[u8], at: usize) -> Option<(usize, usize)> {
         let rest = &json[at..];
@@ -302,12 +342,59 @@ impl Markers {
     }
 }
 
-/// The JSON of a class of objects: literal runs and holes, in order.
+/// In a class's protobuf: markers as the JSON writes them in strings, a base64 marker's
+/// bytes in bytes fields, integer and time markers as whole varints.
+impl protobuf::Markers for Markers {
+    fn in_text(&self, content: &[u8], at: usize) -> Option<(u32, usize)> {
+        self.find(content, at).map(|(n, len)| (n as u32, len))
+    }
+
+    fn in_bytes(&self, content: &[u8], at: usize) -> Option<(u32, usize)> {
+        let marker = content.get(at..at + 6)?;
+        let head = BASE64.decode(BASE64_MARK).expect("the mark is base64");
+        if marker[..3] != head[..] {
+            return None;
+        }
+        let n = marker[3..]
+            .iter()
+            .fold(0u64, |n, &b| (n << 8) | u64::from(b));
+        Some((self.of_kind(n, Kind::Base64)?, 6))
+    }
+
+    fn in_varint(&self, value: u64) -> Option<u32> {
+        let time_base = (EPOCH + TIME_BASE) as u64;
+        if let Some(n) = value.checked_sub(INT_BASE as u64) {
+            return self.of_kind(n, Kind::Int);
+        }
+        self.of_kind(value.checked_sub(time_base)?, Kind::Time)
+    }
+}
+
+/// The JSON of a class of objects: literal runs and holes, in order; and the class's
+/// protobuf message, made on first use.
 #[derive(Debug)]
 pub(super) struct Template {
     literal: Vec<u8>,
     parts: Vec<Part>,
     holes: usize,
+    /// `None` inside when the class's message cannot be kept as a skeleton (then each
+    /// object's JSON is encoded). Boxed: a server that never writes protobuf keeps a
+    /// pointer per class.
+    protobuf: OnceLock<Option<Box<Skeleton>>>,
+}
+
+/// The JSON of `values`' class with a marker in each hole (`render` builds the JSON of an
+/// object from values), and the markers; `None` if there are too many holes to mark.
+pub(super) fn marked<V: Hole>(
+    values: &V,
+    render: impl FnOnce(&V) -> Vec<u8>,
+) -> Option<(Vec<u8>, Markers)> {
+    let mut markers = Markers::default();
+    let marked = values.marked(&mut markers);
+    if markers.kinds.len() > MAX_HOLES {
+        return None;
+    }
+    Some((render(&marked), markers))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -323,12 +410,7 @@ impl Template {
     /// (it runs once, on markers). `None` if a marker is missing from what `render` wrote
     /// or there are too many holes to mark.
     pub(super) fn new<V: Hole>(values: &V, render: impl FnOnce(&V) -> Vec<u8>) -> Option<Template> {
-        let mut markers = Markers::default();
-        let marked = values.marked(&mut markers);
-        if markers.kinds.len() > MAX_HOLES {
-            return None;
-        }
-        let json = render(&marked);
+        let (json, markers) = marked(values, render)?;
         let mut literal = Vec::with_capacity(json.len());
         let mut parts = Vec::new();
         let (mut at, mut run_start) = (0, 0);
@@ -358,22 +440,58 @@ impl Template {
             literal,
             parts,
             holes: markers.kinds.len(),
+            protobuf: OnceLock::new(),
         })
+    }
+
+    fn slots<V: Hole>(&self, values: V) -> Slots {
+        let mut slots = Vec::with_capacity(self.holes);
+        values.into_slots(&mut slots);
+        debug_assert_eq!(slots.len(), self.holes, "values of another class");
+        Slots(slots)
     }
 
     /// Appends the JSON of the object whose values are `values` to `buf`.
     pub(super) fn write<V: Hole>(&self, buf: &mut Vec<u8>, values: V) {
-        let mut slots = Vec::with_capacity(self.holes);
-        values.into_slots(&mut slots);
-        debug_assert_eq!(slots.len(), self.holes, "values of another class");
+        let slots = self.slots(values);
         for part in &self.parts {
             match *part {
                 Part::Literal { start, end } => {
                     buf.extend_from_slice(&self.literal[start as usize..end as usize]);
                 }
-                Part::Hole(n) => slots[n as usize].write(buf),
+                Part::Hole(n) => slots.0[n as usize].write(buf),
             }
         }
+    }
+
+    /// The protobuf message of the object whose values are `values`: through the class's
+    /// skeleton, which `make` makes (from the class's JSON with markers, see [`marked`])
+    /// on first use. `None` if the class has none (its objects' JSON is encoded instead).
+    pub(super) fn protobuf<V: Hole>(
+        &self,
+        values: V,
+        make: impl FnOnce(&V) -> Option<Skeleton>,
+    ) -> Option<Filled<'_, Slots>> {
+        let skeleton = self
+            .protobuf
+            .get_or_init(|| make(&values).filter(|s| self.same_holes(s)).map(Box::new))
+            .as_ref()?;
+        Some(skeleton.fill(self.slots(values)))
+    }
+
+    /// Whether `skeleton` has every hole of the JSON as often: none lost to an encoding
+    /// that does not keep a marker whole.
+    fn same_holes(&self, skeleton: &Skeleton) -> bool {
+        let mut count = vec![0i64; self.holes];
+        for part in &self.parts {
+            if let Part::Hole(n) = part {
+                count[*n as usize] += 1;
+            }
+        }
+        for n in skeleton.holes() {
+            count[n as usize] -= 1;
+        }
+        count.iter().all(|&c| c == 0)
     }
 }
 

@@ -16,7 +16,9 @@
 //! number or a string, `FieldsV1` and `RawExtension` JSON kept as bytes.
 //!
 //! Encoding reads the JSON text once (stream.rs): each message is written as its keys
-//! come, by a plan made once per message (plan.rs), then put in field-number order.
+//! come, by a plan made once per message (plan.rs), then put in field-number order. A
+//! generated object skips the JSON: its class's message is encoded once with markers for
+//! its values and kept as literal bytes and holes (skeleton.rs), which each object fills.
 //!
 //! What a `.proto` cannot say comes from Go's types (proto/go-fields.tsv): Go writes a
 //! field that is no pointer at its zero too (`generateName: ""`, `generation: 0`), its
@@ -28,6 +30,7 @@
 mod decode;
 mod encode;
 mod plan;
+mod skeleton;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -35,13 +38,14 @@ mod tests;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use prost::encoding::{WireType, encode_key, encode_varint};
+use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint, key_len};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use plan::{Plans, Scalar, Shape};
+pub(crate) use skeleton::{Filled, HoleAs, Markers, Skeleton, Values};
 
 /// The media type of a protobuf object or list.
 pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -59,6 +63,55 @@ static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
 
 /// Every message's plan for the encoder.
 static PLANS: LazyLock<Plans> = LazyLock::new(|| Plans::new(&POOL));
+
+/// A message whose length is known before its bytes are written, so that what encloses
+/// it (a list, an envelope, a watch event) is written around it without copying it.
+pub(crate) trait Message {
+    /// How many bytes [`Message::write_to`] appends.
+    fn encoded_len(&self) -> usize;
+    fn write_to(&self, out: &mut Vec<u8>);
+}
+
+/// Bytes already encoded.
+impl Message for [u8] {
+    fn encoded_len(&self) -> usize {
+        self.len()
+    }
+
+    fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self);
+    }
+}
+
+/// A message of `kind` in `api_version` in the envelope of a document.
+struct Document<'m, M: ?Sized> {
+    head: Vec<u8>,
+    message: &'m M,
+    tail: Vec<u8>,
+}
+
+impl<'m, M: Message + ?Sized> Document<'m, M> {
+    fn new(api_version: &str, kind: &str, message: &'m M) -> Self {
+        let (head, tail) = envelope_around(api_version, kind, message.encoded_len());
+        Document {
+            head,
+            message,
+            tail,
+        }
+    }
+}
+
+impl<M: Message + ?Sized> Message for Document<'_, M> {
+    fn encoded_len(&self) -> usize {
+        self.head.len() + self.message.encoded_len() + self.tail.len()
+    }
+
+    fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head);
+        self.message.write_to(out);
+        out.extend_from_slice(&self.tail);
+    }
+}
 
 /// Why a document could not be read or written.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -205,10 +258,18 @@ pub(crate) fn encode_document(document: &Value) -> Result<Vec<u8>, ProtobufError
 
 /// `raw`, a message of `kind` in `api_version`, in the envelope.
 pub(crate) fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let (mut out, tail) = envelope_around(api_version, kind, raw.len());
-    out.reserve(raw.len() + tail.len());
-    out.extend_from_slice(raw);
-    out.extend_from_slice(&tail);
+    document(api_version, kind, raw)
+}
+
+/// `message`, of `kind` in `api_version`, as a document: in its envelope.
+pub(crate) fn document(
+    api_version: &str,
+    kind: &str,
+    message: &(impl Message + ?Sized),
+) -> Vec<u8> {
+    let document = Document::new(api_version, kind, message);
+    let mut out = Vec::with_capacity(document.encoded_len());
+    document.write_to(&mut out);
     out
 }
 
@@ -275,19 +336,43 @@ pub(crate) fn watch_frame(line: &[u8]) -> Result<Vec<u8>, ProtobufError> {
     }
     let event: Event = serde_json::from_slice(line)
         .map_err(|e| ProtobufError::Decode(format!("not a watch event: {e}")))?;
-    let event_type = event.event_type.as_ref();
     let object = encode_json(event.object.get().as_bytes())?;
-    // meta.v1.WatchEvent {type = 1; object = 2 (runtime.RawExtension {raw = 1})}.
-    let mut raw_extension = Vec::with_capacity(object.len() + 8);
-    encode::bytes_field(&mut raw_extension, 1, &object);
-    let mut event = Vec::with_capacity(raw_extension.len() + event_type.len() + 16);
-    encode::string_field(&mut event, 1, event_type);
-    encode::bytes_field(&mut event, 2, &raw_extension);
-    let mut frame = Vec::with_capacity(event.len() + 4);
-    let length = u32::try_from(event.len()).expect("a watch event is under 4 GiB");
+    Ok(frame(&event.event_type, object.as_slice()))
+}
+
+/// One frame of a protobuf watch stream: an event of `event_type` whose object is
+/// `message`, of `kind` in `api_version`.
+pub(crate) fn watch_frame_of(
+    event_type: &str,
+    api_version: &str,
+    kind: &str,
+    message: &impl Message,
+) -> Vec<u8> {
+    frame(event_type, &Document::new(api_version, kind, message))
+}
+
+/// A four-byte length and a `meta.v1.WatchEvent {type = 1; object = 2
+/// (runtime.RawExtension {raw = 1})}` whose object is `document`.
+fn frame(event_type: &str, document: &(impl Message + ?Sized)) -> Vec<u8> {
+    let document_len = document.encoded_len();
+    let raw_extension_len = key_len(1) + encoded_len_varint(document_len as u64) + document_len;
+    let event_len = key_len(1)
+        + encoded_len_varint(event_type.len() as u64)
+        + event_type.len()
+        + key_len(2)
+        + encoded_len_varint(raw_extension_len as u64)
+        + raw_extension_len;
+    let mut frame = Vec::with_capacity(4 + event_len);
+    let length = u32::try_from(event_len).expect("a watch event is under 4 GiB");
     frame.extend_from_slice(&length.to_be_bytes());
-    frame.extend_from_slice(&event);
-    Ok(frame)
+    encode::string_field(&mut frame, 1, event_type);
+    encode_key(2, WireType::LengthDelimited, &mut frame);
+    encode_varint(raw_extension_len as u64, &mut frame);
+    encode_key(1, WireType::LengthDelimited, &mut frame);
+    encode_varint(document_len as u64, &mut frame);
+    document.write_to(&mut frame);
+    debug_assert_eq!(frame.len(), 4 + event_len);
+    frame
 }
 
 /// A watch frame's event (without its length): its type and its object as JSON.
@@ -376,6 +461,17 @@ impl ListEncoder {
             self.cut();
         }
         Ok(())
+    }
+
+    /// Appends one item, already a message.
+    pub(crate) fn push_message(&mut self, item: &impl Message) {
+        let len = item.encoded_len();
+        encode_key(2, WireType::LengthDelimited, &mut self.current);
+        encode_varint(len as u64, &mut self.current);
+        item.write_to(&mut self.current);
+        if self.current.len() >= LIST_CHUNK_BYTES {
+            self.cut();
+        }
     }
 
     fn cut(&mut self) {

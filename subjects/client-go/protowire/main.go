@@ -4,6 +4,9 @@
 // for byte with what the built-in apiserver sends (.ci/protobuf-against-go).
 //
 // Usage: curl -s SERVER/api/v1/namespaces/NS/pods/NAME | protowire > pod.pb
+//
+// Metadata-only objects and lists (meta.k8s.io/v1 PartialObjectMetadata and
+// PartialObjectMetadataList, what a metadata informer reads) are read too.
 package main
 
 import (
@@ -11,12 +14,18 @@ import (
 	"log"
 	"os"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
 func main() {
+	// kube-apiserver's scheme has the meta.k8s.io kinds; client-go's has them only in
+	// its metadata client.
+	if err := metav1.AddMetaToScheme(scheme.Scheme); err != nil {
+		log.Fatal(err)
+	}
 	in, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		log.Fatal(err)

@@ -1,0 +1,249 @@
+//! The generator: names, UIDs and managedFields as the apiserver makes them, the bytes
+//! pinned, the templates held to building each object, and the protobuf skeletons to
+//! encoding each object's JSON.
+
+use super::*;
+
+fn id(index: u32) -> ObjectId {
+    ObjectId {
+        index,
+        incarnation: 0,
+        generation: 1,
+        resource_version: 10 + u64::from(index),
+    }
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let spec = test_spec();
+    let a = serde_json::to_vec(&pod(&spec, id(42))).unwrap();
+    let b = serde_json::to_vec(&pod(&spec, id(42))).unwrap();
+    assert_eq!(a, b);
+    let other = serde_json::to_vec(&pod(&spec, id(43))).unwrap();
+    assert_ne!(a, other);
+}
+
+#[test]
+fn default_pod_is_a_few_kilobytes_and_a_third_managed_fields() {
+    let spec = test_spec();
+    let full = serde_json::to_vec(&pod(&spec, id(7))).unwrap().len();
+    let app = app_of(&spec, 7);
+    let values = PodValues::of(&spec, app, id(7));
+    let bare = serde_json::to_vec(&pod::pod_without_managed_fields(&spec, app, &values))
+        .unwrap()
+        .len();
+    let share = (full - bare) as f64 / full as f64;
+    assert!((3_000..=8_000).contains(&full), "pod is {full} bytes");
+    assert!(
+        (0.30..=0.40).contains(&share),
+        "managedFields are {:.0}%",
+        share * 100.0
+    );
+}
+
+#[test]
+fn names_are_unique_and_invertible() {
+    let spec = test_spec();
+    let mut seen = std::collections::HashSet::new();
+    for i in (0..200_000).step_by(7) {
+        let n = name(&spec, i);
+        assert_eq!(index_of_name(&n), Some(i), "{n}");
+        assert!(seen.insert((namespace(&spec, i), n)));
+    }
+    assert_eq!(index_of_name("no-suffix"), None);
+}
+
+#[test]
+fn every_kind_generates_with_unique_invertible_names() {
+    for kind in ObjectKind::ALL {
+        let spec = ObjectSpec {
+            kind,
+            ..test_spec()
+        };
+        let mut buf = Vec::new();
+        Generator::new(spec.clone()).write_object(&mut buf, id(12));
+        let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
+        assert_eq!(v["metadata"]["name"], name(&spec, 12));
+        assert_eq!(index_of_name(&name(&spec, 12)), Some(12));
+        assert!(buf.len() > 500, "{kind:?} is {} bytes", buf.len());
+    }
+}
+
+#[test]
+fn recreated_object_gets_a_new_uid() {
+    let spec = test_spec();
+    assert_ne!(uid(&spec, 5, 0), uid(&spec, 5, 1));
+    assert_eq!(uid(&spec, 5, 0).len(), 36);
+}
+
+proptest::proptest! {
+    #[test]
+    fn a_uid_is_its_32_hex_draws_laid_out_as_a_v4_uuid(
+        seed: u64,
+        index: u32,
+        incarnation: u32,
+    ) {
+        let spec = ObjectSpec { seed, ..test_spec() };
+        let mut draws = rng(seed, &[0x01d, u64::from(index), u64::from(incarnation)]);
+        let h = hex(&mut draws, 32);
+        let expected =
+            format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..]);
+        proptest::prop_assert_eq!(uid(&spec, index, incarnation), expected);
+    }
+}
+
+#[test]
+fn managed_fields_key_list_elements_like_the_apiserver() {
+    let spec = test_spec();
+    let p = pod(&spec, id(3));
+    let mf = p.metadata.managed_fields.unwrap();
+    assert_eq!(mf.len(), 2);
+    let controller = &mf[0].fields_v1.as_ref().unwrap().0;
+    let app = &controller["f:spec"]["f:containers"][r#"k:{"name":"api"}"#];
+    assert!(
+        app.get(".").is_some() && app.get("f:image").is_some(),
+        "{controller}"
+    );
+    assert!(
+        controller["f:spec"].get(".").is_none(),
+        "no `.` at the root"
+    );
+    assert_eq!(mf[0].manager.as_deref(), Some("kube-controller-manager"));
+    assert_eq!(mf[1].subresource.as_deref(), Some("status"));
+}
+
+/// The bytes the server sends, pinned: a change to any builder shows here first.
+#[test]
+fn generated_objects_keep_their_bytes() {
+    let mut all = String::new();
+    for kind in ObjectKind::ALL {
+        let spec = ObjectSpec {
+            kind,
+            last_applied: true,
+            // A node as validation settles it, with two images to keep this short.
+            namespaces: if kind.namespaced() { 10 } else { 1 },
+            images: (kind == ObjectKind::Node).then_some(2),
+            ..test_spec()
+        };
+        let generator = Generator::new(spec);
+        for form in [Form::Object, Form::Metadata] {
+            let mut buf = Vec::new();
+            generator.write(&mut buf, id(12), form);
+            all.push_str(&format!("{kind:?} {form:?}\n"));
+            all.push_str(std::str::from_utf8(&buf).unwrap());
+            all.push('\n');
+        }
+    }
+    insta::assert_snapshot!(all);
+}
+
+fn any_spec() -> impl proptest::strategy::Strategy<Value = ObjectSpec> {
+    use proptest::prelude::*;
+    (
+        (
+            proptest::sample::select(ObjectKind::ALL.to_vec()),
+            any::<u64>(),
+            prop_oneof![1..30u32, 1..=10_000u32],
+            0..=64u32,
+            0..=64u32,
+        ),
+        (
+            1..=16u32,
+            0..=8u32,
+            any::<bool>(),
+            proptest::option::of(1..=8u32),
+            0..300u32,
+            0..=60u32,
+        ),
+    )
+        .prop_map(
+            |(
+                (kind, seed, namespaces, labels, annotations),
+                (containers, managed_fields, last_applied, data_keys, data_bytes, images),
+            )| ObjectSpec {
+                kind,
+                count: 1000,
+                seed,
+                // As the scenario's validation settles them: cluster-scoped objects
+                // are one round of classes, only nodes have images.
+                namespaces: if kind.namespaced() { namespaces } else { 1 },
+                labels,
+                annotations,
+                containers,
+                managed_fields,
+                last_applied,
+                data_keys: data_keys.filter(|_| kind.namespaced() && kind != ObjectKind::Pod),
+                data_bytes,
+                images: (kind == ObjectKind::Node).then_some(images),
+            },
+        )
+}
+
+fn any_identity() -> impl proptest::strategy::Strategy<Value = ObjectId> {
+    use proptest::prelude::*;
+    (
+        0..crate::scenario::MAX_OBJECTS as u32,
+        0..4u32,
+        prop_oneof![0..100u32, any::<u32>()],
+        any::<u64>(),
+    )
+        .prop_map(
+            |(index, incarnation, generation, resource_version)| ObjectId {
+                index,
+                incarnation,
+                generation,
+                resource_version,
+            },
+        )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(200))]
+
+    /// The templates write exactly the bytes that building each object writes: for any
+    /// shape, and for objects of every app after the template was made from another.
+    #[test]
+    fn templates_write_what_building_writes(
+        spec in any_spec(),
+        ids in proptest::collection::vec(any_identity(), 1..12),
+    ) {
+        let generator = Generator::new(spec.clone());
+        for id in ids {
+            for form in [Form::Object, Form::Metadata] {
+                let (mut fast, mut built) = (Vec::new(), Vec::new());
+                generator.write(&mut fast, id, form);
+                write_built(&mut built, &spec, id, form);
+                proptest::prop_assert_eq!(
+                    String::from_utf8(fast).unwrap(),
+                    String::from_utf8(built).unwrap(),
+                    "{:?} {:?}", form, id
+                );
+            }
+        }
+    }
+
+    /// Every class has a protobuf skeleton, and it writes exactly the document that
+    /// encoding the object's JSON writes: for any shape, any values.
+    #[test]
+    fn skeletons_write_what_encoding_the_json_writes(
+        spec in any_spec(),
+        ids in proptest::collection::vec(any_identity(), 1..12),
+    ) {
+        let generator = Generator::new(spec.clone());
+        let kind = spec.kind;
+        for id in ids {
+            let mut json = Vec::new();
+            generator.write(&mut json, id, Form::Object);
+            let message = generator.protobuf_object(id).expect("every class has a skeleton");
+            let direct = protobuf::document(kind.api_version(), kind.as_str(), &message);
+            proptest::prop_assert_eq!(direct, protobuf::encode_json(&json).unwrap(), "{:?}", id);
+
+            let mut json = br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#.to_vec();
+            generator.write(&mut json, id, Form::Metadata);
+            json.push(b'}');
+            let message = generator.protobuf_metadata(id).expect("every class has a skeleton");
+            let direct = protobuf::document("meta.k8s.io/v1", "PartialObjectMetadata", &message);
+            proptest::prop_assert_eq!(direct, protobuf::encode_json(&json).unwrap(), "{:?}", id);
+        }
+    }
+}
