@@ -227,7 +227,7 @@ impl Form {
         if version.written.is_some() {
             return None;
         }
-        let (kind, api_version) = self.bookmark_kind(generator.spec().kind)?;
+        let (kind, api_version) = self.object_kind(generator.spec().kind)?;
         let message = match self {
             Form::Metadata => generator.protobuf_metadata(version.id),
             _ => generator.protobuf_object(version.id),
@@ -247,9 +247,9 @@ impl Form {
         )
     }
 
-    /// The `kind` and `apiVersion` of a watch bookmark's object in this form; `None` for a
-    /// table, whose bookmark is an empty Table.
-    pub(super) fn bookmark_kind(self, kind: ObjectKind) -> Option<(&'static str, &'static str)> {
+    /// The `kind` and `apiVersion` of an object in this form, a watch bookmark's too;
+    /// `None` for a table (a table's bookmark is an empty Table).
+    pub(super) fn object_kind(self, kind: ObjectKind) -> Option<(&'static str, &'static str)> {
         match self {
             Form::Full => Some((kind.as_str(), kind.api_version())),
             Form::Metadata => Some(("PartialObjectMetadata", "meta.k8s.io/v1")),

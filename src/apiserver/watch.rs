@@ -365,7 +365,7 @@ fn bookmark_line(kind: ObjectKind, form: Form, rv: u64, initial_events_end: bool
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     // A bookmark takes the form of the watch's objects, as kube-apiserver transforms it.
-    let object = match form.bookmark_kind(kind) {
+    let object = match form.object_kind(kind) {
         Some((kind, api_version)) => {
             json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})
         }

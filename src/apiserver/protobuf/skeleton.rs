@@ -71,7 +71,8 @@ enum Part {
     },
 }
 
-/// Deepest nesting of length-delimited fields with holes in them (a pod's reaches 5).
+/// Deepest nesting of length-delimited fields with holes in them (a generated pod's
+/// holes sit a few messages deep).
 const MAX_DEPTH: usize = 16;
 
 /// A message of one class of objects: literal bytes, holes, and the fields whose length
@@ -82,6 +83,8 @@ pub(crate) struct Skeleton {
     parts: Vec<Part>,
     /// How many `Open` parts.
     opens: usize,
+    /// How deep they nest, at most [`MAX_DEPTH`].
+    depth: usize,
 }
 
 impl Skeleton {
@@ -100,6 +103,7 @@ impl Skeleton {
         debug_assert!(builder.stack.is_empty());
         Ok(Skeleton {
             opens: builder.opens(),
+            depth: builder.depth,
             literal: builder.literal,
             parts: builder.parts,
         })
@@ -107,11 +111,15 @@ impl Skeleton {
 
     /// This message as field `number` of a message that has nothing else
     /// (`PartialObjectMetadata` around an `ObjectMeta`).
-    pub(crate) fn within(mut self, number: u32) -> Skeleton {
+    pub(crate) fn within(mut self, number: u32) -> Result<Skeleton, ProtobufError> {
+        if self.depth == MAX_DEPTH {
+            return Err(too_deep());
+        }
         self.parts.insert(0, Part::Open { number });
         self.parts.push(Part::Close { number });
         self.opens += 1;
-        self
+        self.depth += 1;
+        Ok(self)
     }
 
     /// Every hole's number, as often as it occurs.
@@ -194,10 +202,16 @@ struct Builder {
     parts: Vec<Part>,
     /// The open fields' indexes in `parts`.
     stack: Vec<usize>,
+    /// The deepest `stack` has been.
+    depth: usize,
 }
 
 fn refused(why: impl Into<String>) -> ProtobufError {
     ProtobufError::field(why)
+}
+
+fn too_deep() -> ProtobufError {
+    refused(format!("holes nested deeper than {MAX_DEPTH} messages"))
 }
 
 impl Builder {
@@ -223,12 +237,11 @@ impl Builder {
 
     fn open(&mut self, number: u32) -> Result<(), ProtobufError> {
         if self.stack.len() == MAX_DEPTH {
-            return Err(refused(format!(
-                "holes nested deeper than {MAX_DEPTH} messages"
-            )));
+            return Err(too_deep());
         }
         self.stack.push(self.parts.len());
         self.parts.push(Part::Open { number });
+        self.depth = self.depth.max(self.stack.len());
         Ok(())
     }
 
@@ -267,59 +280,70 @@ impl Builder {
             match wire_type {
                 WireType::Varint => {
                     let value = decode_varint(&mut bytes).map_err(malformed)?;
+                    let field = &field_start[..field_start.len() - bytes.len()];
                     match markers.in_varint(value) {
                         Some(n) => {
                             self.push_literal(key);
-                            self.parts.push(Part::Hole {
-                                n,
-                                how: HoleAs::Varint,
-                            });
+                            let how = HoleAs::Varint;
+                            self.parts.push(Part::Hole { n, how });
                         }
-                        None => self.push_literal(&field_start[..field_start.len() - bytes.len()]),
+                        None => self.push_literal(field),
                     }
                 }
                 WireType::LengthDelimited => {
                     let len = decode_varint(&mut bytes).map_err(malformed)? as usize;
-                    let (content, rest) = bytes.split_at(len);
-                    bytes = rest;
-                    let field = message.get_field(number);
-                    match field.as_ref().map(|f| f.kind()) {
-                        Some(Kind::Message(inner)) => {
-                            self.open(number)?;
-                            self.message(&inner, content, markers)?;
-                            self.close(number);
-                        }
-                        Some(kind @ (Kind::String | Kind::Bytes)) => {
-                            if message.is_map_entry() && number == 1 {
-                                self.no_holes(content, markers, "a map's key")?;
-                                self.push_literal(&field_start[..field_start.len() - rest.len()]);
-                                continue;
-                            }
-                            self.open(number)?;
-                            self.content(content, markers, kind == Kind::Bytes);
-                            self.close(number);
-                        }
-                        _ => {
-                            self.no_holes(content, markers, "a packed or unknown field")?;
-                            self.push_literal(&field_start[..field_start.len() - rest.len()]);
-                        }
-                    }
+                    let cut_short =
+                        || ProtobufError::Decode(format!("field {number} is cut short"));
+                    let content = bytes.get(..len).ok_or_else(cut_short)?;
+                    bytes = &bytes[len..];
+                    let field = &field_start[..field_start.len() - bytes.len()];
+                    self.delimited(message, number, field, content, markers)?;
                 }
                 WireType::SixtyFourBit | WireType::ThirtyTwoBit => {
-                    let width = if wire_type == WireType::SixtyFourBit {
-                        8
-                    } else {
-                        4
+                    let width = match wire_type {
+                        WireType::SixtyFourBit => 8,
+                        _ => 4,
                     };
-                    if bytes.len() < width {
-                        return Err(ProtobufError::Decode("a fixed field is cut short".into()));
-                    }
-                    bytes = &bytes[width..];
+                    let cut_short =
+                        || ProtobufError::Decode(format!("field {number} is cut short"));
+                    bytes = bytes.get(width..).ok_or_else(cut_short)?;
                     self.push_literal(&field_start[..field_start.len() - bytes.len()]);
                 }
-                other => {
-                    return Err(ProtobufError::Decode(format!("wire type {other:?}")));
-                }
+                other => return Err(ProtobufError::Decode(format!("wire type {other:?}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// A length-delimited field of `message`, number `number`: `field` whole, `content`
+    /// after its key and length.
+    fn delimited(
+        &mut self,
+        message: &MessageDescriptor,
+        number: u32,
+        field: &[u8],
+        content: &[u8],
+        markers: &impl Markers,
+    ) -> Result<(), ProtobufError> {
+        match message.get_field(number).map(|f| f.kind()) {
+            Some(Kind::Message(inner)) => {
+                self.open(number)?;
+                self.message(&inner, content, markers)?;
+                self.close(number);
+            }
+            // Go writes a map's entries sorted by key: a key must not vary.
+            Some(Kind::String | Kind::Bytes) if message.is_map_entry() && number == 1 => {
+                self.no_holes(content, markers, "a map's key")?;
+                self.push_literal(field);
+            }
+            Some(kind @ (Kind::String | Kind::Bytes)) => {
+                self.open(number)?;
+                self.content(content, markers, kind == Kind::Bytes);
+                self.close(number);
+            }
+            _ => {
+                self.no_holes(content, markers, "a packed or unknown field")?;
+                self.push_literal(field);
             }
         }
         Ok(())
@@ -365,5 +389,87 @@ impl Builder {
             true => Err(refused(format!("{what} holds a hole"))),
             false => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Text markers `@n@` (one digit), values written as they are.
+    struct At;
+
+    impl Markers for At {
+        fn in_text(&self, content: &[u8], at: usize) -> Option<(u32, usize)> {
+            match content.get(at..at + 3)? {
+                [b'@', n @ b'0'..=b'9', b'@'] => Some((u32::from(n - b'0'), 3)),
+                _ => None,
+            }
+        }
+        fn in_bytes(&self, _: &[u8], _: usize) -> Option<(u32, usize)> {
+            None
+        }
+        fn in_varint(&self, _: u64) -> Option<u32> {
+            None
+        }
+    }
+
+    struct Texts(Vec<String>);
+
+    impl Values for Texts {
+        fn len(&self, n: u32, _: HoleAs) -> usize {
+            self.0[n as usize].len()
+        }
+        fn write(&self, n: u32, _: HoleAs, out: &mut Vec<u8>) {
+            out.extend_from_slice(self.0[n as usize].as_bytes());
+        }
+    }
+
+    fn encoded(json: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_message(
+            plan_for("v1", "ConfigMap").unwrap(),
+            json.as_bytes(),
+            &mut out,
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn holes_take_values_of_any_length_and_the_lengths_around_them_follow() {
+        let marked = r#"{"metadata":{"name":"@0@","namespace":"ns","labels":{"app":"x-@1@"}},"data":{"k":"v"}}"#;
+        let skeleton = Skeleton::new("v1", "ConfigMap", marked.as_bytes(), &At).unwrap();
+        assert_eq!(skeleton.holes().collect::<Vec<_>>(), [0, 1]);
+        let long = "a".repeat(300);
+        for (name, app) in [("web", "1"), (long.as_str(), "")] {
+            let filled = skeleton.fill(Texts(vec![name.to_owned(), app.to_owned()]));
+            let mut out = Vec::new();
+            filled.write_to(&mut out);
+            assert_eq!(out.len(), filled.encoded_len());
+            let json = marked.replace("@0@", name).replace("@1@", app);
+            assert_eq!(out, encoded(&json), "{name:?} {app:?}");
+        }
+    }
+
+    #[test]
+    fn a_message_without_holes_is_one_literal() {
+        let json = r#"{"metadata":{"name":"web","namespace":"ns"},"data":{"k":"v"}}"#;
+        let skeleton = Skeleton::new("v1", "ConfigMap", json.as_bytes(), &At).unwrap();
+        assert!(matches!(skeleton.parts[..], [Part::Literal { .. }]));
+        let mut out = Vec::new();
+        skeleton.fill(Texts(vec![])).write_to(&mut out);
+        assert_eq!(out, encoded(json));
+    }
+
+    #[test]
+    fn a_hole_in_a_map_key_is_refused() {
+        // Go sorts a map's entries by key: a key that varies could move its entry.
+        let marked = r#"{"metadata":{"name":"web","labels":{"@0@":"x","b":"y"}}}"#;
+        let refused = Skeleton::new("v1", "ConfigMap", marked.as_bytes(), &At).unwrap_err();
+        assert!(
+            refused.to_string().contains("a map's key holds a hole"),
+            "{refused}"
+        );
     }
 }
