@@ -265,6 +265,8 @@ enum Kind {
 
 const TEXT_MARK: &str = "\u{a7}";
 const BASE64_MARK: &[u8] = b"M4RK";
+/// The bytes `M4RK` decodes to: how a base64 marker starts in a bytes field.
+const BASE64_MARK_BYTES: [u8; 3] = [0x33, 0x84, 0x4a];
 const BASE64_DIGITS: &[u8; 64] =
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const TIME_MARK: &[u8] = b"3000-01-01T";
@@ -351,10 +353,10 @@ impl protobuf::Markers for Markers {
 
     fn in_bytes(&self, content: &[u8], at: usize) -> Option<(u32, usize)> {
         let marker = content.get(at..at + 6)?;
-        let head = BASE64.decode(BASE64_MARK).expect("the mark is base64");
-        if marker[..3] != head[..] {
+        if marker[..3] != BASE64_MARK_BYTES {
             return None;
         }
+        // The four digits after the mark are `n`'s 24 bits.
         let n = marker[3..]
             .iter()
             .fold(0u64, |n, &b| (n << 8) | u64::from(b));
@@ -597,6 +599,19 @@ mod tests {
                 "{y}-{m}-{d}"
             );
         }
+    }
+
+    #[test]
+    fn a_base64_marker_is_found_in_bytes_too() {
+        assert_eq!(BASE64.decode(BASE64_MARK).unwrap(), BASE64_MARK_BYTES);
+        let mut markers = Markers::default();
+        markers.text();
+        let bytes = markers.base64();
+        let mut content = b"xy".to_vec();
+        content.extend(&bytes);
+        let found = protobuf::Markers::in_bytes(&markers, &content, 2);
+        assert_eq!(found, Some((1, 6)));
+        assert_eq!(protobuf::Markers::in_bytes(&markers, &content, 1), None);
     }
 
     #[test]

@@ -247,18 +247,13 @@ pub(crate) fn encode_json(json: &[u8]) -> Result<Vec<u8>, ProtobufError> {
     let plan = plan_for(&meta.api_version, &meta.kind)?;
     let mut raw = Vec::with_capacity(json.len());
     encode_message(plan, json, &mut raw)?;
-    Ok(envelope(&meta.api_version, &meta.kind, &raw))
+    Ok(document(&meta.api_version, &meta.kind, raw.as_slice()))
 }
 
 /// [`encode_json`] of a `serde_json::Value` (for tests).
 #[cfg(test)]
 pub(crate) fn encode_document(document: &Value) -> Result<Vec<u8>, ProtobufError> {
     encode_json(&serde_json::to_vec(document).expect("a JSON value serializes"))
-}
-
-/// `raw`, a message of `kind` in `api_version`, in the envelope.
-pub(crate) fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    document(api_version, kind, raw)
 }
 
 /// `message`, of `kind` in `api_version`, as a document: in its envelope.

@@ -237,12 +237,12 @@ fn bad_documents_say_where() {
         decode_document(b"{\"kind\":\"Pod\"}"),
         Err(ProtobufError::NoEnvelope)
     );
-    let unknown = envelope("v1", "Widget", b"");
+    let unknown = document("v1", "Widget", &b""[..]);
     assert_eq!(
         decode_document(&unknown).unwrap_err().to_string(),
         "no protobuf message for kind \"Widget\" in \"v1\""
     );
-    let truncated = envelope("v1", "Pod", &[0x0a, 0x20, 0x01]);
+    let truncated = document("v1", "Pod", &[0x0a, 0x20, 0x01][..]);
     assert!(matches!(
         decode_document(&truncated),
         Err(ProtobufError::Decode(_))
