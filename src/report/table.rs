@@ -256,6 +256,14 @@ fn about(report: &Report) -> String {
             report.scenario.file,
         ),
     };
+    if let Some(sample) = &objects.sample {
+        about = format!(
+            "{about}; copies of the {} object{} in {}",
+            sample.len(),
+            if sample.len() == 1 { "" } else { "s" },
+            sample.file
+        );
+    }
     if let Some(server) = &report.server {
         about = if server.read_only {
             format!(

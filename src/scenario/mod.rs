@@ -11,6 +11,7 @@ mod external;
 mod objects;
 mod phase;
 mod raw;
+mod sample;
 mod scope;
 mod server_side;
 mod sweep;
@@ -34,6 +35,7 @@ pub use objects::{ApiServerSpec, DEFAULT_NODE_IMAGES, ObjectKind, ObjectSpec};
 use phase::phases_from_raw;
 pub use phase::{Amount, Churn, Decay, Phase, PhaseAction, PhaseKind};
 use raw::{RawScenario, RawTimeline};
+pub use sample::{MAX_SAMPLE_BYTES, Sample};
 pub use sweep::{Sweep, SweepArg};
 use variant::variant_from_raw;
 pub use variant::{
@@ -141,7 +143,7 @@ impl Scenario {
                 "use letters, digits, `-`, `_` and `.`: the name becomes the report's file name",
             ));
         }
-        let objects = objects_from_raw(raw.objects)?;
+        let objects = objects_from_raw(file, raw.objects)?;
         let sweep = sweep::sweep_from(raw.sweep.as_ref(), sweep, &objects)?;
         if raw.variant.is_empty() {
             return Err(Problem::whole("no `[[variant]]`: nothing to measure")
@@ -215,6 +217,14 @@ impl Scenario {
     /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
     /// is refused too.
     pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
+        if let Some(sample) = &self.objects.sample {
+            return Some(format!(
+                "objects.sample = {:?}: copies of a sample are the built-in server's; a real \
+                 server would give them its own managedFields and drop their status (run \
+                 without --kubeconfig)",
+                sample.file
+            ));
+        }
         if self.objects.kind == ObjectKind::Deployment && !read_only {
             return Some(
                 "objects.kind = \"Deployment\": a Deployment a run wrote to a cluster would \

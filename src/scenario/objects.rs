@@ -1,6 +1,7 @@
 //! `[objects]`: what the built-in apiserver generates, and their shape.
 
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -9,6 +10,7 @@ use toml::Spanned;
 use super::MAX_OBJECTS;
 use super::error::{Problem, int_in};
 use super::raw::RawObjects;
+use super::sample::Sample;
 
 /// The objects the built-in apiserver generates, and their shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +45,10 @@ pub struct ObjectSpec {
     /// reports at most `nodeStatusMaxImages`, 50 by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<u32>,
+    /// Objects a user brought (`objects.sample`), copied in place of the generator's
+    /// shapes; then the shape keys above are 0 (`containers` too) and unused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
 }
 
 /// Images a node reports by default: the kubelet's `nodeStatusMaxImages`, which a
@@ -70,6 +76,7 @@ impl ObjectSpec {
             data_keys: None,
             data_bytes: default_data_bytes(),
             images: None,
+            sample: None,
         }
     }
 
@@ -341,6 +348,10 @@ impl SweepKey {
     /// Why `objects` cannot take this key at all, if they cannot.
     pub(super) fn misfit(self, objects: &ObjectSpec) -> Option<&'static str> {
         match self {
+            SweepKey::Count => None,
+            _ if objects.sample.is_some() => Some(
+                "it shapes generated objects; the objects of `objects.sample` have their own (sweep `count`)",
+            ),
             SweepKey::DataKeys | SweepKey::DataBytes if objects.kind == ObjectKind::Pod => Some(
                 "a Pod has no `data`: `data_keys` and `data_bytes` shape ConfigMaps and Secrets",
             ),
@@ -392,9 +403,13 @@ impl FromStr for SweepKey {
     }
 }
 
-pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
+/// `[objects]` of the scenario in `file` (a sample is read relative to its folder).
+pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpec, Problem> {
     let (min, max) = SweepKey::Count.limits();
     let count = int_in(&raw.count, "objects.count", min, max)?;
+    if let Some(given) = &raw.sample {
+        return sampled_from_raw(file, &raw, given, count);
+    }
     let defaults = ObjectSpec::pods(count);
     Ok(ObjectSpec {
         kind: raw.kind,
@@ -445,6 +460,64 @@ pub(super) fn objects_from_raw(raw: RawObjects) -> Result<ObjectSpec, Problem> {
             Some(_) => knob(&raw.data_bytes, SweepKey::DataBytes, 0)?,
         },
         images: images_from_raw(&raw)?,
+        sample: None,
+    })
+}
+
+/// `[objects]` with a `sample`: the keys that shape generated objects are refused (the
+/// sample's objects have their own shape), and set to 0 in the spec.
+fn sampled_from_raw(
+    file: &Path,
+    raw: &RawObjects,
+    given: &Spanned<String>,
+    count: u64,
+) -> Result<ObjectSpec, Problem> {
+    let shapes = [
+        ("labels", raw.labels.as_ref().map(Spanned::span)),
+        ("annotations", raw.annotations.as_ref().map(Spanned::span)),
+        ("containers", raw.containers.as_ref().map(Spanned::span)),
+        (
+            "managed_fields",
+            raw.managed_fields.as_ref().map(Spanned::span),
+        ),
+        ("data_keys", raw.data_keys.as_ref().map(Spanned::span)),
+        ("data_bytes", raw.data_bytes.as_ref().map(Spanned::span)),
+        ("images", raw.images.as_ref().map(Spanned::span)),
+    ];
+    if let Some((key, span)) = shapes
+        .into_iter()
+        .find_map(|(key, span)| Some((key, span?)))
+    {
+        return Err(Problem::at(
+            format!("objects.{key}"),
+            span,
+            format!("`{key}` shapes generated objects; the objects of `sample` have their own"),
+        )
+        .hint("edit the sample's objects instead, or remove `sample`"));
+    }
+    if raw.last_applied.is_some() {
+        return Err(Problem::key(
+            "objects.last_applied",
+            "`last_applied` shapes generated objects; the objects of `sample` have their own",
+        )
+        .hint("edit the sample's objects instead, or remove `sample`"));
+    }
+    let sample = Sample::load(file, given.as_ref(), raw.kind)
+        .map_err(|why| Problem::at("objects.sample", given.span(), why))?;
+    Ok(ObjectSpec {
+        kind: raw.kind,
+        count,
+        seed: raw.seed.unwrap_or(1),
+        namespaces: namespaces_from_raw(raw, 10)?,
+        labels: 0,
+        annotations: 0,
+        containers: 0,
+        managed_fields: 0,
+        last_applied: false,
+        data_keys: None,
+        data_bytes: default_data_bytes(),
+        images: None,
+        sample: Some(sample),
     })
 }
 

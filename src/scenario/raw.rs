@@ -57,6 +57,7 @@ pub(super) struct RawObjects {
     pub data_keys: Option<Spanned<i64>>,
     pub data_bytes: Option<Spanned<i64>>,
     pub images: Option<Spanned<i64>>,
+    pub sample: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

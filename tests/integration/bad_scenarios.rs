@@ -46,6 +46,17 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
             "unknown key in objects",
             with("count = 10", "count = 10\ncolour = 1"),
         ),
+        (
+            "sample that is not there",
+            with("count = 10", "count = 10\nsample = \"no-such-sample.json\""),
+        ),
+        (
+            "sample beside a shape key",
+            with(
+                "count = 10",
+                "count = 10\nsample = \"x.json\"\nmanaged_fields = 1",
+            ),
+        ),
         ("no name", with("name = \"t\"\n", "")),
         ("name with a slash", with("name = \"t\"", "name = \"a/b\"")),
         ("no objects table", with("[objects]\ncount = 10\n", "")),

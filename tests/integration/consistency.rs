@@ -115,3 +115,44 @@ fraction = 0.9
     let (whole, stripped) = (informer(&variants[0]), informer(&variants[1]));
     assert!(stripped < whole, "{stripped} < {whole}");
 }
+
+/// Copies of a sample (tests/fixtures/sampled-pods.json, two pods of their own shapes) go
+/// through every phase with every kind of informer, selectors read the sample's fields,
+/// and each phase's store matches the server.
+#[test]
+fn copies_of_a_sample_stay_consistent_through_every_phase_and_informer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    let output = crate::util::bin()
+        .arg("run")
+        .arg(crate::util::fixture("sampled.toml"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("copies of the 2 objects in sampled-pods.json"),
+        "{stdout}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let sample = &report["scenario"]["objects"]["sample"];
+    assert_eq!(sample["objects"].as_array().unwrap().len(), 2);
+    let variants = report["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 5);
+    for variant in variants {
+        for p in phases(variant) {
+            assert_eq!(p["consistent"], true, "{} {}", variant["name"], p["name"]);
+        }
+    }
+    // The second sample's copies (every other round of ten namespaces) run on its node.
+    assert_eq!(phase(&variants[4], "list")["objects"], 150);
+    let informer = |v: &serde_json::Value| {
+        phase(v, "list")["components"]["informer"]["live_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let (whole, stripped) = (informer(&variants[0]), informer(&variants[1]));
+    assert!(stripped < whole, "{stripped} < {whole}");
+}

@@ -18,6 +18,7 @@ mod deployment;
 mod fields;
 mod node;
 mod pod;
+mod sample;
 mod template;
 
 use std::borrow::Cow;
@@ -40,6 +41,7 @@ use data::{ConfigMapValues, SecretValues, config_map_from, secret_from};
 use deployment::{DeploymentValues, deployment_from};
 use node::{NodeValues, node_from};
 use pod::{PodValues, pod_from};
+use sample::{SampleValues, copy_of};
 use template::{Hole, Slots, Template, holes};
 
 /// Seconds since the Unix epoch of 2026-01-01T00:00:00Z: objects are "created" from there,
@@ -98,6 +100,13 @@ pub fn namespace(spec: &ObjectSpec, index: u32) -> String {
 /// `{app}-config-{suffix}`, for a Secret `{app}-secret-{suffix}`. The suffix encodes the
 /// index, so names are unique and [`index_of_name`] can invert them.
 pub fn name(spec: &ObjectSpec, index: u32) -> String {
+    if let Some(sample) = &spec.sample {
+        return format!(
+            "{}{}",
+            sample.base_name(class_index(spec, index)),
+            suffix(index)
+        );
+    }
     let app = app_of(spec, index);
     match spec.kind {
         ObjectKind::Pod => format!("{app}-{}-{}", template_hash(spec, index), suffix(index)),
@@ -114,6 +123,9 @@ pub fn selectable_field(spec: &ObjectSpec, index: u32, field: &str) -> Cow<'stat
     match (spec.kind, field) {
         (_, "metadata.name") => name(spec, index).into(),
         (_, "metadata.namespace") => namespace(spec, index).into(),
+        _ if let Some(sample) = &spec.sample => {
+            sample.field(class_index(spec, index), field).into()
+        }
         (ObjectKind::Pod, "spec.nodeName") => pod::node_name(index).into(),
         (ObjectKind::Pod, "spec.restartPolicy") => "Always".into(),
         (ObjectKind::Pod, "spec.schedulerName") => "default-scheduler".into(),
@@ -133,9 +145,11 @@ pub fn selectable_field(spec: &ObjectSpec, index: u32, field: &str) -> Cow<'stat
 #[derive(Debug)]
 pub struct Generator {
     spec: ObjectSpec,
-    /// Per app: the templates of its objects, whole and metadata only; `None` inside if a
-    /// class has more holes than markers can number (then objects are built one by one).
-    templates: [[OnceLock<Option<Template>>; 2]; APPS.len()],
+    /// Per class (an app, or a sample's object): the templates of its objects, whole and
+    /// metadata only; `None` inside if a class has more holes than markers can number
+    /// (then objects are built one by one). Empty when a sample's text could be taken for
+    /// markers.
+    templates: Vec<[OnceLock<Option<Template>>; 2]>,
 }
 
 /// Which JSON of an object to write.
@@ -148,9 +162,14 @@ enum Form {
 impl Generator {
     /// A generator of `spec`'s objects.
     pub fn new(spec: ObjectSpec) -> Generator {
+        let classes = match &spec.sample {
+            Some(sample) if !sample::templatable(sample) => 0,
+            Some(sample) => sample.len(),
+            None => APPS.len(),
+        };
         Generator {
             spec,
-            templates: Default::default(),
+            templates: (0..classes).map(|_| Default::default()).collect(),
         }
     }
 
@@ -188,19 +207,20 @@ impl Generator {
             &self.spec,
             id,
             form,
-            Some(self.template(id, form)),
+            self.template(id, form),
         );
     }
 
     fn protobuf(&self, id: ObjectId, form: Form) -> Option<ProtobufMessage<'_>> {
         let mut message = None;
         let out = Out::Protobuf(&mut message);
-        write_object(out, &self.spec, id, form, Some(self.template(id, form)));
+        write_object(out, &self.spec, id, form, self.template(id, form));
         message
     }
 
-    fn template(&self, id: ObjectId, form: Form) -> &OnceLock<Option<Template>> {
-        &self.templates[app_index(&self.spec, id.index)][form as usize]
+    fn template(&self, id: ObjectId, form: Form) -> Option<&OnceLock<Option<Template>>> {
+        let class = self.templates.get(class_index(&self.spec, id.index))?;
+        Some(&class[form as usize])
     }
 }
 
@@ -225,6 +245,17 @@ fn write_object<'t>(
     form: Form,
     template: Option<&'t OnceLock<Option<Template>>>,
 ) {
+    if let Some(sample) = &spec.sample {
+        let class = class_index(spec, id.index);
+        let (object, base) = (&sample.objects[class], sample.base_name(class));
+        let values = SampleValues::of(spec, object, id);
+        let build = |v: &SampleValues| copy_of(spec, object, &base, v);
+        let metadata = |copy: serde_json::Value| {
+            serde_json::from_value(copy["metadata"].clone()).expect("a sample's metadata reads")
+        };
+        write_form(out, template, (spec.kind, form), values, build, metadata);
+        return;
+    }
     let app = app_of(spec, id.index);
     match spec.kind {
         ObjectKind::Pod => {
@@ -396,6 +427,15 @@ fn app_index(spec: &ObjectSpec, index: u32) -> usize {
     (index / spec.namespaces) as usize % APPS.len()
 }
 
+/// The class object `index` belongs to: its app's, or, for copies of a sample, the index
+/// of the sample's object it copies (each namespace's round goes through them in turn).
+fn class_index(spec: &ObjectSpec, index: u32) -> usize {
+    match &spec.sample {
+        Some(sample) => (index / spec.namespaces) as usize % sample.len(),
+        None => app_index(spec, index),
+    }
+}
+
 fn app_of(spec: &ObjectSpec, index: u32) -> &'static str {
     APPS[app_index(spec, index)]
 }
@@ -535,6 +575,9 @@ fn labels_from(spec: &ObjectSpec, app: &str, v: &LabelValues) -> BTreeMap<String
 /// `spec.labels` more. Label selectors are matched against these without generating the
 /// whole object.
 pub fn labels(spec: &ObjectSpec, index: u32, generation: u32) -> BTreeMap<String, String> {
+    if let Some(sample) = &spec.sample {
+        return sample.labels(class_index(spec, index));
+    }
     labels_from(
         spec,
         app_of(spec, index),

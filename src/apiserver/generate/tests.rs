@@ -175,6 +175,7 @@ fn any_spec() -> impl proptest::strategy::Strategy<Value = ObjectSpec> {
                 data_keys: data_keys.filter(|_| kind.namespaced() && kind != ObjectKind::Pod),
                 data_bytes,
                 images: (kind == ObjectKind::Node).then_some(images),
+                sample: None,
             },
         )
 }
@@ -243,6 +244,114 @@ proptest::proptest! {
             json.push(b'}');
             let message = generator.protobuf_metadata(id).expect("every class has a skeleton");
             let direct = protobuf::document("meta.k8s.io/v1", "PartialObjectMetadata", &message);
+            proptest::prop_assert_eq!(direct, protobuf::encode_json(&json).unwrap(), "{:?}", id);
+        }
+    }
+}
+
+/// `spec` with its objects replaced by a sample of objects `samples` generated from it.
+fn sampled(spec: &ObjectSpec, samples: &[u32]) -> ObjectSpec {
+    let objects = samples
+        .iter()
+        .map(|&i| {
+            let mut json = Vec::new();
+            Generator::new(spec.clone()).write_object(&mut json, id(i));
+            serde_json::from_slice(&json).unwrap()
+        })
+        .collect();
+    ObjectSpec {
+        sample: Some(crate::scenario::Sample {
+            file: "sample.json".into(),
+            objects,
+        }),
+        ..spec.clone()
+    }
+}
+
+#[test]
+fn copies_of_a_sample_are_it_with_identities_of_their_own() {
+    let spec = sampled(&test_spec(), &[3, 4]);
+    let generator = Generator::new(spec.clone());
+    let sample = spec.sample.as_ref().unwrap();
+    for i in [0u32, 10, 25, 999] {
+        let copy = ObjectId {
+            generation: 3,
+            ..id(i)
+        };
+        let mut json = Vec::new();
+        generator.write_object(&mut json, copy);
+        let mut copy: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let class = class_index(&spec, i);
+        assert_eq!(copy["metadata"]["name"], name(&spec, i));
+        assert_eq!(index_of_name(&name(&spec, i)), Some(i));
+        assert_eq!(copy["metadata"]["namespace"], namespace(&spec, i));
+        assert_eq!(copy["metadata"]["uid"], uid(&spec, i, 0));
+        assert_eq!(copy["metadata"]["resourceVersion"], (10 + i).to_string());
+        assert_eq!(labels(&spec, i, 3), sample.labels(class));
+        // An update moves the sample's generation on (two updates after the first).
+        let mut original = sample.objects[class].clone();
+        let generation = original["metadata"]["generation"].as_i64().unwrap();
+        assert_eq!(copy["metadata"]["generation"], generation + 2);
+        // Everything but the identity is the sample's.
+        for key in [
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "generation",
+        ] {
+            copy["metadata"].as_object_mut().unwrap().remove(key);
+            original["metadata"].as_object_mut().unwrap().remove(key);
+        }
+        assert_eq!(copy, original);
+    }
+    let mut names: Vec<String> = (0..40).map(|i| name(&spec, i)).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 40);
+}
+
+#[test]
+fn a_sample_whose_text_looks_like_a_marker_is_copied_without_a_template() {
+    let mut spec = sampled(&test_spec(), &[1]);
+    let sample = spec.sample.as_mut().unwrap();
+    sample.objects[0]["metadata"]["annotations"] = serde_json::json!({"note": "\u{a7}0\u{a7}"});
+    let generator = Generator::new(spec.clone());
+    let mut json = Vec::new();
+    generator.write_object(&mut json, id(7));
+    let copy: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(copy["metadata"]["annotations"]["note"], "\u{a7}0\u{a7}");
+    assert_eq!(copy["metadata"]["name"], name(&spec, 7));
+    assert!(generator.protobuf_object(id(7)).is_none());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(60))]
+
+    /// Copies of a sample (objects of any generated shape) write through their
+    /// templates what building each copy writes, and their skeletons what encoding
+    /// their JSON writes.
+    #[test]
+    fn copies_of_samples_keep_the_template_and_skeleton_rules(
+        spec in any_spec(),
+        samples in proptest::collection::vec(0..50u32, 1..4),
+        ids in proptest::collection::vec(any_identity(), 1..8),
+    ) {
+        let spec = sampled(&spec, &samples);
+        let generator = Generator::new(spec.clone());
+        let kind = spec.kind;
+        for id in ids {
+            for form in [Form::Object, Form::Metadata] {
+                let (mut fast, mut built) = (Vec::new(), Vec::new());
+                generator.write(&mut fast, id, form);
+                write_built(&mut built, &spec, id, form);
+                proptest::prop_assert_eq!(&fast, &built, "{:?} {:?}", form, id);
+            }
+            let mut json = Vec::new();
+            generator.write(&mut json, id, Form::Object);
+            let message = generator.protobuf_object(id).expect("a copy has a skeleton");
+            let direct = protobuf::document(kind.api_version(), kind.as_str(), &message);
             proptest::prop_assert_eq!(direct, protobuf::encode_json(&json).unwrap(), "{:?}", id);
         }
     }

@@ -1,0 +1,290 @@
+//! `objects.sample`: objects a user brings (`kubectl get pod NAME -o json`, or a list of
+//! them), copied `count` times in place of the generator's shapes, so that a run measures
+//! the objects of the user's own cluster.
+//!
+//! Each copy is its sample as given, with an identity of its own: its name (the sample's
+//! `generateName`, or its name and `-`, then five characters that number the copy), its
+//! namespace (the scenario's, round robin), UID, resourceVersion and creationTimestamp;
+//! an update raises `metadata.generation` where the sample has one. Everything else
+//! (managedFields, annotations, status) is the sample's, byte for byte.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ObjectKind;
+use crate::input::read_limited;
+use crate::units::Bytes;
+
+/// The largest sample file read: a few hundred objects of a `kubectl get -o json`. A
+/// report carries its sample whole, so that it says what was measured.
+pub const MAX_SAMPLE_BYTES: Bytes = Bytes(4 << 20);
+
+/// The objects of a sample file, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The file, as the scenario names it (relative to the scenario's folder).
+    pub file: String,
+    /// The objects, in the file's order; copy `i` of the objects is of sample `i %
+    /// objects.len()` within its namespace's round.
+    pub objects: Vec<Value>,
+}
+
+impl Sample {
+    /// Reads the sample `given` names, relative to `scenario`'s folder, holding objects of
+    /// `kind`. The error says what is wrong, in the file's words.
+    pub(super) fn load(scenario: &Path, given: &str, kind: ObjectKind) -> Result<Sample, String> {
+        let path = scenario.parent().unwrap_or(Path::new("")).join(given);
+        let bytes = read_limited(&path, MAX_SAMPLE_BYTES)
+            .map_err(|e| format!("failed to read `{}`: {e}", path.display()))?;
+        let document: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "`{given}` is not JSON ({e}); write it with `kubectl get ... -o json`, which \
+                 gives one object or a List of them"
+            )
+        })?;
+        let objects = match document.get("items") {
+            Some(Value::Array(items))
+                if document
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| k.ends_with("List")) =>
+            {
+                items.clone()
+            }
+            _ => vec![document],
+        };
+        if objects.is_empty() {
+            return Err(format!(
+                "`{given}` is an empty list: it has no object to copy"
+            ));
+        }
+        for (i, object) in objects.iter().enumerate() {
+            let which = if objects.len() == 1 {
+                String::new()
+            } else {
+                format!("items[{i}]: ")
+            };
+            check(object, kind).map_err(|why| format!("`{given}`: {which}{why}"))?;
+        }
+        Ok(Sample {
+            file: given.to_owned(),
+            objects,
+        })
+    }
+
+    /// How many objects the sample holds: the classes its copies fall in.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether the sample holds no object (never, once loaded).
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// What the copies of sample `i` are named before their five characters: its
+    /// `generateName`, or its name and `-`.
+    pub fn base_name(&self, i: usize) -> String {
+        base_name(&self.objects[i]).unwrap_or_default()
+    }
+
+    /// Sample `i`'s labels.
+    pub fn labels(&self, i: usize) -> BTreeMap<String, String> {
+        self.objects[i]
+            .pointer("/metadata/labels")
+            .and_then(|labels| BTreeMap::deserialize(labels).ok())
+            .unwrap_or_default()
+    }
+
+    /// What sample `i` holds at a dotted field path (`spec.nodeName`), as a field
+    /// selector reads it: a string, or `true`/`false`; "" for anything else.
+    pub fn field(&self, i: usize, path: &str) -> String {
+        let pointer: String = path.split('.').flat_map(|step| ["/", step]).collect();
+        match self.objects[i].pointer(&pointer) {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Bool(b)) => b.to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The name a sample's copies start with: its `generateName`, or its name and `-`.
+fn base_name(object: &Value) -> Option<String> {
+    let meta = |key: &str| {
+        object
+            .pointer(&format!("/metadata/{key}"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    match (meta("generateName"), meta("name")) {
+        (Some(generate), _) => Some(generate.to_owned()),
+        (None, Some(name)) => Some(format!("{name}-")),
+        (None, None) => None,
+    }
+}
+
+/// Why `object` cannot be a sample of `kind`, if it cannot.
+fn check(object: &Value, kind: ObjectKind) -> Result<(), String> {
+    let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default();
+    if !object.is_object() {
+        return Err("not an object".to_owned());
+    }
+    let (api_version, given_kind) = (text("apiVersion"), text("kind"));
+    if given_kind != kind.as_str() || api_version != kind.api_version() {
+        return Err(format!(
+            "a {given_kind:?} of {api_version:?}, where objects.kind asks for {} of {:?} \
+             (set objects.kind to the sample's kind)",
+            kind.as_str(),
+            kind.api_version()
+        ));
+    }
+    let base = base_name(object).ok_or("metadata has neither a name nor a generateName")?;
+    // The copies' names: the base and five characters, a DNS subdomain as every kind's.
+    if base.len() + 5 > 253
+        || !base
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        || !base.as_bytes()[0].is_ascii_alphanumeric()
+    {
+        return Err(format!(
+            "copies named {base:?} and five characters would not be valid names (lowercase \
+             letters, digits, `-` and `.`, at most 253 characters)"
+        ));
+    }
+    if let Some(labels) = object.pointer("/metadata/labels")
+        && BTreeMap::<String, String>::deserialize(labels).is_err()
+    {
+        return Err("metadata.labels: not a map of strings".to_owned());
+    }
+    typed(object, kind)
+}
+
+/// Whether `object` reads as k8s-openapi's type of `kind`, as the built-in informers
+/// decode it: the path and serde's words if not.
+fn typed(object: &Value, kind: ObjectKind) -> Result<(), String> {
+    fn read<T: for<'de> Deserialize<'de>>(object: &Value) -> Result<(), String> {
+        serde_path_to_error::deserialize::<_, T>(object)
+            .map(drop)
+            .map_err(|e| format!("{}: {}", e.path(), e.inner()))
+    }
+    match kind {
+        ObjectKind::Pod => read::<Pod>(object),
+        ObjectKind::ConfigMap => read::<ConfigMap>(object),
+        ObjectKind::Secret => read::<Secret>(object),
+        ObjectKind::Node => read::<Node>(object),
+        ObjectKind::Deployment => read::<Deployment>(object),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use crate::scenario::Scenario;
+
+    fn pod(name: &str) -> serde_json::Value {
+        json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "kube-system", "labels": {"k8s-app": "dns"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}], "nodeName": "node-a"},
+        })
+    }
+
+    /// A scenario in a folder of its own, whose `[objects]` has `objects` and a
+    /// `sample.json` holding `sample`.
+    fn scenario(objects: &str, sample: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sample.json"), sample).unwrap();
+        let file = dir.path().join("s.toml");
+        let text = format!(
+            "name = \"s\"\n[objects]\ncount = 10\n{objects}\n[[variant]]\nname = \"a\"\n\
+             [[phase]]\nkind = \"list\"\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        (dir, file)
+    }
+
+    fn error_of(objects: &str, sample: &str) -> String {
+        let (_dir, file) = scenario(objects, sample);
+        Scenario::load(&file).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_list_or_one_object_is_read_relative_to_the_scenario() {
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": [pod("a"), pod("b-1")]});
+        let (_dir, file) = scenario("sample = \"sample.json\"", &list.to_string());
+        let objects = Scenario::load(&file).unwrap().objects;
+        let sample = objects.sample.as_ref().unwrap();
+        assert_eq!((sample.file.as_str(), sample.len()), ("sample.json", 2));
+        assert_eq!(
+            (sample.base_name(0), sample.base_name(1)),
+            ("a-".into(), "b-1-".into())
+        );
+        assert_eq!(sample.labels(1)["k8s-app"], "dns");
+        assert_eq!(sample.field(0, "spec.nodeName"), "node-a");
+        assert_eq!(sample.field(0, "spec.containers"), "");
+        assert_eq!((objects.managed_fields, objects.containers), (0, 0));
+
+        let (_dir, file) = scenario("sample = \"sample.json\"", &pod("a").to_string());
+        assert_eq!(
+            Scenario::load(&file).unwrap().objects.sample.unwrap().len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_bad_sample_names_the_key_the_file_and_what_is_wrong() {
+        let sample = "sample = \"sample.json\"";
+        let cases = [
+            ("{", "is not JSON"),
+            (r#"{"kind": "PodList", "items": []}"#, "empty list"),
+            (&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}).to_string(),
+             "a \"ConfigMap\" of \"v1\", where objects.kind asks for Pod"),
+            (&json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}}).to_string(),
+             "neither a name nor a generateName"),
+            (&pod("Upper").to_string(), "would not be valid names"),
+            (&json!({"apiVersion": "v1", "kind": "List", "items": [pod("a"), {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}, "spec": {"containers": 3}}]}).to_string(),
+             "items[1]: spec.containers: invalid type"),
+        ];
+        for (text, why) in cases {
+            let e = error_of(sample, text);
+            assert!(e.contains("at `objects.sample` (line 4)"), "{e}");
+            assert!(e.contains("`sample.json`"), "{e}");
+            assert!(e.contains(why), "{why}: {e}");
+        }
+        let e = error_of("sample = \"missing.json\"", "");
+        assert!(
+            e.contains("failed to read") && e.contains("missing.json"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn shape_keys_are_refused_beside_a_sample() {
+        let sample = pod("a").to_string();
+        for key in [
+            "labels = 2",
+            "managed_fields = 1",
+            "containers = 2",
+            "last_applied = true",
+        ] {
+            let e = error_of(&format!("sample = \"sample.json\"\n{key}"), &sample);
+            let name = key.split(' ').next().unwrap();
+            assert!(e.contains(&format!("`objects.{name}`")), "{e}");
+            assert!(e.contains("the objects of `sample` have their own"), "{e}");
+        }
+        let e = error_of(
+            "sample = \"sample.json\"\n[sweep]\nmanaged_fields = [1, 2]",
+            &sample,
+        );
+        assert!(e.contains("objects.sample"), "{e}");
+    }
+}
