@@ -50,6 +50,9 @@ pub struct ServeConfig {
 /// kubeconfig was written.
 pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     let scenario = Scenario::load(&config.scenario)?;
+    if let Some(note) = scenario.objects.sample.as_ref().and_then(|s| s.note()) {
+        crate::say!("{note}");
+    }
     let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("informer-mem-{}.kubeconfig", scenario.name))
     });

@@ -21,6 +21,11 @@ use crate::scenario::{Scenario, Sweep};
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load_with(&config.scenario, config.sweep.as_ref())?;
     show_commands(&scenario, config)?;
+    if let Some(note) = scenario.objects.sample.as_ref().and_then(|s| s.note())
+        && !config.quiet
+    {
+        crate::say!("{note}");
+    }
     let outputs = Outputs::plan(config, &scenario)?;
     let (report, cleanup) = measure(config, &scenario, &outputs)?;
     outputs.write(&report, config.quiet)?;

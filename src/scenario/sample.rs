@@ -77,6 +77,26 @@ impl Sample {
         })
     }
 
+    /// A note for the user when some of the sample's objects carry no managedFields:
+    /// kubectl leaves them out of `-o json` unless asked, and every object a real server
+    /// stores has them, so such a sample is most likely not what the cluster holds.
+    pub fn note(&self) -> Option<String> {
+        let without = self
+            .objects
+            .iter()
+            .filter(|o| o.pointer("/metadata/managedFields").is_none())
+            .count();
+        (without > 0).then(|| {
+            format!(
+                "note: {without} of the {} objects in `{}` have no managedFields, which every \
+                 object a real server stores has: `kubectl get -o json` leaves them out \
+                 unless given --show-managed-fields",
+                self.len(),
+                self.file
+            )
+        })
+    }
+
     /// How many objects the sample holds: the classes its copies fall in.
     pub fn len(&self) -> usize {
         self.objects.len()
@@ -232,6 +252,8 @@ mod tests {
         assert_eq!(sample.field(0, "spec.nodeName"), "node-a");
         assert_eq!(sample.field(0, "spec.containers"), "");
         assert_eq!((objects.managed_fields, objects.containers), (0, 0));
+        let note = sample.note().unwrap();
+        assert!(note.contains("2 of the 2 objects in `sample.json` have no managedFields"));
 
         let (_dir, file) = scenario("sample = \"sample.json\"", &pod("a").to_string());
         assert_eq!(
