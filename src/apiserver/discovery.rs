@@ -108,10 +108,21 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
             }
             resource
         });
+    // A Deployment's scale subresource, where Deployments can be written (kubectl scale
+    // finds its kind here).
+    let scale = (G::NAME == ObjectKind::Deployment.group()
+        && server.spec().kind == ObjectKind::Deployment)
+        .then(|| {
+            json!({
+                "name": "deployments/scale", "singularName": "", "namespaced": true,
+                "group": "autoscaling", "version": "v1", "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            })
+        });
     let resources: Vec<Value> = if G::NAME.is_empty() {
         std::iter::once(namespaces).chain(kinds).collect()
     } else {
-        kinds.collect()
+        kinds.chain(scale).collect()
     };
     // kube-apiserver writes no apiVersion for the core group's list.
     Json(match G::NAME {

@@ -124,6 +124,13 @@ fn in_namespaces<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
                 .delete(write::delete::<G>)
                 .fallback(method_not_allowed),
         )
+        .route(
+            &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/scale"),
+            get(write::scale::get::<G>)
+                .put(write::scale::replace::<G>)
+                .patch(write::scale::patch::<G>)
+                .fallback(method_not_allowed),
+        )
 }
 
 async fn cluster_collection<G: Group>(
@@ -315,5 +322,7 @@ mod field_tests;
 mod group_tests;
 #[cfg(test)]
 mod protobuf_tests;
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;

@@ -18,9 +18,9 @@ const APPLY: &str = "server-side apply is not implemented (its field-ownership m
 
 /// The apps group here. Why it stays.
 const APPS_GROUP: &str = "kube-apiserver's apps/v1 also serves ReplicaSets, StatefulSets, \
-    DaemonSets and ControllerRevisions, and the scale and status subresources (whose \
-    entries name their group and version), each with a storageVersionHash; the built-in \
-    server serves Deployments only, the kind a scenario names";
+    DaemonSets and ControllerRevisions, their scale subresources and every kind's status \
+    subresource, each with a storageVersionHash; the built-in server serves Deployments \
+    only, the kind a scenario names, with their scale subresource";
 
 /// (request id, why the difference stays).
 pub const KNOWN: &[(&str, &str)] = &[

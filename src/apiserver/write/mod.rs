@@ -15,6 +15,7 @@
 
 mod body;
 mod options;
+pub mod scale;
 mod server_fields;
 mod validate;
 

@@ -29,6 +29,12 @@ fn managed_after_update(was: &Value, manager: &str, entry: Option<Value>) -> Vec
     managed
 }
 
+/// The time now, in seconds, as a managedFields entry or a creationTimestamp writes it.
+pub(super) fn now() -> Value {
+    let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
+    serde_json::to_value(Time(now)).expect("a time serializes")
+}
+
 /// Sets what the server owns: identity and timestamps, generation, a new Pod's status,
 /// and the writer's managedFields entry. `current` is the live object for an update;
 /// `uid` is the new object's UID for a create.
@@ -39,10 +45,7 @@ pub(super) fn finish(
     uid: &str,
     manager: &str,
 ) -> Value {
-    let now = serde_json::to_value(Time(
-        Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time"),
-    ))
-    .expect("a time serializes");
+    let now = now();
     let owned = generate::owned_fields(&object);
     let meta = object["metadata"]
         .as_object_mut()
