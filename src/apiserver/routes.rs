@@ -79,6 +79,15 @@ fn named_group<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
         .route(
             &format!("/openapi/v3{root}"),
             get(discovery::openapi_v3_group::<G>).fallback(method_not_allowed),
+        )
+        // The scale subresource (Deployments'; the core group's kinds have none here, and
+        // a server of those keeps its routes, and its figures, as they were).
+        .route(
+            &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/scale"),
+            get(write::scale::get::<G>)
+                .put(write::scale::replace::<G>)
+                .patch(write::scale::patch::<G>)
+                .fallback(method_not_allowed),
         );
     in_namespaces::<G>(cluster_scope::<G>(router))
 }
@@ -122,13 +131,6 @@ fn in_namespaces<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
                 .put(write::replace::<G>)
                 .patch(write::patch::<G>)
                 .delete(write::delete::<G>)
-                .fallback(method_not_allowed),
-        )
-        .route(
-            &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/scale"),
-            get(write::scale::get::<G>)
-                .put(write::scale::replace::<G>)
-                .patch(write::scale::patch::<G>)
                 .fallback(method_not_allowed),
         )
 }
