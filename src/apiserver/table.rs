@@ -304,7 +304,7 @@ fn deployment_cells(deployment: &Value, name: Value, age: Value) -> Vec<Value> {
 /// A label selector as `metav1.LabelSelectorAsSelector(...).String()` writes it:
 /// requirements sorted by key, `k=v` for a matched label, set-based ones in kubectl's
 /// syntax; `""` for none.
-fn selector_text(selector: &Value) -> String {
+pub(super) fn selector_text(selector: &Value) -> String {
     let mut terms: Vec<(String, String)> = selector["matchLabels"]
         .as_object()
         .into_iter()

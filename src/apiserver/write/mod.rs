@@ -204,34 +204,13 @@ pub async fn patch<G: Group>(
     respond(|| {
         let mut write =
             Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
-        let content_type = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        let patch_type = match PatchType::from_content_type(content_type) {
-            Some(PatchType::Apply) => {
-                return Err(unsupported_media_type(
-                    "server-side apply (application/apply-patch+yaml) is not supported by this server; use client-side apply",
-                ));
-            }
-            Some(t) => t,
-            None => {
-                return Err(unsupported_media_type(
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
-                ));
-            }
-        };
+        let patch_type = patch_type(&headers)?;
         let key = NamespacedName {
             namespace: namespace.clone(),
             name: name.clone(),
         };
         let response = write.update(&key, |write, current| {
-            let patched = patch::apply(patch_type, current, &body).map_err(|e| match e {
-                PatchError::Malformed(m) => ApiError::bad_request(m),
-                PatchError::DoesNotApply(m) => {
-                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", m)
-                }
-            })?;
+            let patched = patch::apply(patch_type, current, &body).map_err(patch_failed)?;
             let object = write
                 .normalized(patched)
                 .map_err(ApiError::invalid_patch_result)?;
@@ -239,6 +218,34 @@ pub async fn patch<G: Group>(
         })?;
         Ok(write.respond(response))
     })
+}
+
+/// The patch a PATCH's Content-Type names: 415 for server-side apply, which this server
+/// does not do, and for any other media type.
+fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    match PatchType::from_content_type(content_type) {
+        Some(PatchType::Apply) => Err(unsupported_media_type(
+            "server-side apply (application/apply-patch+yaml) is not supported by this server; use client-side apply",
+        )),
+        Some(t) => Ok(t),
+        None => Err(unsupported_media_type(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+        )),
+    }
+}
+
+/// A patch that could not be applied, as kube-apiserver answers it.
+fn patch_failed(error: PatchError) -> ApiError {
+    match error {
+        PatchError::Malformed(m) => ApiError::bad_request(m),
+        PatchError::DoesNotApply(m) => {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", m)
+        }
+    }
 }
 
 /// Runs a handler whose errors are `Status` responses.

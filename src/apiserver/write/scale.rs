@@ -18,12 +18,13 @@ use serde_json::{Value, json};
 use super::body::unsupported_media_type;
 use super::options::WriteOptions;
 use super::validate::check_preconditions;
-use super::{respond, scoped, writable};
+use super::{patch_failed, patch_type, respond, scoped, writable};
 use crate::apiserver::ApiServer;
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::group::Group;
-use crate::apiserver::patch::{self, PatchError, PatchType};
+use crate::apiserver::patch;
 use crate::apiserver::status::{ApiError, json_response};
+use crate::apiserver::table::selector_text;
 use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
 
@@ -81,22 +82,10 @@ pub async fn patch<G: Group>(
 ) -> Response {
     respond(|| {
         let target = target::<G>(&server, namespace, &resource, name)?;
-        let patch_type = match PatchType::from_content_type(content_type(&headers)) {
-            Some(PatchType::Apply) | None => {
-                return Err(unsupported_media_type(
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
-                ));
-            }
-            Some(t) => t,
-        };
+        let patch_type = patch_type(&headers)?;
         let options = WriteOptions::parse(query.as_deref(), &headers)?;
         write(&server, &target, &options, |current| {
-            patch::apply(patch_type, current, &body).map_err(|e| match e {
-                PatchError::Malformed(m) => ApiError::bad_request(m),
-                PatchError::DoesNotApply(m) => {
-                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", m)
-                }
-            })
+            patch::apply(patch_type, current, &body).map_err(patch_failed)
         })
     })
 }
@@ -262,42 +251,6 @@ pub(crate) fn scale_of(deployment: &Value) -> Value {
         "spec": spec,
         "status": status,
     })
-}
-
-/// A label selector as Go's `labels.Selector.String()` writes it: requirements sorted by
-/// key (`app=web,tier in (a,b),!legacy`).
-fn selector_text(selector: &Value) -> String {
-    let mut requirements: Vec<(String, String)> = Vec::new();
-    if let Some(labels) = selector["matchLabels"].as_object() {
-        for (key, value) in labels {
-            let value = value.as_str().unwrap_or_default();
-            requirements.push((key.clone(), format!("{key}={value}")));
-        }
-    }
-    for expression in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expression["key"].as_str().unwrap_or_default();
-        let mut values: Vec<&str> = expression["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        let text = match expression["operator"].as_str().unwrap_or_default() {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_owned(),
-            _ => format!("!{key}"),
-        };
-        requirements.push((key.to_owned(), text));
-    }
-    requirements.sort_by(|a, b| a.0.cmp(&b.0));
-    let texts: Vec<String> = requirements.into_iter().map(|(_, t)| t).collect();
-    texts.join(",")
 }
 
 fn scale_response(deployment: &Value) -> Response {
