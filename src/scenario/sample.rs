@@ -29,8 +29,9 @@ pub const MAX_SAMPLE_BYTES: Bytes = Bytes(4 << 20);
 pub struct Sample {
     /// The file, as the scenario names it (relative to the scenario's folder).
     pub file: String,
-    /// The objects, in the file's order; copy `i` of the objects is of sample `i %
-    /// objects.len()` within its namespace's round.
+    /// The objects, in the file's order. Copy `index` copies object `(index / namespaces)
+    /// % len`: each round of the namespaces copies the next object, so every object has
+    /// copies in every namespace.
     pub objects: Vec<Value>,
 }
 
