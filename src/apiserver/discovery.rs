@@ -67,8 +67,8 @@ fn group_of<G: Group>() -> Value {
 }
 
 /// `/api/v1`, `/apis/{group}/v1`: the resources of a group this server serves. Only the
-/// scenario's kind can be written; the others are listed read-only, and empty; namespaces
-/// can be read.
+/// scenario's kind can be written, and its status and scale subresources where it has
+/// them; the others are listed read-only, and empty; namespaces can be read.
 pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
     let namespaces = json!({
         "name": "namespaces", "singularName": "namespace", "namespaced": false,
@@ -77,7 +77,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
     let kinds = ObjectKind::ALL
         .into_iter()
         .filter(|kind| kind.group() == G::NAME)
-        .map(|kind| {
+        .flat_map(|kind| {
             let short: &[&str] = match kind {
                 ObjectKind::Pod => &["po"],
                 ObjectKind::ConfigMap => &["cm"],
@@ -106,7 +106,16 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
             if !categories.is_empty() {
                 resource["categories"] = json!(categories);
             }
-            resource
+            // Its status subresource, where it can be written (`kubectl get
+            // --subresource=status` finds it here).
+            let status = (kind == server.spec().kind && kind.has_status()).then(|| {
+                json!({
+                    "name": format!("{}/status", kind.plural()), "singularName": "",
+                    "namespaced": kind.namespaced(), "kind": kind.as_str(),
+                    "verbs": ["get", "patch", "update"],
+                })
+            });
+            std::iter::once(resource).chain(status)
         });
     // A Deployment's scale subresource, where Deployments can be written (kubectl scale
     // finds its kind here).
@@ -119,11 +128,13 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
                 "verbs": ["get", "patch", "update"],
             })
         });
-    let resources: Vec<Value> = if G::NAME.is_empty() {
+    let mut resources: Vec<Value> = if G::NAME.is_empty() {
         std::iter::once(namespaces).chain(kinds).collect()
     } else {
         kinds.chain(scale).collect()
     };
+    // By name, as kube-apiserver lists them (a subresource after its resource).
+    resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     // kube-apiserver writes no apiVersion for the core group's list.
     Json(match G::NAME {
         "" => json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}),

@@ -58,10 +58,42 @@ pub fn router(server: ApiServer) -> Router {
             get(namespaces::get).fallback(method_not_allowed),
         );
     let mut router = in_namespaces::<Core>(router);
-    if Apps::served_with(server.spec().kind) {
+    let kind = server.spec().kind;
+    if Apps::served_with(kind) {
         router = named_group::<Apps>(router);
     }
+    // Only the scenario's kind is written, so only its status path is routed: a server
+    // of ConfigMaps keeps its router, and its figures, as they were.
+    if kind.has_status() {
+        router = match kind.group() {
+            "" => status::<Core>(router, kind),
+            _ => status::<Apps>(router, kind),
+        };
+    }
     router.fallback(not_found).with_state(server)
+}
+
+/// The status subresource of `kind`, in group `G`: the object read (as a GET of it
+/// answers), replaced or patched through [`write::status`].
+fn status<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
+    let root = G::ROOT;
+    if kind.namespaced() {
+        router.route(
+            &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/status"),
+            get(get_status::<G>)
+                .put(write::status::replace::<G>)
+                .patch(write::status::patch::<G>)
+                .fallback(method_not_allowed),
+        )
+    } else {
+        router.route(
+            &format!("{root}/{{resource}}/{{name}}/status"),
+            get(get_cluster_status::<G>)
+                .put(write::status::replace_cluster::<G>)
+                .patch(write::status::patch_cluster::<G>)
+                .fallback(method_not_allowed),
+        )
+    }
 }
 
 /// A named group's discovery documents and resources.
@@ -183,6 +215,34 @@ async fn get_object<G: Group>(
     by_name(&server, kind, &name, (form, wire), |s| {
         s.get_named(&namespace, &name)
     })
+}
+
+/// `GET {root}/namespaces/{namespace}/{resource}/{name}/status`: the object, for a kind
+/// with a status subresource (404 for another, as kube-apiserver has no such path).
+async fn get_status<G: Group>(
+    server: State<ApiServer>,
+    path: ApiPath<(String, String, String)>,
+    query: RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if !G::kind(&path.0.1).is_some_and(ObjectKind::has_status) {
+        return unknown_resource();
+    }
+    get_object::<G>(server, path, query, headers).await
+}
+
+/// `GET {root}/{resource}/{name}/status`: a cluster-scoped object with a status
+/// subresource.
+async fn get_cluster_status<G: Group>(
+    server: State<ApiServer>,
+    path: ApiPath<(String, String)>,
+    query: RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if !G::kind(&path.0.0).is_some_and(ObjectKind::has_status) {
+        return unknown_resource();
+    }
+    get_cluster_object::<G>(server, path, query, headers).await
 }
 
 /// `GET {root}/{resource}/{name}`: a cluster-scoped object (a namespaced kind has no
@@ -326,5 +386,7 @@ mod group_tests;
 mod protobuf_tests;
 #[cfg(test)]
 mod scale_tests;
+#[cfg(test)]
+mod status_tests;
 #[cfg(test)]
 mod tests;

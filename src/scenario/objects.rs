@@ -193,6 +193,15 @@ impl ObjectKind {
         matches!(self, ObjectKind::Pod | ObjectKind::Deployment)
     }
 
+    /// Whether the kind has a status subresource: its status is written there, and writes
+    /// to the object leave it as it was.
+    pub fn has_status(self) -> bool {
+        matches!(
+            self,
+            ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment
+        )
+    }
+
     /// Whether objects of the kind live in namespaces.
     pub fn namespaced(self) -> bool {
         self != ObjectKind::Node

@@ -103,6 +103,17 @@ pub fn owned_fields(object: &Value) -> Value {
     Value::Object(set)
 }
 
+/// What a manager that wrote `object`'s status through the status subresource owns, as
+/// FieldsV1: the fields of its `status` (nothing when it has none).
+pub fn owned_status_fields(object: &Value) -> Value {
+    match &object["status"] {
+        Value::Object(status) if !status.is_empty() => {
+            json!({"f:status": root_field_set("status", &object["status"])})
+        }
+        _ => json!({}),
+    }
+}
+
 /// The set of a top-level field (`spec`, `status`): the apiserver marks no `.` there.
 pub(super) fn root_field_set(field: &str, value: &Value) -> Value {
     let mut set = field_set(field, value);

@@ -43,7 +43,11 @@ async fn discovery_lists_the_apps_group_and_its_deployments_apart_from_the_core_
     assert_eq!(group["kind"], "APIGroup");
     let (_, apps) = request(&server, "GET", "/apis/apps/v1", JSON, "").await;
     assert_eq!(apps["groupVersion"], "apps/v1");
-    assert_eq!(resource_names(&apps), ["deployments", "deployments/scale"]);
+    assert_eq!(
+        resource_names(&apps),
+        ["deployments", "deployments/scale", "deployments/status"]
+    );
+    assert_eq!(apps["resources"][2]["kind"], "Deployment");
     assert_eq!(apps["resources"][1]["group"], "autoscaling");
     assert_eq!(apps["resources"][1]["kind"], "Scale");
     assert_eq!(apps["resources"][0]["shortNames"], json!(["deploy"]));

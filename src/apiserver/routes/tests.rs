@@ -410,7 +410,11 @@ async fn too_old_watch_gets_one_error_event_then_the_stream_ends() {
 }
 
 /// Sends a GET with an `Accept` header; returns the body's lines as JSON.
-async fn get_accepting(server: &ApiServer, uri: &str, accept: &str) -> Vec<serde_json::Value> {
+pub(super) async fn get_accepting(
+    server: &ApiServer,
+    uri: &str,
+    accept: &str,
+) -> Vec<serde_json::Value> {
     use tower::ServiceExt;
     let request = axum::http::Request::builder()
         .uri(uri)

@@ -17,6 +17,7 @@ mod body;
 mod options;
 pub mod scale;
 mod server_fields;
+pub mod status;
 mod validate;
 
 use axum::body::Body;
@@ -39,7 +40,7 @@ use body::{
     FieldValidation, body_wire, decode, duplicate_fields, normalize, unsupported_media_type,
 };
 use options::{DeleteOptions, WriteOptions};
-use server_fields::finish;
+use server_fields::{Endpoint, finish};
 use validate::{check_preconditions, object_key};
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands
@@ -134,11 +135,17 @@ pub async fn create<G: Group>(
         if !namespace.is_empty() && !server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
-        let mut write =
-            Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let mut write = Write::new::<G>(
+            &server,
+            (&resource, Endpoint::Object),
+            &namespace,
+            query.as_deref(),
+            &headers,
+        )?;
         let object = write.decoded(&body, wire)?;
         let (key, object) = write.received(object, None)?;
         let kind = write.kind;
+        validate::object(kind, &key, &object, Endpoint::Object)?;
         let version = server.write(&key, write.options.dry_run, |current, uid| match current {
             Some(_) => Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -150,7 +157,7 @@ pub async fn create<G: Group>(
                 object,
                 None,
                 uid,
-                &write.options.field_manager,
+                (&write.options.field_manager, Endpoint::Object),
             )),
         })?;
         let response = if write.options.dry_run {
@@ -176,6 +183,18 @@ pub async fn create<G: Group>(
 
 /// `PUT {root}/namespaces/{namespace}/{resource}/{name}`.
 pub async fn replace<G: Group>(
+    server: State<ApiServer>,
+    path: ApiPath<(String, String, String)>,
+    query: RawQuery,
+    headers: HeaderMap,
+    body: ApiBody,
+) -> Response {
+    replace_at::<G>(Endpoint::Object, server, path, query, headers, body)
+}
+
+/// `PUT` of an object or of its status: the body replaces what `endpoint` writes.
+fn replace_at<G: Group>(
+    endpoint: Endpoint,
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
@@ -184,8 +203,13 @@ pub async fn replace<G: Group>(
 ) -> Response {
     respond(|| {
         let wire = body_wire(&headers)?;
-        let mut write =
-            Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let mut write = Write::new::<G>(
+            &server,
+            (&resource, endpoint),
+            &namespace,
+            query.as_deref(),
+            &headers,
+        )?;
         let object = write.decoded(&body, wire)?;
         let (key, object) = write.received(object, Some(&name))?;
         let response = write.update(&key, |_, _| Ok(object))?;
@@ -195,6 +219,19 @@ pub async fn replace<G: Group>(
 
 /// `PATCH {root}/namespaces/{namespace}/{resource}/{name}`.
 pub async fn patch<G: Group>(
+    server: State<ApiServer>,
+    path: ApiPath<(String, String, String)>,
+    query: RawQuery,
+    headers: HeaderMap,
+    body: ApiBody,
+) -> Response {
+    patch_at::<G>(Endpoint::Object, server, path, query, headers, body)
+}
+
+/// `PATCH` of an object or of its status: the patch applies to the whole object, and
+/// what `endpoint` does not write is then kept as it was.
+fn patch_at<G: Group>(
+    endpoint: Endpoint,
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
@@ -202,8 +239,13 @@ pub async fn patch<G: Group>(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let mut write =
-            Write::new::<G>(&server, &resource, &namespace, query.as_deref(), &headers)?;
+        let mut write = Write::new::<G>(
+            &server,
+            (&resource, endpoint),
+            &namespace,
+            query.as_deref(),
+            &headers,
+        )?;
         let patch_type = patch_type(&headers)?;
         let key = NamespacedName {
             namespace: namespace.clone(),
@@ -253,12 +295,13 @@ fn respond(handler: impl FnOnce() -> Result<Response, ApiError>) -> Response {
     handler().unwrap_or_else(ApiError::into_response)
 }
 
-/// One create, replace or patch: the kind it writes, where, its options, and the warnings
-/// for the response.
+/// One create, replace or patch: the kind it writes, where, through which endpoint, its
+/// options, and the warnings for the response.
 struct Write<'a> {
     server: &'a ApiServer,
     kind: ObjectKind,
     namespace: &'a str,
+    endpoint: Endpoint,
     options: WriteOptions,
     warnings: Vec<String>,
     /// The wire of the answer, as `Accept` asks (JSON when it names nothing written here).
@@ -266,17 +309,21 @@ struct Write<'a> {
 }
 
 impl<'a> Write<'a> {
+    /// A write to `resource` through `endpoint`: the status of a kind without one (a
+    /// ConfigMap's) is a path kube-apiserver does not have (404).
     fn new<G: Group>(
         server: &'a ApiServer,
-        resource: &str,
+        (resource, endpoint): (&str, Endpoint),
         namespace: &'a str,
         query: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<Write<'a>, ApiError> {
+        let kind = G::kind(resource).filter(|k| endpoint == Endpoint::Object || k.has_status());
         Ok(Write {
             server,
-            kind: scoped(writable(server, G::kind(resource))?, namespace)?,
+            kind: scoped(writable(server, kind)?, namespace)?,
             namespace,
+            endpoint,
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
             wire: Form::accepted(headers).map_or(Wire::Json, |(_, wire)| wire),
@@ -310,7 +357,7 @@ impl<'a> Write<'a> {
     }
 
     /// The object a client sent (or a patch made), as the type has it, with its key
-    /// settled against the URL and validated.
+    /// settled against the URL.
     fn received(
         &mut self,
         object: Value,
@@ -326,7 +373,7 @@ impl<'a> Write<'a> {
         normalize(self.kind, object, validation, &mut self.warnings)
     }
 
-    /// A normalized object with its key settled against the URL, and validated.
+    /// A normalized object with its key settled against the URL.
     fn keyed(
         &mut self,
         mut object: Value,
@@ -339,11 +386,12 @@ impl<'a> Write<'a> {
             url_name,
             self.server,
         )?;
-        validate::object(self.kind, &key, &object)?;
         Ok((key, object))
     }
 
-    /// Replaces the live object `key` with what `new_body` makes of its current JSON.
+    /// Replaces the live object `key` with what `new_body` makes of its current JSON, in
+    /// kube-apiserver's order: preconditions, then what the endpoint does not write put
+    /// back as it was, then validation.
     fn update(
         &mut self,
         key: &NamespacedName,
@@ -359,8 +407,20 @@ impl<'a> Write<'a> {
                 .to_value(&generator);
             let object = new_body(self, &current)?;
             check_preconditions(kind, key, &object, &current)?;
+            let endpoint = self.endpoint;
+            let object = match endpoint {
+                Endpoint::Object => object,
+                Endpoint::Status => status::prepared(kind, object, &current),
+            };
+            validate::object(kind, key, &object, endpoint)?;
             let manager = &self.options.field_manager;
-            Ok(finish(kind, object, Some(&current), "", manager))
+            Ok(finish(
+                kind,
+                object,
+                Some(&current),
+                "",
+                (manager, endpoint),
+            ))
         })?;
         Ok(object_response(
             StatusCode::OK,

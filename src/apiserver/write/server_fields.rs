@@ -1,5 +1,6 @@
 //! What the server sets and clients cannot: identity and timestamps, generation, a new
-//! Pod's status and qosClass, and the writer's managedFields entry.
+//! Pod's status and qosClass, status kept from writes to the object and spec from writes
+//! to its status, and the writer's managedFields entry.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -8,9 +9,33 @@ use serde_json::{Value, json};
 use crate::apiserver::generate::{self};
 use crate::scenario::ObjectKind;
 
-/// An update's managedFields: other managers keep their entries; this one's is replaced
-/// by `entry` (`None` when it now owns no field).
-fn managed_after_update(was: &Value, manager: &str, entry: Option<Value>) -> Vec<Value> {
+/// Where a write came in: the object's own path, or its status subresource's
+/// (`.../{name}/status`), which writes the status and leaves the spec as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Object,
+    Status,
+}
+
+impl Endpoint {
+    /// The `subresource` of a managedFields entry written through this endpoint.
+    fn subresource(self) -> Option<&'static str> {
+        match self {
+            Endpoint::Object => None,
+            Endpoint::Status => Some("status"),
+        }
+    }
+}
+
+/// An update's managedFields: other managers keep their entries, and so do this
+/// manager's entries for other endpoints; its entry for `endpoint` is replaced by `entry`
+/// (`None` when it now owns no field).
+fn managed_after_update(
+    was: &Value,
+    (manager, endpoint): (&str, Endpoint),
+    entry: Option<Value>,
+) -> Vec<Value> {
+    let subresource = endpoint.subresource();
     let mut managed: Vec<Value> = was["managedFields"]
         .as_array()
         .map(|entries| {
@@ -19,7 +44,7 @@ fn managed_after_update(was: &Value, manager: &str, entry: Option<Value>) -> Vec
                 .filter(|e| {
                     e["manager"] != manager
                         || e["operation"] != "Update"
-                        || e.get("subresource").is_some_and(|s| !s.is_null())
+                        || e["subresource"].as_str() != subresource
                 })
                 .cloned()
                 .collect()
@@ -37,16 +62,20 @@ pub(super) fn now() -> Value {
 
 /// Sets what the server owns: identity and timestamps, generation, a new Pod's status,
 /// and the writer's managedFields entry. `current` is the live object for an update;
-/// `uid` is the new object's UID for a create.
+/// `uid` is the new object's UID for a create. `writer` is the manager and the endpoint
+/// it wrote through; a write to the status has had [`super::status::prepared`] already.
 pub(super) fn finish(
     kind: ObjectKind,
     mut object: Value,
     current: Option<&Value>,
     uid: &str,
-    manager: &str,
+    (manager, endpoint): (&str, Endpoint),
 ) -> Value {
     let now = now();
-    let owned = generate::owned_fields(&object);
+    let owned = match endpoint {
+        Endpoint::Object => generate::owned_fields(&object),
+        Endpoint::Status => generate::owned_status_fields(&object),
+    };
     let meta = object["metadata"]
         .as_object_mut()
         .expect("object_key checked the metadata");
@@ -60,7 +89,7 @@ pub(super) fn finish(
     }
     // kube-apiserver drops a manager's entry once it owns no field.
     let owns_fields = owned.as_object().is_some_and(|o| !o.is_empty());
-    let entry = json!({
+    let mut entry = json!({
         "manager": manager,
         "operation": "Update",
         "apiVersion": kind.api_version(),
@@ -68,6 +97,9 @@ pub(super) fn finish(
         "fieldsType": "FieldsV1",
         "fieldsV1": owned,
     });
+    if let Some(subresource) = endpoint.subresource() {
+        entry["subresource"] = json!(subresource);
+    }
     match current {
         None => {
             meta.insert("uid".to_owned(), json!(uid));
@@ -84,7 +116,8 @@ pub(super) fn finish(
             for kept in ["uid", "creationTimestamp"] {
                 meta.insert(kept.to_owned(), was[kept].clone());
             }
-            let managed = managed_after_update(was, manager, owns_fields.then_some(entry));
+            let entry = owns_fields.then_some(entry);
+            let managed = managed_after_update(was, (manager, endpoint), entry);
             if managed.is_empty() {
                 meta.remove("managedFields");
             } else {
@@ -98,16 +131,21 @@ pub(super) fn finish(
             }
         }
     }
-    // Status belongs to the status subresource: a create starts it as the apiserver
-    // does, an update keeps it.
-    match (kind, current) {
-        (ObjectKind::Pod, None) => {
+    // Status belongs to the status subresource: a create starts a Pod's or a
+    // Deployment's as the apiserver does (a Node's is the writer's, as kubelet registers
+    // it), an update of the object keeps it.
+    match (kind, current, endpoint) {
+        (_, _, Endpoint::Status) => {}
+        (ObjectKind::Pod, None, _) => {
             object["status"] = json!({"phase": "Pending", "qosClass": qos_class(&object["spec"])});
         }
-        (ObjectKind::Deployment, None) => object["status"] = json!({}),
-        (ObjectKind::Pod | ObjectKind::Deployment, Some(current)) => {
-            object["status"] = current["status"].clone();
-        }
+        (ObjectKind::Deployment, None, _) => object["status"] = json!({}),
+        (_, Some(current), _) if kind.has_status() => match current.get("status") {
+            Some(status) => object["status"] = status.clone(),
+            None => {
+                object.as_object_mut().map(|o| o.remove("status"));
+            }
+        },
         _ => {}
     }
     object

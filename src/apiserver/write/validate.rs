@@ -4,6 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use super::server_fields::Endpoint;
 use crate::apiserver::ApiServer;
 use crate::apiserver::status::ApiError;
 use crate::apiserver::version::NamespacedName;
@@ -93,11 +94,13 @@ fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
 /// is a DNS-1123 subdomain; label keys are qualified names and values valid label
 /// values; annotation keys are qualified names, all annotations together at most 256 KiB;
 /// a Pod has containers, each named with a unique DNS-1123 label and with an image, and
-/// no negative grace period or deadline.
+/// no negative grace period or deadline. A write to the status checks the metadata and,
+/// for a Deployment, the status's counts (the spec is the live one).
 pub(super) fn object(
     kind: ObjectKind,
     key: &NamespacedName,
     object: &Value,
+    endpoint: Endpoint,
 ) -> Result<(), ApiError> {
     let mut causes = Causes::default();
     if !is_dns_subdomain(&key.name) {
@@ -133,10 +136,55 @@ pub(super) fn object(
             format!("Too long: may not be more than {MAX_ANNOTATIONS_BYTES} bytes"),
         );
     }
-    if kind == ObjectKind::Pod {
-        pod_spec(&object["spec"], &mut causes);
+    match (kind, endpoint) {
+        (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], &mut causes),
+        (ObjectKind::Deployment, Endpoint::Status) => {
+            deployment_status(&object["status"], &mut causes);
+        }
+        _ => {}
     }
     causes.into_result(kind, &key.name)
+}
+
+/// A Deployment's status counts, as `ValidateDeploymentStatus` checks them: none
+/// negative, and none of the replicas updated, ready or available more than there are
+/// (nor more available than ready).
+fn deployment_status(status: &Value, causes: &mut Causes) {
+    let count = |field: &str| status[field].as_i64();
+    for field in [
+        "observedGeneration",
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "unavailableReplicas",
+        "terminatingReplicas",
+        "collisionCount",
+    ] {
+        if let Some(n) = count(field).filter(|n| *n < 0) {
+            causes.invalid(
+                &format!("status.{field}"),
+                &json!(n),
+                "must be greater than or equal to 0",
+            );
+        }
+    }
+    let replicas = count("replicas").unwrap_or(0);
+    let ready = count("readyReplicas").unwrap_or(0);
+    for (field, most, of) in [
+        ("updatedReplicas", replicas, "status.replicas"),
+        ("readyReplicas", replicas, "status.replicas"),
+        ("availableReplicas", replicas, "status.replicas"),
+        ("availableReplicas", ready, "readyReplicas"),
+    ] {
+        if let Some(n) = count(field).filter(|n| *n > most) {
+            causes.invalid(
+                &format!("status.{field}"),
+                &json!(n),
+                &format!("cannot be greater than {of}"),
+            );
+        }
+    }
 }
 
 /// A Pod's containers and the numbers it stores.
