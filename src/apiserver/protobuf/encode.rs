@@ -22,8 +22,10 @@ pub(super) struct GoField {
     pub inline: bool,
     /// A value, not a pointer, slice or map: written at its zero too.
     pub always: bool,
-    /// Left out of JSON at its zero.
+    /// Left out of JSON at its zero, unless it is a struct (Go's `omitempty`).
     pub omitempty: bool,
+    /// Left out of JSON at its zero, a struct too (Go's `omitzero`).
+    pub omitzero: bool,
 }
 
 static GO_FIELDS: LazyLock<HashMap<(&'static str, &'static str), GoField>> = LazyLock::new(|| {
@@ -39,6 +41,7 @@ static GO_FIELDS: LazyLock<HashMap<(&'static str, &'static str), GoField>> = Laz
                 inline: has("inline"),
                 always: has("always"),
                 omitempty: has("omitempty"),
+                omitzero: has("omitzero"),
             };
             Some(((message, field), go))
         })

@@ -34,6 +34,7 @@ mod skeleton;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod zeros;
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -46,6 +47,7 @@ use serde_json::value::RawValue;
 
 use plan::{Plans, Scalar, Shape};
 pub(crate) use skeleton::{Filled, HoleAs, Markers, Skeleton, Values};
+pub(crate) use zeros::with_go_zeros;
 
 /// The media type of a protobuf object or list.
 pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";

@@ -78,7 +78,8 @@ pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: Wire) -> Result<Value,
 }
 
 /// `value` through the k8s-openapi type: field types checked, unknown fields dropped, and
-/// reported as `validation` says (kube-apiserver's `fieldValidation`).
+/// reported as `validation` says (kube-apiserver's `fieldValidation`); then the fields Go
+/// writes at their zero filled in, as Go's JSON of the same object has them.
 pub(super) fn normalize(
     kind: ObjectKind,
     value: Value,
@@ -117,7 +118,9 @@ pub(super) fn normalize(
             }
         }
     }
-    Ok(typed)
+    // What Go's JSON writes at its zero and the client left out, as kube-apiserver
+    // answers with it (the kinds here all have a message, so this finds one).
+    protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// Paths of the fields `given` has and `kept` (its typed round trip) lost.

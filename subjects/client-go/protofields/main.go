@@ -3,7 +3,7 @@
 // the built-in apiserver's protobuf wire follows (proto/go-fields.tsv). A .proto file
 // cannot say it: whether a field is a pointer (written only when set) or a value (written
 // always, at its zero too), whether its JSON is omitempty, and which fields Go embeds in
-// the enclosing JSON object.
+// the enclosing JSON object, and whether Go's JSON leaves it out at its zero.
 //
 //	go run ./protofields > ../../proto/go-fields.tsv
 package main
@@ -66,8 +66,10 @@ func main() {
 			default:
 				how = append(how, "always")
 			}
-			if strings.Contains(options, "omitempty") {
-				how = append(how, "omitempty")
+			for _, option := range []string{"omitempty", "omitzero"} {
+				if strings.Contains(options, option) {
+					how = append(how, option)
+				}
 			}
 			lines = append(lines, fmt.Sprintf("%s\t%s\t%s", message, name, strings.Join(how, ",")))
 		}
@@ -76,7 +78,7 @@ func main() {
 		walk(reflect.TypeOf(root))
 	}
 	sort.Strings(lines)
-	fmt.Println("# message\tfield\thow Go writes it (always: at its zero too; if-set: a pointer, slice or map) and reads its JSON (inline: embedded in the enclosing object; omitempty)")
+	fmt.Println("# message\tfield\thow Go writes it (always: at its zero too; if-set: a pointer, slice or map) and reads its JSON (inline: embedded in the enclosing object; omitempty; omitzero: left out at its zero, a struct too)")
 	for _, line := range lines {
 		fmt.Println(line)
 	}

@@ -1,0 +1,99 @@
+//! The fields Go's JSON writes at their zero, put into an object that lacks them.
+//!
+//! kube-apiserver decodes what a client writes into Go's types and writes them back as
+//! Go's JSON, so an object read back carries every field that is no pointer, slice or
+//! map, even where the client sent none: a struct as `{}` (a container's `resources`, a
+//! container status's `lastState`), a zero time as `null` (a condition's
+//! `lastProbeTime`), a string or number without `omitempty` as `""` or `0`. Fields Go
+//! leaves out at their zero (`omitempty` scalars, `omitzero`) stay out. The table of which
+//! is which is proto/go-fields.tsv, as for the protobuf wire.
+
+use serde_json::{Map, Value};
+
+use super::plan::{FieldPlan, Plans, Scalar, Shape, Special};
+use super::{PLANS, ProtobufError, plan_for};
+
+/// `document` (an object with its `apiVersion` and `kind`) with the fields Go writes at
+/// their zero filled in where it has none, at any depth.
+pub(crate) fn with_go_zeros(mut document: Value) -> Result<Value, ProtobufError> {
+    let text = |field: &str| document[field].as_str().unwrap_or_default().to_owned();
+    let plan = plan_for(&text("apiVersion"), &text("kind"))?;
+    fill(&PLANS, plan, &mut document);
+    Ok(document)
+}
+
+/// Fills the zeros of message `plan` into `value`, its JSON, and into what it holds.
+fn fill(plans: &Plans, plan: usize, value: &mut Value) {
+    let message = &plans.messages[plan];
+    if message.special != Special::None {
+        return;
+    }
+    let Some(object) = value.as_object_mut() else {
+        return;
+    };
+    for field in &message.fields {
+        let Scalar::Message(inner) = field.value else {
+            if !object.contains_key(&*field.name)
+                && let Some(zero) = zero(plans, field)
+            {
+                object.insert(field.name.to_string(), zero);
+            }
+            continue;
+        };
+        if field.go.inline {
+            // Embedded: its fields are the enclosing object's.
+            let mut embedded = Value::Object(std::mem::take(object));
+            fill(plans, inner, &mut embedded);
+            *object = into_map(embedded);
+            continue;
+        }
+        match (object.get_mut(&*field.name), field.shape) {
+            (Some(present), Shape::Single) => fill(plans, inner, present),
+            (Some(Value::Array(items)), Shape::List) => {
+                items.iter_mut().for_each(|item| fill(plans, inner, item));
+            }
+            (Some(Value::Object(entries)), Shape::Map) => {
+                entries.values_mut().for_each(|v| fill(plans, inner, v));
+            }
+            (Some(_), _) => {}
+            (None, _) => {
+                if let Some(zero) = zero(plans, field) {
+                    object.insert(field.name.to_string(), zero);
+                }
+            }
+        }
+    }
+}
+
+fn into_map(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Go's JSON of `field` at its zero; `None` where Go leaves it out: a pointer, slice or
+/// map, an `omitzero` field, and an `omitempty` one unless a struct.
+fn zero(plans: &Plans, field: &FieldPlan) -> Option<Value> {
+    let go = field.go;
+    if !go.always || go.omitzero || field.shape != Shape::Single {
+        return None;
+    }
+    Some(match field.value {
+        Scalar::Message(inner) => match plans.messages[inner].special {
+            Special::Time | Special::RawJson => Value::Null,
+            Special::Quantity => Value::from("0"),
+            Special::IntOrString => Value::from(0),
+            Special::None => {
+                let mut zero = Value::Object(Map::new());
+                fill(plans, inner, &mut zero);
+                zero
+            }
+        },
+        _ if go.omitempty => return None,
+        Scalar::String | Scalar::Bytes => Value::from(""),
+        Scalar::Bool => Value::from(false),
+        Scalar::Int | Scalar::Uint | Scalar::Other => Value::from(0),
+        Scalar::Double => Value::from(0.0),
+    })
+}
