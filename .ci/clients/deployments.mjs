@@ -1,5 +1,6 @@
 // The official Node.js client against `informer-mem serve` of Deployments (apps/v1): a
-// namespace's and every one's. Usage: node deployments.mjs KUBECONFIG NAMESPACE
+// namespace's and every one's; then a JSON patch of one's status, as a controller writes
+// it. Usage: node deployments.mjs KUBECONFIG NAMESPACE
 import * as k8s from '@kubernetes/client-node';
 
 const kc = new k8s.KubeConfig();
@@ -11,3 +12,16 @@ const first = mine.items[0];
 console.log(`ready ${first.status?.readyReplicas}/${first.spec?.replicas} containers ${first.spec?.template.spec?.containers.length}`);
 const all = await apps.listDeploymentForAllNamespaces();
 console.log(`all ${all.items.length}`);
+// Two of three replicas ready: a JSON patch (the client's default) of the status
+// subresource, of the second Deployment (the Python client writes the third's).
+const second = mine.items[1];
+const written = await apps.patchNamespacedDeploymentStatus({
+  name: second.metadata.name,
+  namespace: process.argv[3],
+  body: [
+    { op: 'replace', path: '/status/readyReplicas', value: 2 },
+    { op: 'replace', path: '/status/availableReplicas', value: 2 },
+  ],
+});
+const same = written.metadata.generation === second.metadata.generation;
+console.log(`status ready ${written.status?.readyReplicas}/${written.spec?.replicas} same generation ${same}`);

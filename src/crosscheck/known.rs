@@ -20,7 +20,7 @@ const APPLY: &str = "server-side apply is not implemented (its field-ownership m
 const APPS_GROUP: &str = "kube-apiserver's apps/v1 also serves ReplicaSets, StatefulSets, \
     DaemonSets and ControllerRevisions, their scale subresources and every kind's status \
     subresource, each with a storageVersionHash; the built-in server serves Deployments \
-    only, the kind a scenario names, with their scale subresource";
+    only, the kind a scenario names, with their scale and status subresources";
 
 /// (request id, why the difference stays).
 pub const KNOWN: &[(&str, &str)] = &[
