@@ -17,6 +17,7 @@ use super::group::{Apps, Core, Group};
 use super::query::{Query, Selection};
 use super::status::{ApiError, method_not_allowed, object_not_found};
 use super::version::Version;
+use super::write::{ToObject, ToStatus};
 use super::{ApiServer, discovery, namespaces, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
@@ -74,23 +75,23 @@ pub fn router(server: ApiServer) -> Router {
 }
 
 /// The status subresource of `kind`, in group `G`: the object read (as a GET of it
-/// answers), replaced or patched through [`write::status`].
+/// answers), replaced or patched by the object's handlers for [`ToStatus`].
 fn status<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
     let root = G::ROOT;
     if kind.namespaced() {
         router.route(
             &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/status"),
             get(get_status::<G>)
-                .put(write::status::replace::<G>)
-                .patch(write::status::patch::<G>)
+                .put(write::replace::<G, ToStatus>)
+                .patch(write::patch::<G, ToStatus>)
                 .fallback(method_not_allowed),
         )
     } else {
         router.route(
             &format!("{root}/{{resource}}/{{name}}/status"),
             get(get_cluster_status::<G>)
-                .put(write::status::replace_cluster::<G>)
-                .patch(write::status::patch_cluster::<G>)
+                .put(write::replace_cluster::<G, ToStatus>)
+                .patch(write::patch_cluster::<G, ToStatus>)
                 .fallback(method_not_allowed),
         )
     }
@@ -139,8 +140,8 @@ fn cluster_scope<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
         .route(
             &format!("{root}/{{resource}}/{{name}}"),
             get(get_cluster_object::<G>)
-                .put(write::replace_cluster::<G>)
-                .patch(write::patch_cluster::<G>)
+                .put(write::replace_cluster::<G, ToObject>)
+                .patch(write::patch_cluster::<G, ToObject>)
                 .delete(write::delete_cluster::<G>)
                 .fallback(method_not_allowed),
         )
@@ -160,8 +161,8 @@ fn in_namespaces<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
         .route(
             &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}"),
             get(get_object::<G>)
-                .put(write::replace::<G>)
-                .patch(write::patch::<G>)
+                .put(write::replace::<G, ToObject>)
+                .patch(write::patch::<G, ToObject>)
                 .delete(write::delete::<G>)
                 .fallback(method_not_allowed),
         )

@@ -17,7 +17,7 @@ mod body;
 mod options;
 pub mod scale;
 mod server_fields;
-pub mod status;
+mod status;
 mod validate;
 
 use axum::body::Body;
@@ -40,7 +40,8 @@ use body::{
     FieldValidation, body_wire, decode, duplicate_fields, normalize, unsupported_media_type,
 };
 use options::{DeleteOptions, WriteOptions};
-use server_fields::{Endpoint, finish};
+pub use server_fields::Endpoint;
+use server_fields::finish;
 use validate::{check_preconditions, object_key};
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands
@@ -62,9 +63,9 @@ pub async fn create_cluster<G: Group>(
     .await
 }
 
-/// `PUT {root}/{resource}/{name}`.
-pub async fn replace_cluster<G: Group>(
-    State(server): State<ApiServer>,
+/// `PUT {root}/{resource}/{name}` (and `.../status` for [`ToStatus`]).
+pub async fn replace_cluster<G: Group, E: Endpointed>(
+    server: State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
     query: RawQuery,
     headers: HeaderMap,
@@ -74,12 +75,12 @@ pub async fn replace_cluster<G: Group>(
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
-    replace::<G>(State(server), path, query, headers, body).await
+    replace::<G, E>(server, path, query, headers, body).await
 }
 
-/// `PATCH {root}/{resource}/{name}`.
-pub async fn patch_cluster<G: Group>(
-    State(server): State<ApiServer>,
+/// `PATCH {root}/{resource}/{name}` (and `.../status` for [`ToStatus`]).
+pub async fn patch_cluster<G: Group, E: Endpointed>(
+    server: State<ApiServer>,
     ApiPath((resource, name)): ApiPath<(String, String)>,
     query: RawQuery,
     headers: HeaderMap,
@@ -89,7 +90,7 @@ pub async fn patch_cluster<G: Group>(
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
-    patch::<G>(State(server), path, query, headers, body).await
+    patch::<G, E>(server, path, query, headers, body).await
 }
 
 /// `DELETE {root}/{resource}/{name}`.
@@ -181,20 +182,9 @@ pub async fn create<G: Group>(
     })
 }
 
-/// `PUT {root}/namespaces/{namespace}/{resource}/{name}`.
-pub async fn replace<G: Group>(
-    server: State<ApiServer>,
-    path: ApiPath<(String, String, String)>,
-    query: RawQuery,
-    headers: HeaderMap,
-    body: ApiBody,
-) -> Response {
-    replace_at::<G>(Endpoint::Object, server, path, query, headers, body)
-}
-
-/// `PUT` of an object or of its status: the body replaces what `endpoint` writes.
-fn replace_at<G: Group>(
-    endpoint: Endpoint,
+/// `PUT {root}/namespaces/{namespace}/{resource}/{name}` (and `.../status` for
+/// [`ToStatus`]): the body replaces what the endpoint writes.
+pub async fn replace<G: Group, E: Endpointed>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
@@ -205,7 +195,7 @@ fn replace_at<G: Group>(
         let wire = body_wire(&headers)?;
         let mut write = Write::new::<G>(
             &server,
-            (&resource, endpoint),
+            (&resource, E::ENDPOINT),
             &namespace,
             query.as_deref(),
             &headers,
@@ -217,21 +207,10 @@ fn replace_at<G: Group>(
     })
 }
 
-/// `PATCH {root}/namespaces/{namespace}/{resource}/{name}`.
-pub async fn patch<G: Group>(
-    server: State<ApiServer>,
-    path: ApiPath<(String, String, String)>,
-    query: RawQuery,
-    headers: HeaderMap,
-    body: ApiBody,
-) -> Response {
-    patch_at::<G>(Endpoint::Object, server, path, query, headers, body)
-}
-
-/// `PATCH` of an object or of its status: the patch applies to the whole object, and
-/// what `endpoint` does not write is then kept as it was.
-fn patch_at<G: Group>(
-    endpoint: Endpoint,
+/// `PATCH {root}/namespaces/{namespace}/{resource}/{name}` (and `.../status` for
+/// [`ToStatus`]): the patch applies to the whole object, and what the endpoint does not
+/// write is then kept as it was.
+pub async fn patch<G: Group, E: Endpointed>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
     RawQuery(query): RawQuery,
@@ -241,7 +220,7 @@ fn patch_at<G: Group>(
     respond(|| {
         let mut write = Write::new::<G>(
             &server,
-            (&resource, endpoint),
+            (&resource, E::ENDPOINT),
             &namespace,
             query.as_deref(),
             &headers,
@@ -260,6 +239,30 @@ fn patch_at<G: Group>(
         })?;
         Ok(write.respond(response))
     })
+}
+
+/// The endpoint a write route writes through, as a type (the routes name it as they name
+/// the group): [`ToObject`] or [`ToStatus`].
+pub trait Endpointed: Send + Sync + 'static {
+    const ENDPOINT: Endpoint;
+}
+
+/// The object's own path: the whole object but its status, where it has a status
+/// subresource.
+#[derive(Debug)]
+pub struct ToObject;
+
+impl Endpointed for ToObject {
+    const ENDPOINT: Endpoint = Endpoint::Object;
+}
+
+/// The status subresource (`.../{name}/status`): the status and metadata, not the spec
+/// ([`status`]).
+#[derive(Debug)]
+pub struct ToStatus;
+
+impl Endpointed for ToStatus {
+    const ENDPOINT: Endpoint = Endpoint::Status;
 }
 
 /// The patch a PATCH's Content-Type names: 415 for server-side apply, which this server
@@ -569,3 +572,5 @@ fn writable(server: &ApiServer, kind: Option<ObjectKind>) -> Result<ObjectKind, 
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod zero_tests;

@@ -131,9 +131,14 @@ pub(super) fn finish(
             }
         }
     }
-    // Status belongs to the status subresource: a create starts a Pod's or a
-    // Deployment's as the apiserver does (a Node's is the writer's, as kubelet registers
-    // it), an update of the object keeps it.
+    keep_status(kind, &mut object, current, endpoint);
+    object
+}
+
+/// Status belongs to the status subresource: a create starts a Pod's or a Deployment's
+/// as the apiserver does (a Node's is the writer's, as kubelet registers it), a write to
+/// the object keeps it as it was, a write to the status is the status.
+fn keep_status(kind: ObjectKind, object: &mut Value, current: Option<&Value>, endpoint: Endpoint) {
     match (kind, current, endpoint) {
         (_, _, Endpoint::Status) => {}
         (ObjectKind::Pod, None, _) => {
@@ -148,7 +153,6 @@ pub(super) fn finish(
         },
         _ => {}
     }
-    object
 }
 
 /// The Pod's QoS class, as the apiserver sets it on create: Guaranteed when every

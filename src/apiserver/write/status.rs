@@ -1,75 +1,16 @@
 //! The status subresource (`{root}/namespaces/{namespace}/{resource}/{name}/status`, and
 //! `{root}/nodes/{name}/status`) of the kinds that have one: Pods, Nodes and Deployments,
-//! as kubelet, controllers and `kubectl ... --subresource=status` write them. A PUT or
-//! PATCH there changes the status (and the metadata the kind lets it change) and keeps
-//! the spec as it was, so the generation stays; the writer gets a managedFields entry for
-//! the subresource owning the status's fields. Writes to the object keep the status
-//! instead ([`super::server_fields::finish`]). Reads are the object's
+//! as kubelet, controllers and `kubectl ... --subresource=status` write them. Its PUT and
+//! PATCH are the object's handlers for [`super::ToStatus`]: they change the status (and
+//! the metadata the kind lets them change) and keep the spec as it was, so the
+//! generation stays; the writer gets a managedFields entry for the subresource owning
+//! the status's fields. Writes to the object keep the status instead
+//! ([`super::server_fields::finish`]). Reads are the object's
 //! ([`crate::apiserver::routes`]).
 
-use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
 use serde_json::Value;
 
-use super::server_fields::Endpoint;
-use super::{no_cluster_object, patch_at, replace_at};
-use crate::apiserver::ApiServer;
-use crate::apiserver::extract::{ApiBody, ApiPath};
-use crate::apiserver::group::Group;
 use crate::scenario::ObjectKind;
-
-/// `PUT {root}/namespaces/{namespace}/{resource}/{name}/status`.
-pub async fn replace<G: Group>(
-    server: State<ApiServer>,
-    path: ApiPath<(String, String, String)>,
-    query: RawQuery,
-    headers: HeaderMap,
-    body: ApiBody,
-) -> Response {
-    replace_at::<G>(Endpoint::Status, server, path, query, headers, body)
-}
-
-/// `PATCH {root}/namespaces/{namespace}/{resource}/{name}/status`.
-pub async fn patch<G: Group>(
-    server: State<ApiServer>,
-    path: ApiPath<(String, String, String)>,
-    query: RawQuery,
-    headers: HeaderMap,
-    body: ApiBody,
-) -> Response {
-    patch_at::<G>(Endpoint::Status, server, path, query, headers, body)
-}
-
-/// `PUT {root}/{resource}/{name}/status`: a cluster-scoped object's.
-pub async fn replace_cluster<G: Group>(
-    server: State<ApiServer>,
-    ApiPath((resource, name)): ApiPath<(String, String)>,
-    query: RawQuery,
-    headers: HeaderMap,
-    body: ApiBody,
-) -> Response {
-    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
-        return missing;
-    }
-    let path = ApiPath((String::new(), resource, name));
-    replace_at::<G>(Endpoint::Status, server, path, query, headers, body)
-}
-
-/// `PATCH {root}/{resource}/{name}/status`: a cluster-scoped object's.
-pub async fn patch_cluster<G: Group>(
-    server: State<ApiServer>,
-    ApiPath((resource, name)): ApiPath<(String, String)>,
-    query: RawQuery,
-    headers: HeaderMap,
-    body: ApiBody,
-) -> Response {
-    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
-        return missing;
-    }
-    let path = ApiPath((String::new(), resource, name));
-    patch_at::<G>(Endpoint::Status, server, path, query, headers, body)
-}
 
 /// What a write to the status stores of `object` (what the client sent, or the patched
 /// object), given the live object `current`: the spec as it was, and what each kind's

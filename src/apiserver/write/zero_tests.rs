@@ -1,0 +1,72 @@
+//! What Go's JSON writes at its zero, on objects written through the API: structs as
+//! `{}`, zero times as `null`, strings without `omitempty` as `""`; what Go leaves out
+//! (omitempty scalars, an `omitzero` time) stays out.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::apiserver::ApiServer;
+use crate::apiserver::routes::request as send;
+use crate::scenario::{ObjectKind, ObjectSpec};
+
+const JSON: &str = "application/json";
+const PODS: &str = "/api/v1/namespaces/default/pods";
+
+#[tokio::test]
+async fn a_written_object_carries_what_gos_json_writes_at_its_zero() {
+    let server = ApiServer::new(crate::apiserver::generate::test_spec());
+    let web = json!({
+        "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+    });
+    let (code, pod) = send(&server, "POST", PODS, JSON, &web.to_string()).await;
+    assert_eq!(code, StatusCode::CREATED, "{pod}");
+    let container = &pod["spec"]["containers"][0];
+    assert_eq!(
+        container["resources"],
+        json!({}),
+        "a struct, never left out"
+    );
+    assert!(
+        container.get("stdin").is_none() && container.get("workingDir").is_none(),
+        "omitempty scalars at their zero stay out: {container}"
+    );
+    let status = r#"{"status":{"conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"app","image":"app:1","imageID":"","ready":true,"restartCount":0}]}}"#;
+    let uri = format!("{PODS}/web/status");
+    let merge = "application/merge-patch+json";
+    let (code, pod) = send(&server, "PATCH", &uri, merge, status).await;
+    assert_eq!(code, StatusCode::OK, "{pod}");
+    let condition = &pod["status"]["conditions"][0];
+    assert_eq!(condition["lastProbeTime"], Value::Null);
+    assert_eq!(condition["lastTransitionTime"], Value::Null);
+    assert!(condition.get("reason").is_none(), "{condition}");
+    let container = &pod["status"]["containerStatuses"][0];
+    assert_eq!(
+        (&container["state"], &container["lastState"]),
+        (&json!({}), &json!({}))
+    );
+    assert_eq!(container["imageID"], "", "a string without omitempty");
+}
+
+#[tokio::test]
+async fn a_deployments_template_has_no_creation_timestamp_as_go_omits_its_zero() {
+    let mut spec = ObjectSpec::pods(1);
+    spec.kind = ObjectKind::Deployment;
+    let server = ApiServer::new(spec);
+    let body = json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+            },
+        },
+    });
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let (code, deployment) = send(&server, "POST", path, JSON, &body.to_string()).await;
+    assert_eq!(code, StatusCode::CREATED, "{deployment}");
+    let template = &deployment["spec"]["template"];
+    assert!(template["metadata"].get("creationTimestamp").is_none());
+    assert_eq!(template["spec"]["containers"][0]["resources"], json!({}));
+}
