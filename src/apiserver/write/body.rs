@@ -78,8 +78,9 @@ pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: Wire) -> Result<Value,
 }
 
 /// `value` through the k8s-openapi type: field types checked, unknown fields dropped, and
-/// reported as `validation` says (kube-apiserver's `fieldValidation`); then the fields Go
-/// writes at their zero filled in, as Go's JSON of the same object has them.
+/// reported as `validation` says (kube-apiserver's `fieldValidation`); then defaulted as
+/// kube-apiserver defaults it, and the fields Go writes at their zero filled in, as Go's
+/// JSON of the same object has them.
 pub(super) fn normalize(
     kind: ObjectKind,
     value: Value,
@@ -118,8 +119,11 @@ pub(super) fn normalize(
             }
         }
     }
-    // What Go's JSON writes at its zero and the client left out, as kube-apiserver
-    // answers with it (the kinds here all have a message, so this finds one).
+    // kube-apiserver's defaults, then what Go's JSON writes at its zero and the client
+    // left out, as kube-apiserver answers with them (the kinds here all have a message,
+    // so this finds one).
+    let mut typed = typed;
+    super::defaults::apply(kind, &mut typed);
     protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
 }
 

@@ -14,6 +14,7 @@
 //! `/apis/apps/v1`.
 
 mod body;
+mod defaults;
 mod options;
 pub mod scale;
 mod server_fields;
@@ -144,8 +145,9 @@ pub async fn create<G: Group>(
             &headers,
         )?;
         let object = write.decoded(&body, wire)?;
-        let (key, object) = write.received(object, None)?;
+        let (key, mut object) = write.received(object, None)?;
         let kind = write.kind;
+        defaults::admit(kind, &mut object, None);
         validate::object(kind, &key, &object, Endpoint::Object)?;
         let version = server.write(&key, write.options.dry_run, |current, uid| match current {
             Some(_) => Err(ApiError::new(
@@ -393,8 +395,8 @@ impl<'a> Write<'a> {
     }
 
     /// Replaces the live object `key` with what `new_body` makes of its current JSON, in
-    /// kube-apiserver's order: preconditions, then what the endpoint does not write put
-    /// back as it was, then validation.
+    /// kube-apiserver's order: preconditions, then admission (to the object) or what the
+    /// endpoint does not write put back as it was (to the status), then validation.
     fn update(
         &mut self,
         key: &NamespacedName,
@@ -408,11 +410,14 @@ impl<'a> Write<'a> {
             let current = current
                 .ok_or_else(|| ApiError::not_found(kind, &key.name))?
                 .to_value(&generator);
-            let object = new_body(self, &current)?;
+            let mut object = new_body(self, &current)?;
             check_preconditions(kind, key, &object, &current)?;
             let endpoint = self.endpoint;
             let object = match endpoint {
-                Endpoint::Object => object,
+                Endpoint::Object => {
+                    defaults::admit(kind, &mut object, Some(&current));
+                    object
+                }
                 Endpoint::Status => status::prepared(kind, object, &current),
             };
             validate::object(kind, key, &object, endpoint)?;

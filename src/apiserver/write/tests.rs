@@ -649,10 +649,6 @@ async fn invalid_objects_get_422_with_every_field_at_fault_and_nothing_is_stored
             "spec.containers[1].name",
         ),
         (
-            json!({"spec": {"terminationGracePeriodSeconds": -5}}),
-            "spec.terminationGracePeriodSeconds",
-        ),
-        (
             json!({"spec": {"activeDeadlineSeconds": 0}}),
             "spec.activeDeadlineSeconds",
         ),
@@ -674,7 +670,7 @@ async fn invalid_objects_get_422_with_every_field_at_fault_and_nothing_is_stored
     }
     // Every fault at once, as kube-apiserver lists them.
     let many = json!({"metadata": {"labels": {"bad key!": "x"}},
-                      "spec": {"terminationGracePeriodSeconds": -1}});
+                      "spec": {"activeDeadlineSeconds": -1}});
     let (_, status) = send(&server, "POST", PODS, JSON, &web(many)).await;
     assert_eq!(
         status["details"]["causes"].as_array().unwrap().len(),

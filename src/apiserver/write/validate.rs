@@ -94,7 +94,7 @@ fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
 /// is a DNS-1123 subdomain; label keys are qualified names and values valid label
 /// values; annotation keys are qualified names, all annotations together at most 256 KiB;
 /// a Pod has containers, each named with a unique DNS-1123 label and with an image, and
-/// no negative grace period or deadline. A write to the status checks the metadata and,
+/// a deadline of at least a second. A write to the status checks the metadata and,
 /// for a Deployment, the status's counts (the spec is the live one).
 pub(super) fn object(
     kind: ObjectKind,
@@ -240,17 +240,13 @@ fn pod_spec(spec: &Value, causes: &mut Causes) {
             );
         }
     }
-    for (field, least) in [
-        ("terminationGracePeriodSeconds", 0),
-        ("activeDeadlineSeconds", 1),
-    ] {
-        if let Some(n) = spec[field].as_i64().filter(|n| *n < least) {
-            causes.invalid(
-                &format!("spec.{field}"),
-                &json!(n),
-                &format!("must be greater than or equal to {least}"),
-            );
-        }
+    // A negative grace period is not refused: a Pod's defaults made it 1.
+    if let Some(n) = spec["activeDeadlineSeconds"].as_i64().filter(|n| *n < 1) {
+        causes.invalid(
+            "spec.activeDeadlineSeconds",
+            &json!(n),
+            "must be greater than or equal to 1",
+        );
     }
 }
 

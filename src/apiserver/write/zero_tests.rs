@@ -70,3 +70,30 @@ async fn a_deployments_template_has_no_creation_timestamp_as_go_omits_its_zero()
     assert!(template["metadata"].get("creationTimestamp").is_none());
     assert_eq!(template["spec"]["containers"][0]["resources"], json!({}));
 }
+
+#[tokio::test]
+async fn a_label_on_a_generated_object_changes_neither_its_spec_nor_its_generation() {
+    for kind in [ObjectKind::Pod, ObjectKind::Deployment, ObjectKind::Node] {
+        let mut spec = ObjectSpec::pods(2);
+        spec.kind = kind;
+        let name = crate::apiserver::generate::name(&spec, 0);
+        let path = match kind.namespaced() {
+            true => format!(
+                "{}/{name}",
+                kind.collection_path(Some(&crate::apiserver::generate::namespace(&spec, 0)))
+            ),
+            false => format!("{}/{name}", kind.collection_path(None)),
+        };
+        let server = ApiServer::new(spec);
+        let (_, before) = send(&server, "GET", &path, JSON, "").await;
+        let merge = "application/merge-patch+json";
+        let label = r#"{"metadata":{"labels":{"x":"y"}}}"#;
+        let (code, after) = send(&server, "PATCH", &path, merge, label).await;
+        assert_eq!(code, StatusCode::OK, "{after}");
+        assert_eq!(after["spec"], before["spec"], "{kind:?}");
+        assert_eq!(
+            after["metadata"]["generation"], before["metadata"]["generation"],
+            "{kind:?}"
+        );
+    }
+}
