@@ -14,9 +14,14 @@ const FILES: &[&str] = &[
 
 fn main() {
     println!("cargo:rerun-if-changed=proto");
-    let descriptors = protox::compile(FILES, ["proto"]).unwrap_or_else(|e| {
+    let mut descriptors = protox::compile(FILES, ["proto"]).unwrap_or_else(|e| {
         panic!("proto/ does not compile: {e:?}");
     });
+    // The comments and source positions: most of the set's bytes, and read by nothing
+    // (a pool decoded with them held 10.9 MB more).
+    for file in &mut descriptors.file {
+        file.source_code_info = None;
+    }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let bytes = prost::Message::encode_to_vec(&descriptors);
     std::fs::write(out.join("kubernetes.descriptors"), bytes).expect("OUT_DIR is writable");

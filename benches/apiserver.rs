@@ -7,7 +7,8 @@
 //! - watch event throughput: 20,000 updates delivered to one watch, in JSON and in protobuf;
 //! - written bodies: 10,000 merge patches of one pod with a history of 1,000 events; the
 //!   server's bytes per written version must stay at most 1.5x the pod's JSON and its RSS
-//!   growth under 20 MB, or the run fails.
+//!   growth after the first write under 20 MB, or the run fails (the first write's, once,
+//!   is printed beside it).
 //!
 //! Throughputs are wall-clock figures of this machine: advisory, not gated.
 
@@ -75,6 +76,9 @@ async fn send(
 struct Patched {
     json_bytes: usize,
     bytes_per_version: f64,
+    /// RSS growth of the first write, which builds the tables every write reads once
+    /// (Kubernetes' messages and Go's field rules, for the zero values a write fills in).
+    first_write_rss: f64,
     rss_growth: f64,
     seconds: f64,
 }
@@ -86,6 +90,10 @@ async fn patch_one_pod() -> Patched {
     let merge = "application/merge-patch+json";
     let patch = |i: usize| format!(r#"{{"metadata":{{"labels":{{"revision":"{i}"}}}}}}"#);
     let rss = || informer_mem::measure::rss::read().map_or(0.0, |r| r.current.0 as f64);
+    let rss_before_first = rss();
+    // The same label as the first patch below: the first write changes nothing but the
+    // tables it builds.
+    send(&server, "PATCH", &uri, merge, patch(0)).await;
     let rss_before = rss();
     let started = Instant::now();
     // The first patches fill the history window; after them the live bytes must stay put.
@@ -113,6 +121,7 @@ async fn patch_one_pod() -> Patched {
     Patched {
         json_bytes,
         bytes_per_version: window / PATCH_HISTORY as f64,
+        first_write_rss: rss_before - rss_before_first,
         rss_growth,
         seconds,
     }
@@ -198,7 +207,11 @@ fn main() -> ExitCode {
         patched.bytes_per_version, patched.json_bytes
     );
     println!(
-        "  RSS growth over the {PATCHES} patches (advisory):   {:>8.1} MB",
+        "  RSS growth of the first write, once (advisory):  {:>8.1} MB",
+        patched.first_write_rss / 1e6
+    );
+    println!(
+        "  RSS growth over the {PATCHES} patches after it (advisory): {:>8.1} MB",
         patched.rss_growth / 1e6
     );
     print_rate(
