@@ -4,11 +4,14 @@
 //! What a client sends is decoded into the k8s-openapi type, which rejects wrong field
 //! types and drops unknown fields; `fieldValidation` says whether those are refused
 //! (`Strict`, what kubectl sends), reported in `Warning` headers (`Warn`, the default) or
-//! ignored, as in kube-apiserver.
-//! The server then sets what clients cannot: UID, creationTimestamp, generation, a Pod's
-//! or a Deployment's status on create, and a managedFields entry for the writer
-//! (`fieldManager`, or the User-Agent's product name). No kind here allows
-//! create-on-update, so a PUT or PATCH of a missing object is a 404.
+//! ignored, as in kube-apiserver; then defaulted as kube-apiserver defaults it, with Go's
+//! zero values where the client left fields out ([`defaults`], [`crate::apiserver::protobuf`]).
+//! A new or updated pod gets what the default admission plugins give it. The server then
+//! sets what clients cannot: UID, creationTimestamp, generation, a Pod's or a
+//! Deployment's status on create, and a managedFields entry for the writer
+//! (`fieldManager`, or the User-Agent's product name). Writes to an object keep its
+//! status; writes to its status subresource ([`ToStatus`], [`status`]) keep its spec. No
+//! kind here allows create-on-update, so a PUT or PATCH of a missing object is a 404.
 //!
 //! `{root}` in the paths below is the group's ([`Group::ROOT`]): `/api/v1` or
 //! `/apis/apps/v1`.
