@@ -48,7 +48,7 @@ mod write;
 
 use crate::measure::FixedState;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::k8s::{LabelSelector, TruthEntry};
@@ -63,6 +63,31 @@ use version::{NamespacedName, Version, Written};
 #[derive(Debug, Clone)]
 pub struct ApiServer {
     shared: Arc<Shared>,
+}
+
+/// What a DELETE (or the update that empties a deleted object's finalizers) does to the
+/// live object: kube-apiserver's graceful deletion and finalizers.
+#[derive(Debug)]
+pub enum Removal {
+    /// Nothing: its deletion is already under way, or the body would not change.
+    Keep,
+    /// Stores this body (its deletionTimestamp set): the object stays, for its finalizers
+    /// or its grace period.
+    Store(serde_json::Value),
+    /// Stores this body, then deletes it (a Pod deleted with no grace period: an update
+    /// event, then a delete).
+    StoreThenDelete(serde_json::Value),
+    /// Deletes it as it is.
+    Delete,
+}
+
+/// What [`ApiServer::delete_named`] did.
+#[derive(Debug)]
+pub struct Removed {
+    /// The object after: its last state, with the deletion's resourceVersion, when gone.
+    pub version: Version,
+    /// Whether it no longer exists.
+    pub gone: bool,
 }
 
 #[derive(Debug)]
@@ -85,6 +110,9 @@ struct Shared {
     /// Records a LIST or a watch's initial scan looks at before it yields; `u32::MAX` (one
     /// go) unless [`ApiServer::yield_during_scans`] was called.
     scan_chunk: AtomicU32,
+    /// Whether the deletions a DELETE leaves pending are finished as a cluster's kubelet
+    /// and garbage collector finish them; on unless [`ApiServer::stand_alone`] was called.
+    finishes_deletions: AtomicBool,
 }
 
 impl ApiServer {
@@ -112,8 +140,24 @@ impl ApiServer {
                 generated_names: AtomicU64::new(0),
                 encodings: Mutex::new(None),
                 scan_chunk: AtomicU32::new(u32::MAX),
+                finishes_deletions: AtomicBool::new(true),
             }),
         }
+    }
+
+    /// Serves as kube-apiserver alone does, with no cluster around it: no kubelet ends a
+    /// Pod's graceful deletion, no garbage collector removes the `orphan` and
+    /// `foregroundDeletion` finalizers (crosscheck's real server has neither). Without
+    /// this, the server finishes them at once after the DELETE, as those would.
+    pub fn stand_alone(&self) {
+        self.shared
+            .finishes_deletions
+            .store(false, Ordering::Relaxed);
+    }
+
+    /// Whether deletions left pending are finished (see [`ApiServer::stand_alone`]).
+    pub fn finishes_deletions(&self) -> bool {
+        self.shared.finishes_deletions.load(Ordering::Relaxed)
     }
 
     /// The object spec the server generates from.
@@ -244,39 +288,35 @@ impl ApiServer {
         })
     }
 
-    /// Deletes the live object `namespace/name` if `check` lets it; returns its last state
-    /// (with the deletion's resourceVersion), or `None` when there is no such object. With
-    /// `dry_run`, only says what would be deleted.
+    /// Removes the live object `namespace/name` as `decide` says from its current
+    /// version (see [`Removal`]): returns the object's version after (its last state, with
+    /// the deletion's resourceVersion, when it is gone), or `None` when there is no such
+    /// object. With `dry_run`, only says what would be done.
     pub fn delete_named<E>(
         &self,
         namespace: &str,
         name: &str,
         dry_run: bool,
-        check: impl FnOnce(&Version) -> Result<(), E>,
-    ) -> Result<Option<Version>, E> {
-        let mut deleted = Ok(None);
+        decide: impl FnOnce(&Version) -> Result<Removal, E>,
+    ) -> Result<Option<Removed>, E> {
+        let mut removed = Ok(None);
         self.change(|state| {
             let Some(current) = self.find(state, namespace, name) else {
                 return;
             };
-            if let Err(e) = check(&current) {
-                deleted = Err(e);
-            } else if dry_run {
-                deleted = Ok(Some(current));
-            } else {
-                let id = state.delete_one(current.id.index);
-                deleted = Ok(Some(state.version(id)));
-            }
+            removed = decide(&current).map(|r| Some(Self::remove(state, current, r, dry_run)));
         });
-        deleted
+        removed
     }
 
-    /// Deletes every live object `selected` accepts; returns them as they were. With
-    /// `dry_run`, only says what would be deleted.
+    /// Removes every live object `selected` accepts, each as `decide` says; returns the
+    /// resourceVersion they were listed at and them as they were. With `dry_run`, only
+    /// says what would be removed.
     pub fn delete_where(
         &self,
         selected: impl Fn(&Version) -> bool,
         dry_run: bool,
+        decide: impl Fn(&Version) -> Removal,
     ) -> (u64, Vec<Version>) {
         let mut listed = (0, Vec::new());
         self.change(|state| {
@@ -286,14 +326,50 @@ impl ApiServer {
                 .expect("the newest version is never expired");
             let versions: Vec<Version> =
                 page.items.into_iter().map(|id| state.version(id)).collect();
-            if !dry_run {
-                for v in &versions {
-                    state.delete_one(v.id.index);
-                }
+            for v in &versions {
+                Self::remove(state, v.clone(), decide(v), dry_run);
             }
             listed = (rv, versions);
         });
         listed
+    }
+
+    /// Carries out `removal` of `current`.
+    fn remove(state: &mut State, current: Version, removal: Removal, dry_run: bool) -> Removed {
+        let index = current.id.index;
+        let (body, gone) = match removal {
+            Removal::Keep => {
+                return Removed {
+                    version: current,
+                    gone: false,
+                };
+            }
+            Removal::Delete => (None, true),
+            Removal::Store(body) => (Some(body), false),
+            Removal::StoreThenDelete(body) => (Some(body), true),
+        };
+        let body = body.map(Written::new);
+        if dry_run {
+            let version = match body {
+                Some(body) => Version {
+                    id: current.id,
+                    written: Some(Arc::new(body)),
+                },
+                None => current,
+            };
+            return Removed { version, gone };
+        }
+        let mut id = match body {
+            Some(body) => state.write(Some(index), body),
+            None => current.id,
+        };
+        if gone {
+            id = state.delete_one(index);
+        }
+        Removed {
+            version: state.version(id),
+            gone,
+        }
     }
 
     /// The live object `namespace/name`.

@@ -1,5 +1,6 @@
-//! Writes over HTTP, for `serve`: create (POST), replace (PUT), patch (PATCH) and
-//! deletecollection, with kube-apiserver's checks and the fields the server owns.
+//! Writes over HTTP, for `serve`: create (POST), replace (PUT), patch (PATCH), delete and
+//! deletecollection ([`mod@delete`]), with kube-apiserver's checks and the fields the server
+//! owns.
 //!
 //! What a client sends is decoded into the k8s-openapi type, which rejects wrong field
 //! types and drops unknown fields; `fieldValidation` says whether those are refused
@@ -18,32 +19,33 @@
 
 mod body;
 mod defaults;
+mod delete;
 mod options;
 pub mod scale;
 mod server_fields;
 mod status;
 mod validate;
 
-use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use std::convert::Infallible;
 
-use crate::apiserver::extract::{ApiBody, ApiPath};
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::apiserver::ApiServer;
+use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::form::{Form, Wire, object_response};
 use crate::apiserver::group::Group;
 use crate::apiserver::patch::{self, PatchError, PatchType};
-use crate::apiserver::query::{Query, Selection};
-use crate::apiserver::status::{ApiError, json_response, namespace_not_found, object_not_found};
+use crate::apiserver::status::{ApiError, namespace_not_found};
 use crate::apiserver::version::NamespacedName;
+use crate::apiserver::{ApiServer, Removal};
 use crate::scenario::ObjectKind;
 use body::{
     FieldValidation, body_wire, decode, duplicate_fields, normalize, unsupported_media_type,
 };
-use options::{DeleteOptions, WriteOptions};
+pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
+use options::WriteOptions;
 pub use server_fields::Endpoint;
 use server_fields::finish;
 use validate::{check_preconditions, object_key};
@@ -95,36 +97,6 @@ pub async fn patch_cluster<G: Group, E: Endpointed>(
     }
     let path = ApiPath((String::new(), resource, name));
     patch::<G, E>(server, path, query, headers, body).await
-}
-
-/// `DELETE {root}/{resource}/{name}`.
-pub async fn delete_cluster<G: Group>(
-    State(server): State<ApiServer>,
-    ApiPath((resource, name)): ApiPath<(String, String)>,
-    query: RawQuery,
-    body: ApiBody,
-) -> Response {
-    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
-        return missing;
-    }
-    delete::<G>(
-        State(server),
-        ApiPath((String::new(), resource, name)),
-        query,
-        body,
-    )
-    .await
-}
-
-/// `DELETE {root}/{resource}`.
-pub async fn delete_collection_cluster<G: Group>(
-    State(server): State<ApiServer>,
-    ApiPath(resource): ApiPath<String>,
-    query: RawQuery,
-    body: ApiBody,
-) -> Response {
-    let path = ApiPath((String::new(), resource));
-    delete_collection::<G>(State(server), path, query, body).await
 }
 
 /// `POST {root}/namespaces/{namespace}/{resource}`.
@@ -298,6 +270,20 @@ fn patch_failed(error: PatchError) -> ApiError {
     }
 }
 
+/// Why an update stored nothing.
+enum Stop {
+    Refused(ApiError),
+    /// It emptied the finalizers of an object being deleted: this is the object it made,
+    /// and the object is to be deleted.
+    Emptied(Value),
+}
+
+impl From<ApiError> for Stop {
+    fn from(error: ApiError) -> Stop {
+        Stop::Refused(error)
+    }
+}
+
 /// Runs a handler whose errors are `Status` responses.
 fn respond(handler: impl FnOnce() -> Result<Response, ApiError>) -> Response {
     handler().unwrap_or_else(ApiError::into_response)
@@ -399,7 +385,9 @@ impl<'a> Write<'a> {
 
     /// Replaces the live object `key` with what `new_body` makes of its current JSON, in
     /// kube-apiserver's order: preconditions, then admission (to the object) or what the
-    /// endpoint does not write put back as it was (to the status), then validation.
+    /// endpoint does not write put back as it was (to the status), then validation. An
+    /// update that empties the finalizers of an object being deleted deletes it (as
+    /// stored: its DELETED event still lists them) and answers with the object it made.
     fn update(
         &mut self,
         key: &NamespacedName,
@@ -409,7 +397,7 @@ impl<'a> Write<'a> {
         let generator = self.server.generator().clone();
         let server = self.server;
         let dry_run = self.options.dry_run;
-        let version = server.write(key, dry_run, |current, _| -> Result<Value, ApiError> {
+        let written = server.write(key, dry_run, |current, _| -> Result<Value, Stop> {
             let current = current
                 .ok_or_else(|| ApiError::not_found(kind, &key.name))?
                 .to_value(&generator);
@@ -424,15 +412,29 @@ impl<'a> Write<'a> {
                 Endpoint::Status => status::prepared(kind, object, &current),
             };
             validate::object(kind, key, &object, endpoint)?;
+            validate::deletion_update(kind, key, &object, &current)?;
             let manager = &self.options.field_manager;
-            Ok(finish(
-                kind,
-                object,
-                Some(&current),
-                "",
-                (manager, endpoint),
-            ))
-        })?;
+            let mut object = finish(kind, object, Some(&current), "", (manager, endpoint));
+            if delete::emptied(&object, &current) {
+                object["metadata"]["resourceVersion"] =
+                    current["metadata"]["resourceVersion"].clone();
+                return Err(Stop::Emptied(object));
+            }
+            Ok(object)
+        });
+        let version = match written {
+            Ok(version) => version,
+            Err(Stop::Refused(error)) => return Err(error),
+            Err(Stop::Emptied(object)) => {
+                if !dry_run {
+                    let Ok(_) = server.delete_named(&key.namespace, &key.name, false, |_| {
+                        Ok::<_, Infallible>(Removal::Delete)
+                    });
+                }
+                let json = object.to_string().into_bytes();
+                return Ok(self.wire.respond(StatusCode::OK, json));
+            }
+        };
         Ok(object_response(
             StatusCode::OK,
             &generator,
@@ -451,89 +453,6 @@ impl<'a> Write<'a> {
         }
         response
     }
-}
-
-/// `DELETE {root}/namespaces/{namespace}/{resource}/{name}`. Deletion is immediate, as
-/// with `--grace-period=0`. The answer is kube-apiserver's: the object's last state for a
-/// Pod (its registry returns deleted objects), a `Success` Status naming it for a
-/// ConfigMap or Secret. The options come as query parameters or, as client-go sends
-/// them, as a DeleteOptions body.
-pub async fn delete<G: Group>(
-    State(server): State<ApiServer>,
-    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
-    RawQuery(query): RawQuery,
-    ApiBody(body): ApiBody,
-) -> Response {
-    respond(|| {
-        let Some(kind) = G::kind(&resource) else {
-            return Err(ApiError::unknown_resource());
-        };
-        let kind = scoped(kind, &namespace)?;
-        let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let generator = server.generator().clone();
-        let deleted = if kind == generator.spec().kind {
-            server.delete_named(&namespace, &name, options.dry_run, |current| {
-                options.check(kind, &generator, current)
-            })?
-        } else {
-            None
-        };
-        Ok(match deleted {
-            Some(version) if kind == ObjectKind::Pod => {
-                object_response(StatusCode::OK, &generator, &version, Wire::Json)
-            }
-            Some(version) => {
-                let uid = version.to_value(&generator)["metadata"]["uid"].clone();
-                let mut details = json!({"name": name, "kind": kind.plural(), "uid": uid});
-                if !kind.group().is_empty() {
-                    details["group"] = json!(kind.group());
-                }
-                let body = json!({
-                    "kind": "Status",
-                    "apiVersion": "v1",
-                    "metadata": {},
-                    "status": "Success",
-                    "details": details,
-                });
-                json_response(StatusCode::OK, Body::from(body.to_string()))
-            }
-            None => object_not_found(kind, &name),
-        })
-    })
-}
-
-/// `DELETE {root}/namespaces/{namespace}/{resource}`: deletes what the selectors select
-/// and answers with the list of what was deleted, as it was.
-pub async fn delete_collection<G: Group>(
-    State(server): State<ApiServer>,
-    ApiPath((namespace, resource)): ApiPath<(String, String)>,
-    RawQuery(query): RawQuery,
-    ApiBody(body): ApiBody,
-) -> Response {
-    respond(|| {
-        let kind = scoped(writable(&server, G::kind(&resource))?, &namespace)?;
-        let dry_run = DeleteOptions::parse(query.as_deref(), &body)?.dry_run;
-        let q = Query::parse(query.as_deref().unwrap_or_default())?;
-        let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
-        let selection = Selection::new(&server, kind, namespace, &q)?;
-        let generator = server.generator().clone();
-        let (rv, deleted) =
-            server.delete_where(|v| selection.matches(generator.spec(), v), dry_run);
-        let mut buf = format!(
-            r#"{{"kind":"{}List","apiVersion":"{}","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
-            kind.as_str(),
-            kind.api_version()
-        )
-        .into_bytes();
-        for (i, version) in deleted.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            version.write_item(&mut buf, &generator);
-        }
-        buf.extend_from_slice(b"]}");
-        Ok(json_response(StatusCode::OK, Body::from(buf)))
-    })
 }
 
 /// 404 for a path to one object at the cluster's scope of a kind that has none there (a
@@ -578,6 +497,8 @@ fn writable(server: &ApiServer, kind: Option<ObjectKind>) -> Result<ObjectKind, 
     Ok(kind)
 }
 
+#[cfg(test)]
+mod delete_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

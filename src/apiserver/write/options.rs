@@ -70,7 +70,8 @@ impl WriteOptions {
     }
 }
 
-/// DeleteOptions, from the body or the query.
+/// DeleteOptions, from the body or, when there is none, the query (kube-apiserver reads
+/// one or the other, never both).
 #[derive(Debug, Default)]
 pub(super) struct DeleteOptions {
     pub(super) dry_run: bool,
@@ -78,62 +79,75 @@ pub(super) struct DeleteOptions {
     pub(super) uid: Option<String>,
     /// `preconditions.resourceVersion`: delete only this version.
     pub(super) resource_version: Option<String>,
+    /// `gracePeriodSeconds`: how long a Pod has to end (`None`: its spec's).
+    pub(super) grace_period: Option<i64>,
+    /// `propagationPolicy`: `Orphan`, `Background` or `Foreground`.
+    pub(super) propagation: Option<String>,
+    /// `orphanDependents` (deprecated for `propagationPolicy`).
+    pub(super) orphan_dependents: Option<bool>,
 }
 
 impl DeleteOptions {
     pub(super) fn parse(query: Option<&str>, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+        let options = if body.iter().all(u8::is_ascii_whitespace) {
+            DeleteOptions::from_query(query)?
+        } else {
+            DeleteOptions::from_body(body)?
+        };
+        if let Some(policy) = &options.propagation {
+            check_propagation_policy(policy)?;
+            if options.orphan_dependents.is_some() {
+                return Err(invalid_options(
+                    "propagationPolicy",
+                    format!(
+                        "Invalid value: {policy:?}: orphanDependents and deletionPropagation cannot be both set"
+                    ),
+                ));
+            }
+        }
+        Ok(options)
+    }
+
+    fn from_query(query: Option<&str>) -> Result<DeleteOptions, ApiError> {
         let mut options = DeleteOptions {
             dry_run: dry_run(query)?,
             ..DeleteOptions::default()
         };
         for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            // Typed parameters of the wrong type: 400 before anything is deleted, in Go's
+            // words, as kube-apiserver's query decoding answers.
             match &*key {
-                "propagationPolicy" => check_propagation_policy(&value)?,
-                // Typed parameters of the wrong type: 400 before anything is deleted, in
-                // Go's words, as kube-apiserver's query decoding answers.
-                "gracePeriodSeconds" if value.parse::<i64>().is_err() => {
-                    return Err(ApiError::bad_request(format!(
-                        "strconv.ParseInt: parsing {value:?}: invalid syntax"
-                    )));
+                "propagationPolicy" => options.propagation = Some(value.into_owned()),
+                "gracePeriodSeconds" => {
+                    options.grace_period = Some(value.parse::<i64>().map_err(|_| {
+                        ApiError::bad_request(format!(
+                            "strconv.ParseInt: parsing {value:?}: invalid syntax"
+                        ))
+                    })?);
                 }
-                "orphanDependents"
-                    if !matches!(
-                        &*value,
-                        "1" | "t"
-                            | "T"
-                            | "true"
-                            | "TRUE"
-                            | "True"
-                            | "0"
-                            | "f"
-                            | "F"
-                            | "false"
-                            | "FALSE"
-                            | "False"
-                    ) =>
-                {
-                    return Err(ApiError::bad_request(format!(
-                        "strconv.ParseBool: parsing {value:?}: invalid syntax"
-                    )));
-                }
+                "orphanDependents" => options.orphan_dependents = Some(parse_bool(&value)?),
                 _ => {}
             }
         }
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Ok(options);
-        }
+        Ok(options)
+    }
+
+    fn from_body(body: &[u8]) -> Result<DeleteOptions, ApiError> {
         let given: k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions =
             serde_json::from_slice(body).map_err(|e| {
                 ApiError::bad_request(format!(
                     "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}"
                 ))
             })?;
+        let mut options = DeleteOptions {
+            grace_period: given.grace_period_seconds,
+            propagation: given.propagation_policy,
+            orphan_dependents: given.orphan_dependents,
+            ..DeleteOptions::default()
+        };
         for value in given.dry_run.iter().flatten() {
             check_dry_run(value)?;
             options.dry_run = true;
-        }
-        if let Some(policy) = &given.propagation_policy {
-            check_propagation_policy(policy)?;
         }
         if let Some(p) = given.preconditions {
             options.uid = p.uid;
@@ -176,6 +190,17 @@ impl DeleteOptions {
     }
 }
 
+/// A boolean query parameter, as Go's `strconv.ParseBool` reads it.
+fn parse_bool(value: &str) -> Result<bool, ApiError> {
+    match value {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
+        _ => Err(ApiError::bad_request(format!(
+            "strconv.ParseBool: parsing {value:?}: invalid syntax"
+        ))),
+    }
+}
+
 /// The `dryRun` parameter: only `All` (or nothing) is valid.
 fn dry_run(query: Option<&str>) -> Result<bool, ApiError> {
     let mut dry_run = false;
@@ -199,8 +224,7 @@ fn check_dry_run(value: &str) -> Result<(), ApiError> {
     }
 }
 
-/// kube-apiserver's `ValidateDeleteOptions`: a propagation policy is one of three (this
-/// server deletes at once whichever it is: it has no garbage collector).
+/// kube-apiserver's `ValidateDeleteOptions`: a propagation policy is one of three.
 fn check_propagation_policy(value: &str) -> Result<(), ApiError> {
     if matches!(value, "Foreground" | "Background" | "Orphan") {
         Ok(())

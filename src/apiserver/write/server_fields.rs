@@ -116,6 +116,13 @@ pub(super) fn finish(
             for kept in ["uid", "creationTimestamp"] {
                 meta.insert(kept.to_owned(), was[kept].clone());
             }
+            // No update starts, ends or changes a deletion (validation refused any that
+            // tried).
+            for kept in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+                if let Some(value) = was.get(kept).filter(|v| !v.is_null()) {
+                    meta.insert(kept.to_owned(), value.clone());
+                }
+            }
             let entry = owns_fields.then_some(entry);
             let managed = managed_after_update(was, (manager, endpoint), entry);
             if managed.is_empty() {

@@ -136,12 +136,84 @@ pub(super) fn object(
             format!("Too long: may not be more than {MAX_ANNOTATIONS_BYTES} bytes"),
         );
     }
+    finalizers(&meta["finalizers"], &mut causes);
     match (kind, endpoint) {
         (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], &mut causes),
         (ObjectKind::Deployment, Endpoint::Status) => {
             deployment_status(&object["status"], &mut causes);
         }
         _ => {}
+    }
+    causes.into_result(kind, &key.name)
+}
+
+/// `ValidateFinalizers`: each a qualified name, and not both of the garbage collector's.
+fn finalizers(finalizers: &Value, causes: &mut Causes) {
+    let names: Vec<&str> = finalizers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for name in &names {
+        if let Some(why) = qualified_name_error(name) {
+            causes.invalid("metadata.finalizers", &json!(name), &why);
+        }
+    }
+    if names.contains(&"orphan") && names.contains(&"foregroundDeletion") {
+        causes.invalid(
+            "metadata.finalizers",
+            finalizers,
+            "finalizer orphan and foregroundDeletion cannot be both set",
+        );
+    }
+}
+
+/// What an update may not do to a deletion (`ValidateObjectMetaAccessorUpdate`, after
+/// `rest.BeforeUpdate` kept the live deletion fields where the update left them out):
+/// add a finalizer to an object being deleted, start a deletion, or change its grace
+/// period.
+pub(super) fn deletion_update(
+    kind: ObjectKind,
+    key: &NamespacedName,
+    object: &Value,
+    current: &Value,
+) -> Result<(), ApiError> {
+    let mut causes = Causes::default();
+    let (new, was) = (&object["metadata"], &current["metadata"]);
+    let listed = |meta: &Value| -> Vec<String> {
+        let names = meta["finalizers"].as_array().into_iter().flatten();
+        names
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect()
+    };
+    if !was["deletionTimestamp"].is_null() {
+        let before = listed(was);
+        let mut added: Vec<String> = listed(new)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        added.sort();
+        added.dedup();
+        if !added.is_empty() {
+            let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+            causes.push(
+                "FieldValueForbidden",
+                "metadata.finalizers",
+                format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    quoted.join(", ")
+                ),
+            );
+        }
+    }
+    for field in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+        let value = &new[field];
+        if !value.is_null() && was[field].is_null()
+            || field == "deletionGracePeriodSeconds" && !value.is_null() && *value != was[field]
+        {
+            causes.invalid(&format!("metadata.{field}"), value, "field is immutable");
+        }
     }
     causes.into_result(kind, &key.name)
 }

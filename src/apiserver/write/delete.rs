@@ -1,0 +1,440 @@
+//! DELETE and deletecollection, with kube-apiserver's graceful deletion and finalizers.
+//!
+//! An object with finalizers is not deleted: its `deletionTimestamp` is set (and its
+//! `deletionGracePeriodSeconds` to 0), and it goes once an update empties its finalizers
+//! (see [`emptied`]). A Pod is deleted gracefully: its `deletionTimestamp` is its grace
+//! period away (`gracePeriodSeconds`, else its spec's `terminationGracePeriodSeconds`; 0
+//! when it is not scheduled or has ended), and it stays until a delete with no grace
+//! period. Even then it is first updated with its deletion fields, so a watch sees
+//! MODIFIED, then DELETED. `propagationPolicy=Orphan` and `Foreground` (and
+//! `orphanDependents`) add the garbage collector's `orphan` and `foregroundDeletion`
+//! finalizers. Each of these steps is kube-apiserver v1.37's registry
+//! (`rest.BeforeDelete`, the Pod strategy's `CheckGracefulDelete`,
+//! `deletionFinalizersForGarbageCollection`, `markAsDeleting`).
+//!
+//! A real cluster then finishes what the DELETE leaves pending: the kubelet ends the
+//! Pod's containers and deletes it with no grace period; the garbage collector, once the
+//! dependents are dealt with, removes its finalizers. The built-in server has no
+//! dependents (it holds one kind) and no containers, so it does both at once after the
+//! DELETE, unless [`ApiServer::stand_alone`]: the finalizers clients set stay until a
+//! client removes them.
+
+use std::convert::Infallible;
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Map, Value, json};
+
+use super::options::DeleteOptions;
+use super::{no_cluster_object, respond, scoped, writable};
+use crate::apiserver::extract::{ApiBody, ApiPath};
+use crate::apiserver::form::{Wire, object_response};
+use crate::apiserver::generate::Generator;
+use crate::apiserver::group::Group;
+use crate::apiserver::query::{Query, Selection};
+use crate::apiserver::status::{ApiError, json_response, object_not_found};
+use crate::apiserver::version::Version;
+use crate::apiserver::{ApiServer, Removal};
+use crate::scenario::ObjectKind;
+
+/// The garbage collector's finalizers: orphan the dependents, or delete them first.
+const GC_FINALIZERS: [&str; 2] = ["orphan", "foregroundDeletion"];
+
+/// `DELETE {root}/{resource}/{name}`.
+pub async fn delete_cluster<G: Group>(
+    State(server): State<ApiServer>,
+    ApiPath((resource, name)): ApiPath<(String, String)>,
+    query: RawQuery,
+    body: ApiBody,
+) -> Response {
+    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
+        return missing;
+    }
+    let path = ApiPath((String::new(), resource, name));
+    delete::<G>(State(server), path, query, body).await
+}
+
+/// `DELETE {root}/{resource}`.
+pub async fn delete_collection_cluster<G: Group>(
+    State(server): State<ApiServer>,
+    ApiPath(resource): ApiPath<String>,
+    query: RawQuery,
+    body: ApiBody,
+) -> Response {
+    let path = ApiPath((String::new(), resource));
+    delete_collection::<G>(State(server), path, query, body).await
+}
+
+/// `DELETE {root}/namespaces/{namespace}/{resource}/{name}`. The answer is
+/// kube-apiserver's: the object as it is after, when it stays (200; 202 when
+/// `orphanDependents=false` asked for a cascade); once it is gone, or when its deletion
+/// was already under way, its last state for a Pod (its registry returns deleted
+/// objects), a `Success` Status naming it for the other kinds. The options come as
+/// query parameters or, as client-go sends them, as a DeleteOptions body.
+pub async fn delete<G: Group>(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        let Some(kind) = G::kind(&resource) else {
+            return Err(ApiError::unknown_resource());
+        };
+        let kind = scoped(kind, &namespace)?;
+        let options = DeleteOptions::parse(query.as_deref(), &body)?;
+        let generator = server.generator().clone();
+        if kind != generator.spec().kind {
+            return Ok(object_not_found(kind, &name));
+        }
+        let mut pending = false;
+        let removed = server.delete_named(&namespace, &name, options.dry_run, |current| {
+            options.check(kind, &generator, current)?;
+            let plan = plan(kind, &current.to_value(&generator), &options, now());
+            pending = plan.pending;
+            Ok::<_, ApiError>(plan.removal)
+        })?;
+        let Some(removed) = removed else {
+            return Ok(object_not_found(kind, &name));
+        };
+        if removed.gone || pending {
+            return Ok(finalized(kind, &generator, &removed.version));
+        }
+        if !options.dry_run && server.finishes_deletions() {
+            finish_deletion(&server, kind, (&namespace, &name));
+        }
+        let code = match options.orphan_dependents {
+            Some(false) => StatusCode::ACCEPTED,
+            _ => StatusCode::OK,
+        };
+        Ok(object_response(
+            code,
+            &generator,
+            &removed.version,
+            Wire::Json,
+        ))
+    })
+}
+
+/// `DELETE {root}/namespaces/{namespace}/{resource}`: deletes what the selectors select,
+/// each as a DELETE of it would, and answers with the list of them as they were.
+pub async fn delete_collection<G: Group>(
+    State(server): State<ApiServer>,
+    ApiPath((namespace, resource)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    ApiBody(body): ApiBody,
+) -> Response {
+    respond(|| {
+        let kind = scoped(writable(&server, G::kind(&resource))?, &namespace)?;
+        let options = DeleteOptions::parse(query.as_deref(), &body)?;
+        let q = Query::parse(query.as_deref().unwrap_or_default())?;
+        let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
+        let selection = Selection::new(&server, kind, namespace, &q)?;
+        let generator = server.generator().clone();
+        let now = now();
+        let (rv, deleted) = server.delete_where(
+            |v| selection.matches(generator.spec(), v),
+            options.dry_run,
+            |v| plan(kind, &v.to_value(&generator), &options, now).removal,
+        );
+        if !options.dry_run && server.finishes_deletions() {
+            for version in &deleted {
+                let object = version.to_value(&generator);
+                let text = |field: &str| object["metadata"][field].as_str().unwrap_or_default();
+                finish_deletion(&server, kind, (text("namespace"), text("name")));
+            }
+        }
+        let mut buf = format!(
+            r#"{{"kind":"{}List","apiVersion":"{}","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
+            kind.as_str(),
+            kind.api_version()
+        )
+        .into_bytes();
+        for (i, version) in deleted.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            version.write_item(&mut buf, &generator);
+        }
+        buf.extend_from_slice(b"]}");
+        Ok(json_response(StatusCode::OK, Body::from(buf)))
+    })
+}
+
+/// The answer to a DELETE that removed the object or found its deletion under way
+/// (kube-apiserver's `finalizeDelete`): a Pod's last state, else a `Success` Status.
+fn finalized(kind: ObjectKind, generator: &Generator, version: &Version) -> Response {
+    if kind == ObjectKind::Pod {
+        return object_response(StatusCode::OK, generator, version, Wire::Json);
+    }
+    let object = version.to_value(generator);
+    let meta = &object["metadata"];
+    let mut details = json!({"name": meta["name"], "kind": kind.plural(), "uid": meta["uid"]});
+    if !kind.group().is_empty() {
+        details["group"] = json!(kind.group());
+    }
+    let body = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    });
+    json_response(StatusCode::OK, Body::from(body.to_string()))
+}
+
+/// What a DELETE does to one object.
+#[derive(Debug)]
+pub(super) struct Plan {
+    pub(super) removal: Removal,
+    /// The object's graceful deletion was already under way and the DELETE does not
+    /// shorten it: answered as a removal is.
+    pub(super) pending: bool,
+}
+
+/// What a DELETE with `options` does to `current` (the live object as JSON) at `now`
+/// (seconds since the epoch).
+pub(super) fn plan(kind: ObjectKind, current: &Value, options: &DeleteOptions, now: i64) -> Plan {
+    let mut object = current.clone();
+    let grace = match kind {
+        ObjectKind::Pod => pod_grace(&mut object, options, now),
+        _ => Grace::Immediate,
+    };
+    if let Grace::Pending = grace {
+        return Plan {
+            removal: Removal::Keep,
+            pending: true,
+        };
+    }
+    let meta = metadata(&mut object);
+    if let Some(finalizers) = gc_finalizers(meta, options) {
+        meta.insert("finalizers".to_owned(), json!(finalizers));
+    }
+    let finalizers_pending = meta
+        .get("finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    let removal = match grace {
+        Grace::Immediate if finalizers_pending => {
+            mark_as_deleting(meta, now);
+            if object == *current {
+                Removal::Keep
+            } else {
+                Removal::Store(object)
+            }
+        }
+        Grace::Immediate => Removal::Delete,
+        Grace::Period(period) if finalizers_pending || period > 0 => Removal::Store(object),
+        Grace::Period(_) => Removal::StoreThenDelete(object),
+        Grace::Pending => unreachable!("answered above"),
+    };
+    Plan {
+        removal,
+        pending: false,
+    }
+}
+
+/// Whether an update that makes `object` of `current` deletes it instead
+/// (`ShouldDeleteDuringUpdate`): it leaves no finalizer on an object whose deletion
+/// waits for nothing else.
+pub(super) fn emptied(object: &Value, current: &Value) -> bool {
+    let was = &current["metadata"];
+    object["metadata"]["finalizers"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+        && !was["deletionTimestamp"].is_null()
+        && was["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0
+}
+
+/// How a Pod's deletion goes.
+#[derive(Debug, Clone, Copy)]
+enum Grace {
+    /// Not gracefully: at once, but for finalizers.
+    Immediate,
+    /// Gracefully, the deletion fields set; the period the DELETE asked for.
+    Period(i64),
+    /// Already under way, and this DELETE does not shorten it.
+    Pending,
+}
+
+/// A Pod's graceful deletion (`rest.BeforeDelete` with the Pod strategy's
+/// `CheckGracefulDelete`), its deletion fields set in `object`.
+fn pod_grace(object: &mut Value, options: &DeleteOptions, now: i64) -> Grace {
+    let requested = options.grace_period.map(|g| if g < 0 { 1 } else { g });
+    let started = seconds_of(&object["metadata"]["deletionTimestamp"]);
+    let has_generation = object["metadata"]["generation"].as_i64().unwrap_or(0) > 0;
+    let meta = metadata(object);
+    if let Some(at) = started {
+        let existing = meta
+            .get("deletionGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .map(|g| if g < 0 { 1 } else { g });
+        let Some(existing) = existing.filter(|g| *g != 0) else {
+            return Grace::Immediate;
+        };
+        return match requested {
+            Some(wanted) if wanted < existing => {
+                // Shortened: the deadline moves back, never before now; a graceful
+                // request whose whole period has passed still gets a second.
+                let (mut deadline, mut period) = (at - existing + wanted, wanted);
+                if deadline < now {
+                    deadline = now;
+                    if period != 0 {
+                        period = 1;
+                    }
+                }
+                set_deletion(meta, deadline, period);
+                Grace::Period(wanted)
+            }
+            _ => Grace::Pending,
+        };
+    }
+    let spec = &object["spec"];
+    let mut period = requested
+        .or_else(|| spec["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(0);
+    let unscheduled = spec["nodeName"].as_str().is_none_or(str::is_empty);
+    let ended = matches!(
+        object["status"]["phase"].as_str(),
+        Some("Failed" | "Succeeded")
+    );
+    if unscheduled || ended {
+        period = 0;
+    }
+    let period = if period < 0 { 1 } else { period };
+    let meta = metadata(object);
+    set_deletion(meta, now + period, period);
+    if has_generation {
+        bump_generation(meta);
+    }
+    Grace::Period(period)
+}
+
+/// The finalizers the DELETE's propagation asks of the garbage collector, in place of
+/// the object's own `orphan` and `foregroundDeletion`; `None` when they do not change.
+fn gc_finalizers(meta: &Map<String, Value>, options: &DeleteOptions) -> Option<Vec<String>> {
+    let existing: Vec<&str> = meta
+        .get("finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // The object's own say, when the options say nothing: its first GC finalizer.
+    let own = existing.iter().find(|f| GC_FINALIZERS.contains(f)).copied();
+    let orphan = match (options.orphan_dependents, options.propagation.as_deref()) {
+        (Some(orphan), _) => orphan,
+        (None, Some(policy)) => policy == "Orphan",
+        (None, None) => own == Some("orphan"),
+    };
+    let foreground = match (options.orphan_dependents, options.propagation.as_deref()) {
+        (Some(_), _) => false,
+        (None, Some(policy)) => policy == "Foreground",
+        (None, None) => own == Some("foregroundDeletion"),
+    };
+    let mut finalizers: Vec<String> = existing
+        .iter()
+        .filter(|f| !GC_FINALIZERS.contains(f))
+        .map(|f| (*f).to_owned())
+        .collect();
+    if orphan {
+        finalizers.push("orphan".to_owned());
+    }
+    if foreground {
+        finalizers.push("foregroundDeletion".to_owned());
+    }
+    let same = finalizers.len() == existing.len()
+        && finalizers.iter().all(|f| existing.contains(&f.as_str()))
+        && existing.iter().all(|f| finalizers.iter().any(|n| n == f));
+    (!same).then_some(finalizers)
+}
+
+/// `markAsDeleting`: deletion now (or earlier, if it already was) with no grace period;
+/// the generation moves on the first time.
+fn mark_as_deleting(meta: &mut Map<String, Value>, now: i64) {
+    let started = meta.get("deletionTimestamp").and_then(seconds_of);
+    if started.is_none() && meta.get("generation").and_then(Value::as_i64).unwrap_or(0) > 0 {
+        bump_generation(meta);
+    }
+    let at = started.filter(|at| *at <= now).unwrap_or(now);
+    set_deletion(meta, at, 0);
+}
+
+fn set_deletion(meta: &mut Map<String, Value>, at: i64, period: i64) {
+    meta.insert("deletionTimestamp".to_owned(), timestamp(at));
+    meta.insert("deletionGracePeriodSeconds".to_owned(), json!(period));
+}
+
+fn bump_generation(meta: &mut Map<String, Value>) {
+    let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+    meta.insert("generation".to_owned(), json!(generation + 1));
+}
+
+fn metadata(object: &mut Value) -> &mut Map<String, Value> {
+    if !object["metadata"].is_object() {
+        object["metadata"] = json!({});
+    }
+    object["metadata"]
+        .as_object_mut()
+        .expect("metadata was made an object")
+}
+
+/// What a cluster does after a DELETE leaves `key`'s deletion pending: the garbage
+/// collector, with no dependents to wait for, removes its finalizers (deleting the
+/// object when none is left, as the update that empties them does); the kubelet, with
+/// no containers to stop, deletes a Pod with no grace period.
+fn finish_deletion(server: &ApiServer, kind: ObjectKind, (namespace, name): (&str, &str)) {
+    let generator = server.generator().clone();
+    let Ok(_) = server.delete_named(namespace, name, false, |current| {
+        let current = current.to_value(&generator);
+        if current["metadata"]["deletionTimestamp"].is_null() {
+            return Ok::<_, Infallible>(Removal::Keep);
+        }
+        let mut object = current.clone();
+        let meta = metadata(&mut object);
+        if let Some(Value::Array(finalizers)) = meta.get_mut("finalizers") {
+            finalizers.retain(|f| f.as_str().is_none_or(|f| !GC_FINALIZERS.contains(&f)));
+        }
+        Ok(if object == current {
+            Removal::Keep
+        } else if emptied(&object, &current) {
+            Removal::Delete
+        } else {
+            Removal::Store(object)
+        })
+    });
+    if kind == ObjectKind::Pod {
+        let kubelet = DeleteOptions {
+            grace_period: Some(0),
+            ..DeleteOptions::default()
+        };
+        let Ok(_) = server.delete_named(namespace, name, false, |current| {
+            let current = current.to_value(&generator);
+            if current["metadata"]["deletionTimestamp"].is_null() {
+                return Ok::<_, Infallible>(Removal::Keep);
+            }
+            Ok(plan(kind, &current, &kubelet, now()).removal)
+        });
+    }
+}
+
+/// The time now, in seconds since the epoch.
+pub(super) fn now() -> i64 {
+    Timestamp::now().as_second()
+}
+
+/// `second` as the API writes a time.
+fn timestamp(second: i64) -> Value {
+    let at = Timestamp::from_second(second).unwrap_or(Timestamp::UNIX_EPOCH);
+    serde_json::to_value(Time(at)).expect("a time serializes")
+}
+
+/// A time as the API writes it, in seconds since the epoch.
+fn seconds_of(value: &Value) -> Option<i64> {
+    let time: Time = serde_json::from_value(value.clone()).ok()?;
+    Some(time.0.as_second())
+}
