@@ -5,8 +5,10 @@
 //! map, even where the client sent none: a struct as `{}` (a container's `resources`, a
 //! container status's `lastState`), a zero time as `null` (a condition's
 //! `lastProbeTime`), a string or number without `omitempty` as `""` or `0`. Fields Go
-//! leaves out at their zero (`omitempty` scalars, `omitzero`) stay out. The table of which
-//! is which is proto/go-fields.tsv, as for the protobuf wire.
+//! leaves out at their zero (`omitempty` scalars, `omitzero`) stay out, and those a client
+//! sent at their zero are taken out as Go's `omitempty` drops them: an empty list or map
+//! (`"finalizers": []`, `"labels": {}`), a value type's `""`, `0` or `false`. The table of
+//! which is which is proto/go-fields.tsv, as for the protobuf wire.
 
 use serde_json::{Map, Value};
 
@@ -32,6 +34,10 @@ fn fill(plans: &Plans, plan: usize, value: &mut Value) {
         return;
     };
     for field in &message.fields {
+        if field.go.omitempty && object.get(&*field.name).is_some_and(|v| empty(field, v)) {
+            // Then filled again if Go writes it at its zero (a struct).
+            object.remove(&*field.name);
+        }
         let Scalar::Message(inner) = field.value else {
             if !object.contains_key(&*field.name)
                 && let Some(zero) = zero(plans, field)
@@ -62,6 +68,22 @@ fn fill(plans: &Plans, plan: usize, value: &mut Value) {
                 }
             }
         }
+    }
+}
+
+/// Whether `value` is what Go's `omitempty` leaves out for `field`: an empty slice or map,
+/// and a value type's zero (`""`, `0`, `false`); never a struct, nor a pointer that is
+/// set (to zero or not).
+fn empty(field: &FieldPlan, value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(entries) => field.shape == Shape::Map && entries.is_empty(),
+        Value::String(text) if field.value == Scalar::Bytes => text.is_empty(),
+        _ if !field.go.always || field.shape != Shape::Single => false,
+        Value::String(text) => text.is_empty() && field.value == Scalar::String,
+        Value::Bool(set) => !set,
+        Value::Number(n) => !matches!(field.value, Scalar::Message(_)) && n.as_f64() == Some(0.0),
     }
 }
 

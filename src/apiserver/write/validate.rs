@@ -249,7 +249,8 @@ fn deployment_status(status: &Value, causes: &mut Causes) {
         ("availableReplicas", replicas, "status.replicas"),
         ("availableReplicas", ready, "readyReplicas"),
     ] {
-        if let Some(n) = count(field).filter(|n| *n > most) {
+        // A count left out is Go's zero, checked as any other.
+        if let Some(n) = Some(count(field).unwrap_or(0)).filter(|n| *n > most) {
             causes.invalid(
                 &format!("status.{field}"),
                 &json!(n),

@@ -1,6 +1,7 @@
 //! What Go's JSON writes at its zero, on objects written through the API: structs as
 //! `{}`, zero times as `null`, strings without `omitempty` as `""`; what Go leaves out
-//! (omitempty scalars, an `omitzero` time) stays out.
+//! (omitempty scalars, an `omitzero` time) stays out, and so does what a client sent at
+//! an omitempty zero (an empty list or map, `""`, `false`).
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -96,4 +97,27 @@ async fn a_label_on_a_generated_object_changes_neither_its_spec_nor_its_generati
             "{kind:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn what_a_client_sends_at_its_zero_is_left_out_as_go_leaves_it_out() {
+    let server = ApiServer::new(crate::apiserver::generate::test_spec());
+    let web = json!({
+        "metadata": {"name": "web", "labels": {}, "finalizers": [], "generateName": ""},
+        "spec": {"containers": [{"name": "app", "image": "app:1", "args": [], "stdin": false}],
+                 "hostNetwork": false, "terminationGracePeriodSeconds": 0},
+    });
+    let (code, pod) = send(&server, "POST", PODS, JSON, &web.to_string()).await;
+    assert_eq!(code, StatusCode::CREATED, "{pod}");
+    let meta = &pod["metadata"];
+    for field in ["labels", "finalizers", "generateName"] {
+        assert!(meta.get(field).is_none(), "{field}: {meta}");
+    }
+    let container = &pod["spec"]["containers"][0];
+    assert!(container.get("args").is_none() && container.get("stdin").is_none());
+    assert!(pod["spec"].get("hostNetwork").is_none());
+    assert_eq!(
+        pod["spec"]["terminationGracePeriodSeconds"], 0,
+        "a pointer set to zero is written"
+    );
 }
