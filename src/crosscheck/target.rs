@@ -73,7 +73,8 @@ pub struct Answer {
 
 impl Target {
     /// The built-in apiserver, holding objects of `kind`, served on loopback as `serve`
-    /// serves it.
+    /// serves it, but standing alone as the real server does here (no kubelet or garbage
+    /// collector finishes a deletion).
     pub async fn builtin(kind: ObjectKind) -> anyhow::Result<Target> {
         let spec = ObjectSpec {
             kind,
@@ -82,6 +83,7 @@ impl Target {
         };
         let namespace = apiserver::namespace_of(&spec);
         let server = ApiServer::serving(spec, None);
+        server.stand_alone();
         let (addr, gate) = apiserver::serve_loopback(&server)
             .await
             .context("serving the built-in apiserver on loopback")?;
