@@ -161,7 +161,7 @@ enum Subcommands {
     /// compare the answers (status codes, Status reasons, body shapes, watch events).
     ///
     /// Makes a namespace of its own on the real server for each round (copies of the
-    /// built-in server's ConfigMaps, then Deployments, go in it) and deletes it at the end,
+    /// built-in server's ConfigMaps, then Deployments, then Pods, go in it) and deletes it at the end,
     /// also on failure and Ctrl-C. Exit
     /// code 1 if an answer differs in a way the known differences do not explain.
     Crosscheck(CrosscheckArgs),

@@ -6,7 +6,7 @@
 //!
 //! - [`plan`]: the requests and their placeholders;
 //! - [`target`]: the two servers, their setup (the same objects of the round's kind,
-//!   ConfigMaps then Deployments, in a namespace of each) and clean-up;
+//!   ConfigMaps, Deployments, then Pods, in a namespace of each) and clean-up;
 //! - [`shape`]: what is compared of an answer.
 
 pub mod known;
@@ -106,7 +106,7 @@ pub enum Progress<'a> {
     Answered(&'a Row),
 }
 
-/// Sets up both servers for each round (ConfigMaps, then Deployments), sends every
+/// Sets up both servers for each round (ConfigMaps, Deployments, Pods), sends every
 /// request of the round to both, and cleans up the real server's namespace, also when a
 /// request fails or on Ctrl-C (which then ends the check with an error).
 pub async fn check(

@@ -88,6 +88,10 @@ struct File {
 /// after [`REQUESTS`] to servers holding Deployments.
 pub const DEPLOYMENT_REQUESTS: &str = include_str!("deployments.toml");
 
+/// The requests of the Pods' round ([`pods.toml`](pods.toml)), sent last to servers
+/// holding Pods.
+pub const POD_REQUESTS: &str = include_str!("pods.toml");
+
 /// The compiled-in requests of the ConfigMaps' round.
 pub fn requests() -> Vec<Request> {
     parse(REQUESTS)
@@ -98,6 +102,7 @@ pub fn rounds() -> Vec<(ObjectKind, Vec<Request>)> {
     vec![
         (ObjectKind::ConfigMap, requests()),
         (ObjectKind::Deployment, parse(DEPLOYMENT_REQUESTS)),
+        (ObjectKind::Pod, parse(POD_REQUESTS)),
     ]
 }
 

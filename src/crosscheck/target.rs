@@ -1,6 +1,6 @@
 //! The two servers of the differential check: the built-in apiserver on loopback, and a
 //! real one named by a kubeconfig, each holding the same objects of a round's kind
-//! (ConfigMaps, then Deployments) in a namespace of its own.
+//! (ConfigMaps, Deployments, then Pods) in a namespace of its own.
 
 use std::path::Path;
 use std::time::Duration;
@@ -142,7 +142,21 @@ impl Target {
                 self.name
             );
         }
-        Ok(self.made.insert(namespace))
+        self.made = Some(namespace.clone());
+        if kind == ObjectKind::Pod {
+            // No controller makes it on a bare kube-apiserver, and ServiceAccount
+            // admission refuses pods without it.
+            let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}});
+            let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
+            let created = self.post(&path, account).await?;
+            if created != 201 {
+                bail!(
+                    "creating {namespace}'s default service account on {}: status {created}",
+                    self.name
+                );
+            }
+        }
+        Ok(self.made.as_deref().unwrap_or_default())
     }
 
     /// Copies `objects` into the namespace [`Target::make_namespace`] made: each created,
@@ -347,6 +361,21 @@ impl Target {
         let Some(namespace) = &self.made else {
             return Ok(());
         };
+        if self.kind == ObjectKind::Pod {
+            // No kubelet ends a pod's graceful deletion here, so the namespace controller
+            // would wait for them forever: they go first, with no grace period.
+            let pods = Resolved {
+                method: http::Method::DELETE,
+                uri: format!("/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0"),
+                accept: None,
+                content_type: None,
+                body: None,
+            };
+            let deleted = self.send(&pods, false).await?.observed.status;
+            if deleted != 200 {
+                bail!("deleting the pods of {namespace}: status {deleted}");
+            }
+        }
         let path = format!("/api/v1/namespaces/{namespace}");
         let delete = Resolved {
             method: http::Method::DELETE,
