@@ -331,7 +331,7 @@ async fn collection(
 /// Sends one request through the router, as kubectl would; returns the status code and
 /// the body as JSON (null when it is not JSON). For tests.
 #[cfg(test)]
-pub(super) async fn request(
+pub(crate) async fn request(
     server: &ApiServer,
     method: &str,
     uri: &str,
@@ -375,6 +375,25 @@ pub(super) async fn body_so_far(body: Body) -> Vec<u8> {
         all.extend_from_slice(&chunk);
     }
     all
+}
+
+/// The events a watch at `uri` sends within a moment of quiet, each as JSON. For tests.
+#[cfg(test)]
+pub(crate) async fn watch_events(server: &ApiServer, uri: &str) -> Vec<serde_json::Value> {
+    use tower::ServiceExt;
+    let request = axum::http::Request::builder()
+        .uri(uri)
+        .body(Body::empty())
+        .expect("a test request is well-formed");
+    let response = router(server.clone())
+        .oneshot(request)
+        .await
+        .expect("the router is infallible");
+    let bytes = body_so_far(response.into_body()).await;
+    serde_json::Deserializer::from_slice(&bytes)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("a watch sends JSON events")
 }
 
 #[cfg(test)]

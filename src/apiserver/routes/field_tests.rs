@@ -1,8 +1,6 @@
 //! Field selectors on every kind: the fields kube-apiserver lets each kind be selected
 //! by, generated and written objects read alike, and watches that see only what matches.
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
@@ -181,7 +179,6 @@ async fn a_field_the_kind_is_not_selected_by_is_a_bad_request() {
 
 #[tokio::test]
 async fn a_watch_by_node_sees_only_that_nodes_pods() {
-    use tower::ServiceExt;
     let server = server_of(ObjectKind::Pod, 300);
     let (all, node) = pods_and_first_node(&server).await;
     let rv = all["metadata"]["resourceVersion"]
@@ -196,28 +193,7 @@ async fn a_watch_by_node_sees_only_that_nodes_pods() {
     let uri = format!(
         "/api/v1/pods?watch=true&resourceVersion={rv}&fieldSelector=spec.nodeName%3D{node}"
     );
-    let request = axum::http::Request::builder()
-        .uri(uri)
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let response = super::router(server.clone())
-        .oneshot(request)
-        .await
-        .unwrap();
-    let mut stream = response.into_body().into_data_stream();
-    let mut bytes = Vec::new();
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
-        Duration::from_millis(100),
-        futures::StreamExt::next(&mut stream),
-    )
-    .await
-    {
-        bytes.extend_from_slice(&chunk);
-    }
-    let events: Vec<Value> = serde_json::Deserializer::from_slice(&bytes)
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let events = super::watch_events(&server, &uri).await;
     assert_eq!(events.len(), on_node);
     assert!(
         events

@@ -1,17 +1,14 @@
 //! DELETE with finalizers, graceful deletion and propagation, as kube-apiserver v1.37
 //! answers them (crosscheck holds the same requests to a real one).
 
-use std::time::Duration;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 use super::delete::{now, plan};
 use super::options::DeleteOptions;
 use super::*;
-use crate::apiserver::routes::request as send;
+use crate::apiserver::routes::{request as send, watch_events};
 use crate::scenario::ObjectSpec;
 
 const JSON: &str = "application/json";
@@ -28,28 +25,11 @@ fn server_of(kind: ObjectKind) -> ApiServer {
 
 /// The types of the events a watch from `rv` on `path` gets, each with its object.
 async fn events_since(server: &ApiServer, path: &str, rv: u64) -> Vec<(String, Value)> {
-    let request = axum::http::Request::builder()
-        .uri(format!("{path}?watch=true&resourceVersion={rv}"))
-        .body(axum::body::Body::empty())
-        .unwrap();
-    let router = crate::apiserver::routes::router(server.clone());
-    let response = router.oneshot(request).await.unwrap();
-    let mut stream = response.into_body().into_data_stream();
-    let mut bytes = Vec::new();
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(
-        Duration::from_millis(100),
-        futures::StreamExt::next(&mut stream),
-    )
-    .await
-    {
-        bytes.extend_from_slice(&chunk);
-    }
-    serde_json::Deserializer::from_slice(&bytes)
-        .into_iter::<Value>()
-        .map(|e| {
-            let e = e.unwrap();
-            (e["type"].as_str().unwrap().to_owned(), e["object"].clone())
-        })
+    let uri = format!("{path}?watch=true&resourceVersion={rv}");
+    watch_events(server, &uri)
+        .await
+        .into_iter()
+        .map(|e| (e["type"].as_str().unwrap().to_owned(), e["object"].clone()))
         .collect()
 }
 
