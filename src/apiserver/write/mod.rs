@@ -412,7 +412,7 @@ impl<'a> Write<'a> {
                 Endpoint::Status => status::prepared(kind, object, &current),
             };
             validate::object(kind, key, &object, endpoint)?;
-            validate::deletion_update(kind, key, &object, &current)?;
+            validate::update(kind, key, &object, &current, endpoint)?;
             let manager = &self.options.field_manager;
             let mut object = finish(kind, object, Some(&current), "", (manager, endpoint));
             if delete::emptied(&object, &current) {
@@ -499,6 +499,8 @@ fn writable(server: &ApiServer, kind: Option<ObjectKind>) -> Result<ObjectKind, 
 
 #[cfg(test)]
 mod delete_tests;
+#[cfg(test)]
+mod pod_update_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

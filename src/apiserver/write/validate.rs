@@ -169,18 +169,27 @@ fn finalizers(finalizers: &Value, causes: &mut Causes) {
     }
 }
 
-/// What an update may not do to a deletion (`ValidateObjectMetaAccessorUpdate`, after
-/// `rest.BeforeUpdate` kept the live deletion fields where the update left them out):
-/// add a finalizer to an object being deleted, start a deletion, or change its grace
-/// period.
-pub(super) fn deletion_update(
+/// What an update may not do, all of it at once (422): to a deletion
+/// (`ValidateObjectMetaAccessorUpdate`, after `rest.BeforeUpdate` kept the live deletion
+/// fields where the update left them out), add a finalizer to an object being deleted,
+/// start a deletion, or change its grace period; to a Pod's spec, through the object,
+/// change anything but what `ValidatePodUpdate` lets change.
+pub(super) fn update(
     kind: ObjectKind,
     key: &NamespacedName,
     object: &Value,
     current: &Value,
+    endpoint: Endpoint,
 ) -> Result<(), ApiError> {
     let mut causes = Causes::default();
-    let (new, was) = (&object["metadata"], &current["metadata"]);
+    deletion_update(&object["metadata"], &current["metadata"], &mut causes);
+    if (kind, endpoint) == (ObjectKind::Pod, Endpoint::Object) {
+        pod_spec_update(&object["spec"], &current["spec"], &mut causes);
+    }
+    causes.into_result(kind, &key.name)
+}
+
+fn deletion_update(new: &Value, was: &Value, causes: &mut Causes) {
     let listed = |meta: &Value| -> Vec<String> {
         let names = meta["finalizers"].as_array().into_iter().flatten();
         names
@@ -215,7 +224,169 @@ pub(super) fn deletion_update(
             causes.invalid(&format!("metadata.{field}"), value, "field is immutable");
         }
     }
-    causes.into_result(kind, &key.name)
+}
+
+/// What `ValidatePodUpdate` lets an update of a Pod change in its spec.
+const UPDATABLE_POD_SPEC_FIELDS: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+/// `ValidatePodUpdate`'s spec checks: the same containers, each with an image; an active
+/// deadline only shortened; tolerations only added (their `tolerationSeconds` may
+/// change); scheduling gates only removed; and nothing else changed. (A gated pod's node
+/// selector and affinity, which may also change, are held to no change here.)
+fn pod_spec_update(new: &Value, old: &Value, causes: &mut Causes) {
+    if !pod_containers_update(new, old, causes) || !pod_deadline_update(new, old, causes) {
+        return;
+    }
+    pod_tolerations_update(new, old, causes);
+    if new != old {
+        pod_spec_fixed(new, old, causes);
+    }
+}
+
+/// The elements of list `field` of `spec` (none when it has none).
+fn list(spec: &Value, field: &str) -> Vec<Value> {
+    spec[field].as_array().cloned().unwrap_or_default()
+}
+
+/// The same containers, each with an image; `false` when the rest is not checked.
+fn pod_containers_update(new: &Value, old: &Value, causes: &mut Causes) -> bool {
+    for field in ["containers", "initContainers"] {
+        let (containers, before) = (list(new, field), list(old, field));
+        if containers.len() != before.len() {
+            let message = "Forbidden: pod updates may not add or remove containers".to_owned();
+            causes.push("FieldValueForbidden", &format!("spec.{field}"), message);
+            return false;
+        }
+        for (i, container) in containers.iter().enumerate() {
+            let image = container["image"].as_str().unwrap_or_default();
+            let at = format!("spec.{field}[{i}].image");
+            if image.is_empty() {
+                causes.push("FieldValueRequired", &at, "Required value".to_owned());
+            } else if image.trim() != image {
+                causes.invalid(
+                    &at,
+                    &json!(image),
+                    "must not have leading or trailing whitespace",
+                );
+            }
+        }
+    }
+    true
+}
+
+/// An active deadline only shortened; `false` when the rest is not checked.
+fn pod_deadline_update(new: &Value, old: &Value, causes: &mut Causes) -> bool {
+    let field = "spec.activeDeadlineSeconds";
+    match (
+        new["activeDeadlineSeconds"].as_i64(),
+        old["activeDeadlineSeconds"].as_i64(),
+    ) {
+        (Some(deadline), _) if !(0..=i64::from(i32::MAX)).contains(&deadline) => {
+            let why = format!("must be between 0 and {}, inclusive", i32::MAX);
+            causes.invalid(field, &json!(deadline), &why);
+            return false;
+        }
+        (Some(deadline), Some(was)) if was < deadline => {
+            let why = "must be less than or equal to previous value";
+            causes.invalid(field, &json!(deadline), why);
+            return false;
+        }
+        (None, Some(_)) => {
+            causes.invalid(
+                field,
+                &Value::Null,
+                "must not update from a positive integer to nil value",
+            );
+        }
+        _ => {}
+    }
+    true
+}
+
+/// Tolerations only added (their `tolerationSeconds` may change), scheduling gates only
+/// removed.
+fn pod_tolerations_update(new: &Value, old: &Value, causes: &mut Causes) {
+    let tolerations = list(new, "tolerations");
+    let kept = list(old, "tolerations").iter().all(|was| {
+        tolerations.iter().any(|t| {
+            let mut was = was.clone();
+            match t.get("tolerationSeconds") {
+                Some(seconds) => was["tolerationSeconds"] = seconds.clone(),
+                None => {
+                    was.as_object_mut().map(|w| w.remove("tolerationSeconds"));
+                }
+            }
+            was == *t
+        })
+    });
+    if !kept {
+        let message =
+            "Forbidden: existing toleration can not be modified except its tolerationSeconds";
+        causes.push(
+            "FieldValueForbidden",
+            "spec.tolerations",
+            message.to_owned(),
+        );
+    }
+    let gate = |g: &Value| g["name"].clone();
+    let gates: Vec<Value> = list(old, "schedulingGates").iter().map(gate).collect();
+    if let Some(added) = list(new, "schedulingGates")
+        .iter()
+        .map(gate)
+        .find(|g| !gates.contains(g))
+    {
+        let message = format!(
+            "Forbidden: only deletion is allowed, but found new scheduling gate '{}'",
+            added.as_str().unwrap_or_default()
+        );
+        causes.push("FieldValueForbidden", "spec.schedulingGates", message);
+    }
+}
+
+/// Nothing changed but what may change.
+fn pod_spec_fixed(new: &Value, old: &Value, causes: &mut Causes) {
+    // What may change, put back as it was; whatever then differs may not change.
+    let mut munged = new.clone();
+    for field in ["containers", "initContainers"] {
+        let before = list(old, field);
+        let containers = munged.get_mut(field).and_then(Value::as_array_mut);
+        for (container, was) in containers.into_iter().flatten().zip(&before) {
+            container["image"] = was["image"].clone();
+        }
+    }
+    let Some(spec) = munged.as_object_mut() else {
+        return; // No spec: validation of the object refused it already.
+    };
+    for field in ["activeDeadlineSeconds", "schedulingGates", "tolerations"] {
+        match old.get(field) {
+            Some(was) => spec.insert(field.to_owned(), was.clone()),
+            None => spec.remove(field),
+        };
+    }
+    let grace = "terminationGracePeriodSeconds";
+    if old[grace].as_i64().is_some_and(|g| g < 0) && new[grace] == 1 {
+        spec.insert(grace.to_owned(), old[grace].clone());
+    }
+    let changed: Vec<&str> = changed_fields(&munged, old);
+    if !changed.is_empty() {
+        let message = format!(
+            "Forbidden: pod updates may not change fields other than {UPDATABLE_POD_SPEC_FIELDS}; changed: {}",
+            changed.join(", ")
+        );
+        causes.push("FieldValueForbidden", "spec", message);
+    }
+}
+
+/// The fields of `spec` whose values differ from `was`'s, by name.
+fn changed_fields<'a>(spec: &'a Value, was: &'a Value) -> Vec<&'a str> {
+    let (Some(spec), Some(was)) = (spec.as_object(), was.as_object()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<&str> = spec.keys().chain(was.keys()).map(String::as_str).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.retain(|name| spec.get(*name) != was.get(*name));
+    names
 }
 
 /// A Deployment's status counts, as `ValidateDeploymentStatus` checks them: none
@@ -319,6 +490,53 @@ fn pod_spec(spec: &Value, causes: &mut Causes) {
             "spec.activeDeadlineSeconds",
             &json!(n),
             "must be greater than or equal to 1",
+        );
+    }
+    let tolerations = spec["tolerations"].as_array().map(Vec::as_slice);
+    for (i, t) in tolerations.unwrap_or_default().iter().enumerate() {
+        toleration(&format!("spec.tolerations[{i}]"), t, causes);
+    }
+}
+
+/// `ValidateTolerations` for one toleration at `at`.
+fn toleration(at: &str, t: &Value, causes: &mut Causes) {
+    let text = |field: &str| t[field].as_str().unwrap_or_default();
+    let (key, operator, value, effect) =
+        (text("key"), text("operator"), text("value"), text("effect"));
+    if !key.is_empty()
+        && let Some(why) = qualified_name_error(key)
+    {
+        causes.invalid(&format!("{at}.key"), &json!(key), &why);
+    }
+    if key.is_empty() && operator != "Exists" {
+        let why = "operator must be Exists when `key` is empty, which means \"match all values and all keys\"";
+        causes.invalid(&format!("{at}.operator"), &json!(operator), why);
+    }
+    if !t["tolerationSeconds"].is_null() && effect != "NoExecute" {
+        let why = "effect must be 'NoExecute' when `tolerationSeconds` is set";
+        causes.invalid(&format!("{at}.effect"), &json!(effect), why);
+    }
+    match operator {
+        "" | "Equal" if !is_label_value(value) => {
+            causes.invalid(&format!("{at}.operator"), &json!(value), LABEL_VALUE);
+        }
+        "" | "Equal" => {}
+        "Exists" if !value.is_empty() => {
+            let why = "value must be empty when `operator` is 'Exists'";
+            causes.invalid(&format!("{at}.operator"), &json!(t), why);
+        }
+        "Exists" => {}
+        other => causes.push(
+            "FieldValueNotSupported",
+            &format!("{at}.operator"),
+            format!("Unsupported value: {other:?}: supported values: \"Equal\", \"Exists\""),
+        ),
+    }
+    if !matches!(effect, "" | "NoSchedule" | "PreferNoSchedule" | "NoExecute") {
+        causes.push(
+            "FieldValueNotSupported",
+            &format!("{at}.effect"),
+            format!("Unsupported value: {effect:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""),
         );
     }
 }
