@@ -215,6 +215,28 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
             ));
         }
     }
+    for (field, selector) in [
+        ("label_selector", &raw.label_selector),
+        ("field_selector", &raw.field_selector),
+    ] {
+        let placeholder = format!("{{{field}}}");
+        let passed = command.as_ref().iter().any(|w| w.contains(&placeholder))
+            || raw.env.values().any(|v| v.contains(&placeholder));
+        if let Some(selector) = selector.as_ref().filter(|_| !passed) {
+            return Err(Problem::at(
+                key(field),
+                selector.span(),
+                format!(
+                    "the run checks the program's store against the objects `{field}` \
+                     selects, but neither `command` nor `env` passes it to the program"
+                ),
+            )
+            .hint(format!(
+                "add {placeholder} to the program's arguments, such as \"--{}={placeholder}\"",
+                field.replace('_', "-")
+            )));
+        }
+    }
     let url = |v: &Option<Spanned<String>>, field: &str| -> Result<Option<String>, Problem> {
         let Some(v) = v else { return Ok(None) };
         if !v.as_ref().starts_with("http://") {

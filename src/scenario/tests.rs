@@ -571,4 +571,16 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
     };
     let subject = s.variants[0].subject.as_ref().unwrap();
     assert_eq!(subject.argv(&values), ["x", "-l=app=web"]);
+    // ... and one that is never told would hold every object, failing the store check.
+    let e = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\", \"-l={label_selector}\"]\nfield_selector = \"metadata.name=a\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("at `variant[0].field_selector`"), "{e}");
+    assert!(e.contains("{field_selector}"), "{e}");
+    let s = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\"]\nenv = { SELECTOR = \"{label_selector}\" }\nlabel_selector = \"app=web\"",
+    );
+    assert!(s.is_ok(), "{s:?}");
 }
