@@ -221,6 +221,23 @@ impl ApiServer {
         self.mutate(amount, selector, seed, State::recreate)
     }
 
+    /// [`ApiServer::delete`] for pods, as a cluster deletes them: each goes through the
+    /// MODIFIED events of a graceful deletion ([`generate::Stage`]), every pod a step
+    /// before the next, then the DELETED events.
+    pub fn delete_gracefully(&self, amount: Amount, selector: &LabelSelector, seed: u64) -> u64 {
+        self.mutate(amount, selector, seed, |state, picked| {
+            state.delete_gracefully(picked, false);
+        })
+    }
+
+    /// [`ApiServer::recreate`] after a graceful deletion ([`ApiServer::delete_gracefully`]):
+    /// a StatefulSet's pod, deleted and made again under its name.
+    pub fn recreate_gracefully(&self, amount: Amount, selector: &LabelSelector, seed: u64) -> u64 {
+        self.mutate(amount, selector, seed, |state, picked| {
+            state.delete_gracefully(picked, true);
+        })
+    }
+
     /// Moves the resourceVersion on by one write to another resource: no event of this
     /// resource, but a watch resumed from before it can be compacted away.
     pub fn advance_elsewhere(&self) {
@@ -432,12 +449,9 @@ impl ApiServer {
         let new_uid = generate::uid(self.shared.generator.spec(), new_index, incarnation);
         let written = Written::new(body(current.as_ref(), &new_uid)?);
         if dry_run {
-            let id = current.map(|c| c.id).unwrap_or(ObjectId {
-                index: new_index,
-                incarnation,
-                generation: 1,
-                resource_version: 0,
-            });
+            let id = current
+                .map(|c| c.id)
+                .unwrap_or(ObjectId::new(new_index, incarnation, 1, 0));
             return Ok(Version {
                 id,
                 written: Some(Arc::new(written)),

@@ -143,7 +143,7 @@ impl Selection {
                 self.fields.matches(&name, &namespace)
             } else {
                 self.fields
-                    .matches_with(|field| generate::selectable_field(spec, id.index, field))
+                    .matches_with(|field| generate::selectable_field(spec, id, field))
             };
             if !matches {
                 return false;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::generate::ObjectId;
+use super::generate::{ObjectId, Stage};
 use super::version::{NamespacedName, Version, Written};
 
 /// One object's identity and version data; the index is its position in the table.
@@ -28,6 +28,7 @@ struct Record {
     generation: u32,
     incarnation: u32,
     alive: bool,
+    stage: Stage,
 }
 
 /// What a watch event says happened.
@@ -62,6 +63,40 @@ pub struct HistoryEvent {
     pub object: ObjectId,
     /// The object's resourceVersion before the event (0 for ADDED).
     pub previous_resource_version: u64,
+    /// How far its graceful deletion had gone before the event: a MODIFIED event that
+    /// moves it on changes its stage and not its generation.
+    pub previous_stage: Stage,
+}
+
+impl HistoryEvent {
+    /// The version the event replaced (for DELETED: the object's last state at its
+    /// version before); `None` for ADDED.
+    pub fn before(&self) -> Option<ObjectId> {
+        let object = ObjectId {
+            resource_version: self.previous_resource_version,
+            stage: self.previous_stage,
+            ..self.object
+        };
+        match self.kind {
+            EventKind::Added => None,
+            EventKind::Modified if self.previous_stage == self.object.stage => Some(ObjectId {
+                generation: self.object.generation - 1,
+                ..object
+            }),
+            EventKind::Modified | EventKind::Deleted => Some(object),
+        }
+    }
+}
+
+/// What a mutation does to a live object.
+#[derive(Debug)]
+enum Change {
+    /// A new generation: generated, or the body written over HTTP.
+    Update(Option<Arc<Written>>),
+    /// The next step of its graceful deletion.
+    Advance,
+    /// Gone; a DELETED event carries its last state.
+    Delete,
 }
 
 /// The request's resourceVersion is older than the history the server keeps (HTTP 410).
@@ -126,6 +161,7 @@ impl State {
                 generation: 1,
                 incarnation: 0,
                 alive: true,
+                stage: Stage::Live,
             })
             .collect();
         State {
@@ -171,10 +207,8 @@ impl State {
 
     fn identity(index: u32, r: &Record) -> ObjectId {
         ObjectId {
-            index,
-            incarnation: r.incarnation,
-            generation: r.generation,
-            resource_version: r.resource_version,
+            stage: r.stage,
+            ..ObjectId::new(index, r.incarnation, r.generation, r.resource_version)
         }
     }
 
@@ -203,27 +237,31 @@ impl State {
         alive
     }
 
-    /// Applies one mutation to a live object, records its event and returns the object as
-    /// the event shows it. `body` is the new version's body when it was written over HTTP;
-    /// a deletion keeps the last body, for the DELETED event.
-    fn mutate(&mut self, index: u32, kind: EventKind, body: Option<Arc<Written>>) -> ObjectId {
+    /// Applies one change to a live object, records its event and returns the object as
+    /// the event shows it. A deletion keeps the last body written over HTTP, for the
+    /// DELETED event.
+    fn mutate(&mut self, index: u32, change: Change) -> ObjectId {
         self.resource_version += 1;
         let rv = self.resource_version;
         let r = &mut self.records[index as usize];
         debug_assert!(r.alive, "mutating a deleted object");
-        let previous = r.resource_version;
+        let (previous, previous_stage) = (r.resource_version, r.stage);
         r.resource_version = rv;
-        let body = match kind {
-            EventKind::Modified => {
+        let (kind, body) = match change {
+            Change::Update(body) => {
                 r.generation += 1;
-                body
+                (EventKind::Modified, body)
             }
-            EventKind::Deleted => {
+            Change::Advance => {
+                r.stage = r.stage.next();
+                (EventKind::Modified, None)
+            }
+            Change::Delete => {
                 r.alive = false;
                 self.alive -= 1;
-                self.bodies.get(&previous).map(|(_, w)| Arc::clone(w))
+                let last = self.bodies.get(&previous).map(|(_, w)| Arc::clone(w));
+                (EventKind::Deleted, last)
             }
-            EventKind::Added => unreachable!("creation goes through `add`"),
         };
         let object = State::identity(index, r);
         if let Some(body) = body {
@@ -233,13 +271,14 @@ impl State {
             kind,
             object,
             previous_resource_version: previous,
+            previous_stage,
         });
         object
     }
 
     /// Deletes one live object; returns its last state, with the deletion's version.
     pub fn delete_one(&mut self, index: u32) -> ObjectId {
-        self.mutate(index, EventKind::Deleted, None)
+        self.mutate(index, Change::Delete)
     }
 
     /// The body of version `id`, when it was written over HTTP; `None` for a generated one.
@@ -266,7 +305,7 @@ impl State {
     pub fn write(&mut self, index: Option<u32>, body: Written) -> ObjectId {
         let body = Arc::new(body);
         match index {
-            Some(i) if self.get(i).is_some() => self.mutate(i, EventKind::Modified, Some(body)),
+            Some(i) if self.get(i).is_some() => self.mutate(i, Change::Update(Some(body))),
             Some(i) => self.add(i, Some(body)),
             None => {
                 let i = self.records.len() as u32;
@@ -296,6 +335,7 @@ impl State {
                     generation: 1,
                     incarnation: old.incarnation + 1,
                     alive: true,
+                    stage: Stage::Live,
                 }
             }
             None => Record {
@@ -303,6 +343,7 @@ impl State {
                 generation: 1,
                 incarnation: 0,
                 alive: true,
+                stage: Stage::Live,
             },
         };
         if index as usize == self.records.len() {
@@ -319,6 +360,7 @@ impl State {
             kind: EventKind::Added,
             object,
             previous_resource_version: 0,
+            previous_stage: Stage::Live,
         });
         object
     }
@@ -336,8 +378,31 @@ impl State {
     /// UID: the delete+recreate that namespace/name keys cannot tell from an update.
     pub fn recreate(&mut self, indices: &[u32]) {
         for &i in indices {
-            self.mutate(i, EventKind::Deleted, None);
+            self.mutate(i, Change::Delete);
             self.add(i, None);
+        }
+    }
+
+    /// Takes the given live objects through the steps of a graceful deletion, each step
+    /// for all of them before the next (a MODIFIED event each, see [`Stage`]), and then
+    /// deletes them; those not live are left alone. With `recreate`, each is created again
+    /// under the same name with a new UID once deleted.
+    pub fn delete_gracefully(&mut self, indices: &[u32], recreate: bool) {
+        let live: Vec<u32> = indices
+            .iter()
+            .copied()
+            .filter(|&i| self.get(i).is_some())
+            .collect();
+        for _ in Stage::ALL.iter().skip(1) {
+            for &i in &live {
+                self.mutate(i, Change::Advance);
+            }
+        }
+        for &i in &live {
+            self.mutate(i, Change::Delete);
+            if recreate {
+                self.add(i, None);
+            }
         }
     }
 
@@ -401,7 +466,7 @@ impl State {
     pub fn delete(&mut self, indices: &[u32]) {
         for &i in indices {
             if self.get(i).is_some() {
-                self.mutate(i, EventKind::Deleted, None);
+                self.mutate(i, Change::Delete);
             }
         }
     }
@@ -411,7 +476,7 @@ impl State {
     pub fn update(&mut self, indices: &[u32]) {
         for &i in indices {
             if self.get(i).is_some() {
-                self.mutate(i, EventKind::Modified, None);
+                self.mutate(i, Change::Update(None));
             }
         }
     }
@@ -460,18 +525,7 @@ impl State {
             .history
             .partition_point(|e| e.object.resource_version <= rv);
         for e in self.history.range(first_after..) {
-            before.entry(e.object.index).or_insert(match e.kind {
-                EventKind::Added => None,
-                EventKind::Modified => Some(ObjectId {
-                    generation: e.object.generation - 1,
-                    resource_version: e.previous_resource_version,
-                    ..e.object
-                }),
-                EventKind::Deleted => Some(ObjectId {
-                    resource_version: e.previous_resource_version,
-                    ..e.object
-                }),
-            });
+            before.entry(e.object.index).or_insert(e.before());
         }
         let at_rv = |i: u32| -> Option<ObjectId> {
             let r = &self.records[i as usize];

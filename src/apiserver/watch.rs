@@ -17,7 +17,7 @@ use tokio::time::{Instant, Sleep};
 use super::ApiServer;
 use super::dispatch::WatcherSlot;
 use super::form::{Form, Wire};
-use super::generate::{Generator, ObjectId};
+use super::generate::Generator;
 use super::head::HeadReceiver;
 use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
@@ -265,13 +265,10 @@ impl WatchCursor {
         let state = self.server.state();
         let next = state.event_after(self.rv).map(|event| {
             event.map(|e| {
-                let before = (e.kind == EventKind::Modified).then(|| {
-                    state.version(ObjectId {
-                        generation: e.object.generation - 1,
-                        resource_version: e.previous_resource_version,
-                        ..e.object
-                    })
-                });
+                let before = e
+                    .before()
+                    .filter(|_| e.kind == EventKind::Modified)
+                    .map(|id| state.version(id));
                 (e.kind, state.version(e.object), before)
             })
         });

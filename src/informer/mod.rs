@@ -492,6 +492,34 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_graceful_delete_is_three_updates_then_the_delete_unless_the_pod_leaves_the_selection()
+     {
+        let running = Scope {
+            field_selector: crate::k8s::FieldSelector::parse("status.phase=Running").unwrap(),
+            ..Scope::default()
+        };
+        // Every pod: the controller's DELETE, the kubelet's status, its DELETE, then
+        // DELETED; an informer of running pods sees it leave at the kubelet's status.
+        for (scope, events) in [(Scope::default(), 40), (running, 20)] {
+            for implementation in [Implementation::Builtin, Implementation::KubeRuntime] {
+                let server = ApiServer::new(ObjectSpec::pods(100));
+                let config = VariantConfig::defaults(implementation);
+                let client = transport::client(&server);
+                let informer = spawn(client, ObjectKind::Pod, &config, None, &scope);
+                caught_up(&server, &informer).await;
+                let amount = crate::scenario::Amount::Count(10);
+                assert_eq!(server.delete_gracefully(amount, &Default::default(), 5), 10);
+                caught_up(&server, &informer).await;
+                let at = format!("{implementation:?} {scope:?}");
+                assert_eq!(informer.len(), 90, "{at}");
+                assert_eq!(server.requests().watch_events, events, "{at}");
+                assert!(store_matches(server.truth_of(&scope), &informer), "{at}");
+                informer.abort();
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn client_go_lists_again_after_a_very_short_watch_and_watches_again_after_a_long_one() {
         use crate::scenario::{Amount, ListRules};
         // (list rules, how long the watch lives before it is cut, LISTs and WATCHes after)

@@ -214,12 +214,7 @@ mod tests {
     use crate::apiserver::generate::{self, ObjectId, test_spec};
 
     fn dynamic_pod() -> (Pod, Dynamic<Pod>) {
-        let id = ObjectId {
-            index: 5,
-            incarnation: 0,
-            generation: 1,
-            resource_version: 6,
-        };
+        let id = ObjectId::new(5, 0, 1, 6);
         let pod = generate::pod(&test_spec(), id);
         let json = serde_json::to_vec(&pod).unwrap();
         (pod, serde_json::from_slice(&json).unwrap())

@@ -48,12 +48,7 @@ mod tests {
     use k8s_openapi::api::core::v1::Pod;
 
     fn pod() -> Pod {
-        let id = ObjectId {
-            index: 3,
-            incarnation: 0,
-            generation: 1,
-            resource_version: 4,
-        };
+        let id = ObjectId::new(3, 0, 1, 4);
         generate::pod(&test_spec(), id)
     }
 
@@ -61,12 +56,7 @@ mod tests {
     fn managed_fields_and_last_applied_are_cut_and_nothing_else() {
         let mut spec = test_spec();
         spec.last_applied = true;
-        let id = ObjectId {
-            index: 1,
-            incarnation: 0,
-            generation: 1,
-            resource_version: 2,
-        };
+        let id = ObjectId::new(1, 0, 1, 2);
         let original = generate::pod(&spec, id);
         assert!(original.metadata.managed_fields.is_some());
         let mut p = original.clone();

@@ -20,6 +20,7 @@ mod node;
 mod pod;
 mod sample;
 mod template;
+mod termination;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -43,6 +44,7 @@ use node::{NodeValues, node_from};
 use pod::{PodValues, pod_from};
 use sample::{SampleValues, copy_of};
 use template::{Hole, Slots, Template, holes};
+use termination::{Staged, grace_period, terminate};
 
 /// Seconds since the Unix epoch of 2026-01-01T00:00:00Z: objects are "created" from there,
 /// one second apart, so timestamps do not depend on the clock.
@@ -80,6 +82,81 @@ pub struct ObjectId {
     pub generation: u32,
     /// The object's resourceVersion.
     pub resource_version: u64,
+    /// How far a graceful deletion has gone ([`Stage::Live`] for every object but a pod
+    /// a `graceful` phase is deleting).
+    pub stage: Stage,
+}
+
+impl ObjectId {
+    /// Object `index` as first created: generation 1, live.
+    pub fn new(index: u32, incarnation: u32, generation: u32, resource_version: u64) -> ObjectId {
+        ObjectId {
+            index,
+            incarnation,
+            generation,
+            resource_version,
+            stage: Stage::Live,
+        }
+    }
+
+    /// Its `metadata.generation`: the updates', and one more once a graceful deletion has
+    /// begun (kube-apiserver's `rest.BeforeDelete` moves it on as it sets
+    /// `deletionTimestamp`).
+    pub fn metadata_generation(&self) -> i64 {
+        i64::from(self.generation) + i64::from(self.stage != Stage::Live)
+    }
+}
+
+/// The steps of a pod's graceful deletion, each a MODIFIED event before the DELETED one,
+/// as a cluster's informers see them: the controller's DELETE, the kubelet's status once
+/// the containers have stopped, the kubelet's DELETE with no grace period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Not being deleted.
+    #[default]
+    Live,
+    /// `deletionTimestamp` and `deletionGracePeriodSeconds` set by a DELETE with the pod's
+    /// grace period; `metadata.generation` moved on.
+    Deleting,
+    /// The kubelet has stopped the containers and written the terminal status: phase
+    /// `Succeeded`, containers terminated with exit code 0, not ready.
+    Stopped,
+    /// The kubelet's DELETE with `gracePeriodSeconds=0`: the grace period is 0 and the
+    /// deletion timestamp the moment the containers stopped; the DELETED event follows.
+    Released,
+}
+
+impl Stage {
+    /// Every stage, in the order a deletion goes through them.
+    pub const ALL: [Stage; 4] = [
+        Stage::Live,
+        Stage::Deleting,
+        Stage::Stopped,
+        Stage::Released,
+    ];
+
+    /// Its place in the order of a deletion: 0 for `Live`.
+    pub fn step(self) -> usize {
+        self as usize
+    }
+
+    /// The stage before this one (`Live` for `Live`).
+    pub fn previous(self) -> Stage {
+        match self {
+            Stage::Live | Stage::Deleting => Stage::Live,
+            Stage::Stopped => Stage::Deleting,
+            Stage::Released => Stage::Stopped,
+        }
+    }
+
+    /// The stage after this one (`Released` for `Released`).
+    pub fn next(self) -> Stage {
+        match self {
+            Stage::Live => Stage::Deleting,
+            Stage::Deleting => Stage::Stopped,
+            Stage::Stopped | Stage::Released => Stage::Released,
+        }
+    }
 }
 
 /// Namespace of object `index`; empty for cluster-scoped objects.
@@ -117,10 +194,13 @@ pub fn name(spec: &ObjectSpec, index: u32) -> String {
     }
 }
 
-/// What object `index` holds in `field`, a field its kind is selectable by
-/// (`fieldSelector`); "" for one it does not set. Updates leave these fields as they are.
-pub fn selectable_field(spec: &ObjectSpec, index: u32, field: &str) -> Cow<'static, str> {
+/// What object `id` holds in `field`, a field its kind is selectable by (`fieldSelector`);
+/// "" for one it does not set. Updates leave these fields as they are; a pod's graceful
+/// deletion ends its phase as `Succeeded`.
+pub fn selectable_field(spec: &ObjectSpec, id: &ObjectId, field: &str) -> Cow<'static, str> {
+    let index = id.index;
     match (spec.kind, field) {
+        (ObjectKind::Pod, "status.phase") if id.stage >= Stage::Stopped => "Succeeded".into(),
         (_, "metadata.name") => name(spec, index).into(),
         (_, "metadata.namespace") => namespace(spec, index).into(),
         _ if let Some(sample) = &spec.sample => {
@@ -149,8 +229,14 @@ pub struct Generator {
     /// metadata only; `None` inside if a class has more holes than markers can number
     /// (then objects are built one by one). Empty when a sample's text could be taken for
     /// markers.
-    templates: Vec<[OnceLock<Option<Template>>; 2]>,
+    templates: Vec<Templates>,
+    /// The same for pods a graceful deletion has reached, per class and stage after
+    /// [`Stage::Live`]; made on the first such pod.
+    terminating: OnceLock<Vec<[Templates; Stage::ALL.len() - 1]>>,
 }
+
+/// A class's templates, by [`Form`].
+type Templates = [OnceLock<Option<Template>>; 2];
 
 /// Which JSON of an object to write.
 #[derive(Debug, Clone, Copy)]
@@ -170,6 +256,7 @@ impl Generator {
         Generator {
             spec,
             templates: (0..classes).map(|_| Default::default()).collect(),
+            terminating: OnceLock::new(),
         }
     }
 
@@ -219,8 +306,19 @@ impl Generator {
     }
 
     fn template(&self, id: ObjectId, form: Form) -> Option<&OnceLock<Option<Template>>> {
-        let class = self.templates.get(class_index(&self.spec, id.index))?;
-        Some(&class[form as usize])
+        let class = class_index(&self.spec, id.index);
+        let templates = match id.stage.step() {
+            0 => self.templates.get(class)?,
+            steps => {
+                let terminating = self.terminating.get_or_init(|| {
+                    (0..self.templates.len())
+                        .map(|_| Default::default())
+                        .collect()
+                });
+                &terminating.get(class)?[steps - 1]
+            }
+        };
+        Some(&templates[form as usize])
     }
 }
 
@@ -245,6 +343,10 @@ fn write_object<'t>(
     form: Form,
     template: Option<&'t OnceLock<Option<Template>>>,
 ) {
+    if id.stage != Stage::Live {
+        write_terminating(out, spec, id, form, template);
+        return;
+    }
     if let Some(sample) = &spec.sample {
         let class = class_index(spec, id.index);
         let (object, base) = (&sample.objects[class], sample.base_name(class));
@@ -314,6 +416,45 @@ fn write_object<'t>(
             );
         }
     }
+}
+
+/// [`write_object`] for a pod a graceful deletion has reached: built as JSON and changed
+/// as its stage says ([`termination`]).
+fn write_terminating<'t>(
+    out: Out<'_, 't>,
+    spec: &ObjectSpec,
+    id: ObjectId,
+    form: Form,
+    template: Option<&'t OnceLock<Option<Template>>>,
+) {
+    debug_assert_eq!(
+        spec.kind,
+        ObjectKind::Pod,
+        "only pods are deleted gracefully"
+    );
+    let metadata = |pod: serde_json::Value| {
+        serde_json::from_value(pod["metadata"].clone()).expect("a pod's metadata reads")
+    };
+    let staged = |mut pod: serde_json::Value, times: &[template::Seconds]| {
+        terminate(&mut pod, id.stage, times);
+        pod
+    };
+    if let Some(sample) = &spec.sample {
+        let class = class_index(spec, id.index);
+        let (object, base) = (&sample.objects[class], sample.base_name(class));
+        let values = Staged::of(SampleValues::of(spec, object, id), id, grace_period(object));
+        let build =
+            |v: &Staged<SampleValues>| staged(copy_of(spec, object, &base, &v.values), v.times());
+        write_form(out, template, (spec.kind, form), values, build, metadata);
+        return;
+    }
+    let app = app_of(spec, id.index);
+    let values = Staged::of(PodValues::of(spec, app, id), id, pod::GRACE_SECONDS);
+    let build = |v: &Staged<PodValues>| {
+        let pod = serde_json::to_value(pod_from(spec, app, &v.values)).expect("a pod serializes");
+        staged(pod, v.times())
+    };
+    write_form(out, template, (spec.kind, form), values, build, metadata);
 }
 
 /// [`write_with`] the object `build` makes, or its `metadata`.

@@ -455,12 +455,7 @@ mod tests {
     }
 
     fn node(spec: &ObjectSpec, index: u32, generation: u32) -> Node {
-        let id = ObjectId {
-            index,
-            incarnation: 0,
-            generation,
-            resource_version: 7,
-        };
+        let id = ObjectId::new(index, 0, generation, 7);
         let app = super::super::app_of(spec, index);
         node_from(spec, index, app, &NodeValues::of(spec, id))
     }

@@ -24,6 +24,9 @@ use super::template::{Int, Seconds, holes};
 use super::{LabelValues, ObjectId, hex, label_values, labels_from, rng, suffix, time, uid};
 use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectSpec};
 
+/// The pods' `terminationGracePeriodSeconds` (the API's default).
+pub(super) const GRACE_SECONDS: i64 = 30;
+
 const SIDECARS: [&str; 6] = [
     "envoy",
     "log-shipper",
@@ -145,7 +148,7 @@ impl PodValues {
             uid: uid(spec, index, id.incarnation),
             owner_uid: uid(spec, u32::MAX - index % spec.namespaces, 0),
             resource_version: id.resource_version.to_string(),
-            generation: Int(i64::from(id.generation)),
+            generation: Int(id.metadata_generation()),
             restarted_at: format!("2026-01-01T00:00:{:02}Z", id.generation % 60),
             pod_ip: pod_ip(index),
             host_ip: format!("10.0.{}.{}", node / 16, 10 + node % 16),
@@ -265,7 +268,7 @@ fn pod_spec(app: &str, v: &PodValues, containers: Vec<Container>) -> PodSpec {
         security_context: Some(Default::default()),
         service_account: Some(app.to_owned()),
         service_account_name: Some(app.to_owned()),
-        termination_grace_period_seconds: Some(30),
+        termination_grace_period_seconds: Some(GRACE_SECONDS),
         tolerations: Some(
             [
                 "node.kubernetes.io/not-ready",

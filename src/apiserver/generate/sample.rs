@@ -37,7 +37,7 @@ impl SampleValues {
             uid: uid(spec, id.index, id.incarnation),
             resource_version: id.resource_version.to_string(),
             created: Seconds(i64::from(id.index)),
-            generation: Int(generation + i64::from(id.generation) - 1),
+            generation: Int(generation + id.metadata_generation() - 1),
         }
     }
 }

@@ -5,12 +5,7 @@
 use super::*;
 
 fn id(index: u32) -> ObjectId {
-    ObjectId {
-        index,
-        incarnation: 0,
-        generation: 1,
-        resource_version: 10 + u64::from(index),
-    }
+    ObjectId::new(index, 0, 1, 10 + u64::from(index))
 }
 
 #[test]
@@ -39,6 +34,90 @@ fn default_pod_is_a_few_kilobytes_and_a_third_managed_fields() {
         "managedFields are {:.0}%",
         share * 100.0
     );
+}
+
+#[test]
+fn a_pod_deleted_gracefully_shows_each_step_as_kube_apiserver_and_the_kubelet_write_it() {
+    let spec = ObjectSpec::pods(10);
+    let generator = Generator::new(spec.clone());
+    let at = |stage| {
+        let mut json = Vec::new();
+        generator.write_object(&mut json, ObjectId { stage, ..id(3) });
+        serde_json::from_slice::<serde_json::Value>(&json).unwrap()
+    };
+    let (live, deleting, stopped, released) = (
+        at(Stage::Live),
+        at(Stage::Deleting),
+        at(Stage::Stopped),
+        at(Stage::Released),
+    );
+    // Created at second 3 after the epoch; deleted a day later with its 30 s of grace.
+    assert_eq!(
+        live["metadata"]["creationTimestamp"],
+        "2026-01-01T00:00:03Z"
+    );
+    assert_eq!(live["metadata"].get("deletionTimestamp"), None);
+    let meta = &deleting["metadata"];
+    assert_eq!(meta["deletionTimestamp"], "2026-01-02T00:00:33Z");
+    assert_eq!(meta["deletionGracePeriodSeconds"], 30);
+    assert_eq!(meta["generation"], 2);
+    assert_eq!(deleting["status"], live["status"]);
+    assert_eq!(deleting["spec"], live["spec"]);
+    // The kubelet's terminal status, two seconds after the DELETE.
+    let status = &stopped["status"];
+    assert_eq!(status["phase"], "Succeeded");
+    for c in status["containerStatuses"].as_array().unwrap() {
+        let terminated = &c["state"]["terminated"];
+        assert_eq!(terminated["exitCode"], 0);
+        assert_eq!(terminated["reason"], "Completed");
+        assert_eq!(terminated["finishedAt"], "2026-01-02T00:00:05Z");
+        assert!(
+            terminated["containerID"]
+                .as_str()
+                .unwrap()
+                .starts_with("containerd://")
+        );
+        assert!(terminated["startedAt"].is_string());
+        assert_eq!((&c["ready"], &c["started"]), (&false.into(), &false.into()));
+    }
+    for c in status["conditions"].as_array().unwrap() {
+        let (status, reason) = match c["type"].as_str().unwrap() {
+            "Ready" | "ContainersReady" => ("False", Some("PodCompleted")),
+            "PodReadyToStartContainers" => ("False", None),
+            _ => ("True", None),
+        };
+        assert_eq!(
+            (c["status"].as_str(), c["reason"].as_str()),
+            (Some(status), reason),
+            "{c}"
+        );
+    }
+    let kubelet = |pod: &serde_json::Value| {
+        pod["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == "kubelet")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(kubelet(&stopped)["time"], "2026-01-02T00:00:05Z");
+    let owned = &kubelet(&stopped)["fieldsV1"]["f:status"]["f:conditions"];
+    assert!(owned[r#"k:{"type":"Ready"}"#].get("f:reason").is_some());
+    assert!(
+        kubelet(&live)["fieldsV1"]["f:status"]["f:conditions"][r#"k:{"type":"Ready"}"#]
+            .get("f:reason")
+            .is_none()
+    );
+    // The kubelet's DELETE with no grace period: the deletion is now.
+    let meta = &released["metadata"];
+    assert_eq!(meta["deletionTimestamp"], "2026-01-02T00:00:05Z");
+    assert_eq!(meta["deletionGracePeriodSeconds"], 0);
+    assert_eq!(released["status"], stopped["status"]);
+    // The field selectors read the steps: the phase ends Succeeded.
+    let phase = |stage| selectable_field(&spec, &ObjectId { stage, ..id(3) }, "status.phase");
+    assert_eq!(phase(Stage::Deleting), "Running");
+    assert_eq!(phase(Stage::Stopped), "Succeeded");
 }
 
 #[test]
@@ -180,6 +259,8 @@ fn any_spec() -> impl proptest::strategy::Strategy<Value = ObjectSpec> {
         )
 }
 
+/// Any object's identity, at any step of a graceful deletion: [`of_kind`] keeps the step
+/// for pods only.
 fn any_identity() -> impl proptest::strategy::Strategy<Value = ObjectId> {
     use proptest::prelude::*;
     (
@@ -187,15 +268,23 @@ fn any_identity() -> impl proptest::strategy::Strategy<Value = ObjectId> {
         0..4u32,
         prop_oneof![0..100u32, any::<u32>()],
         any::<u64>(),
+        proptest::sample::select(Stage::ALL.to_vec()),
     )
-        .prop_map(
-            |(index, incarnation, generation, resource_version)| ObjectId {
-                index,
-                incarnation,
-                generation,
-                resource_version,
-            },
-        )
+        .prop_map(|(index, incarnation, generation, rv, stage)| ObjectId {
+            stage,
+            ..ObjectId::new(index, incarnation, generation, rv)
+        })
+}
+
+/// `id` as an object of `kind` can be: only pods are deleted gracefully.
+fn of_kind(id: ObjectId, kind: ObjectKind) -> ObjectId {
+    match kind {
+        ObjectKind::Pod => id,
+        _ => ObjectId {
+            stage: Stage::Live,
+            ..id
+        },
+    }
 }
 
 proptest::proptest! {
@@ -210,6 +299,7 @@ proptest::proptest! {
     ) {
         let generator = Generator::new(spec.clone());
         for id in ids {
+            let id = of_kind(id, spec.kind);
             for form in [Form::Object, Form::Metadata] {
                 let (mut fast, mut built) = (Vec::new(), Vec::new());
                 generator.write(&mut fast, id, form);
@@ -233,6 +323,7 @@ proptest::proptest! {
         let generator = Generator::new(spec.clone());
         let kind = spec.kind;
         for id in ids {
+            let id = of_kind(id, kind);
             let mut json = Vec::new();
             generator.write(&mut json, id, Form::Object);
             let message = generator.protobuf_object(id).expect("every class has a skeleton");
@@ -342,6 +433,7 @@ proptest::proptest! {
         let generator = Generator::new(spec.clone());
         let kind = spec.kind;
         for id in ids {
+            let id = of_kind(id, kind);
             for form in [Form::Object, Form::Metadata] {
                 let (mut fast, mut built) = (Vec::new(), Vec::new());
                 generator.write(&mut fast, id, form);

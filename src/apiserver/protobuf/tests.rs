@@ -79,12 +79,7 @@ fn generated(kind: ObjectKind) -> Value {
         last_applied: true,
         ..test_spec()
     };
-    let id = ObjectId {
-        index: 12,
-        incarnation: 0,
-        generation: 3,
-        resource_version: 77,
-    };
+    let id = ObjectId::new(12, 0, 3, 77);
     let mut buf = Vec::new();
     Generator::new(spec).write_object(&mut buf, id);
     serde_json::from_slice(&buf).unwrap()

@@ -61,7 +61,7 @@ async fn every_selectable_field_of_a_generated_object_reads_as_its_json_says() {
                 let expected = written_field(kind, object, field);
                 let generated = crate::apiserver::generate::selectable_field(
                     server.spec(),
-                    index as u32,
+                    &crate::apiserver::generate::ObjectId::new(index as u32, 0, 1, 0),
                     field,
                 );
                 assert_eq!(generated, expected, "{kind:?} {index} {field}");

@@ -165,12 +165,7 @@ async fn every_refusal_is_a_status_with_kube_apiservers_code_and_reason() {
 fn continue_tokens_round_trip_and_garbage_is_rejected() {
     let spec = crate::apiserver::generate::test_spec();
     let last = Version {
-        id: ObjectId {
-            index: 17,
-            incarnation: 0,
-            generation: 1,
-            resource_version: 5,
-        },
+        id: ObjectId::new(17, 0, 1, 5),
         written: None,
     };
     let token = encode_continue(&spec, 42, &last);

@@ -137,6 +137,53 @@ fn recreate_keeps_the_name_and_changes_the_uid_incarnation() {
 }
 
 #[test]
+fn a_graceful_deletion_is_three_modified_events_a_step_at_a_time_then_deleted() {
+    let mut s = State::new(4);
+    s.update(&[2]);
+    let rv = s.resource_version();
+    s.delete_gracefully(&[1, 2, 9], false);
+    // Two pods (9 is not live): three steps each, every pod a step before the next,
+    // then the deletions.
+    let mut events = Vec::new();
+    let mut at = rv;
+    while let Some(e) = s.event_after(at).unwrap() {
+        at = e.object.resource_version;
+        events.push((e.kind, e.object.index, e.object.stage, e.object.generation));
+    }
+    use Stage::*;
+    let expected = [
+        (EventKind::Modified, 1, Deleting, 1),
+        (EventKind::Modified, 2, Deleting, 2),
+        (EventKind::Modified, 1, Stopped, 1),
+        (EventKind::Modified, 2, Stopped, 2),
+        (EventKind::Modified, 1, Released, 1),
+        (EventKind::Modified, 2, Released, 2),
+        (EventKind::Deleted, 1, Released, 1),
+        (EventKind::Deleted, 2, Released, 2),
+    ];
+    assert_eq!(events, expected);
+    assert_eq!(s.alive(), 2);
+    // Every version in between lists each pod at the step it had reached.
+    let listed = |rv: u64| -> Vec<(u32, Stage)> {
+        let page = s.list_where(0, None, rv, |_| true).unwrap();
+        page.items.iter().map(|id| (id.index, id.stage)).collect()
+    };
+    assert_eq!(listed(rv), [(0, Live), (1, Live), (2, Live), (3, Live)]);
+    assert_eq!(
+        listed(rv + 3),
+        [(0, Live), (1, Stopped), (2, Deleting), (3, Live)]
+    );
+    assert_eq!(listed(rv + 7), [(0, Live), (2, Released), (3, Live)]);
+    // Recreated after its graceful deletion, a pod is live again with a new UID.
+    s.delete_gracefully(&[3], true);
+    let again = s.get(3).unwrap();
+    assert_eq!(
+        (again.stage, again.incarnation, again.generation),
+        (Live, 1, 1)
+    );
+}
+
+#[test]
 fn created_objects_append_and_compaction_expires_older_versions() {
     let mut s = State::new(2);
     assert_eq!(s.create(3), 2..5);
@@ -225,6 +272,8 @@ enum Op {
     /// Scenario phases, which pick generated objects only.
     Update(usize),
     Recreate(usize),
+    /// A graceful delete (or recreate) phase's steps for one pod.
+    Graceful(usize, bool),
     Create(u32),
     Compact,
     HistoryLimit(usize),
@@ -238,6 +287,7 @@ fn op() -> impl proptest::strategy::Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::Delete),
         2 => any::<usize>().prop_map(Op::Update),
         1 => any::<usize>().prop_map(Op::Recreate),
+        1 => (any::<usize>(), any::<bool>()).prop_map(|(n, again)| Op::Graceful(n, again)),
         1 => (1u32..3).prop_map(Op::Create),
         1 => Just(Op::Compact),
         1 => (1usize..8).prop_map(Op::HistoryLimit),
@@ -281,6 +331,9 @@ proptest::proptest! {
                 Op::Update(n) if !generated.is_empty() => s.update(&[generated[n % generated.len()]]),
                 Op::Recreate(n) if !generated.is_empty() => {
                     s.recreate(&[generated[n % generated.len()]]);
+                }
+                Op::Graceful(n, again) if !generated.is_empty() => {
+                    s.delete_gracefully(&[generated[n % generated.len()]], again);
                 }
                 Op::Create(n) => {
                     s.create(n);
