@@ -295,6 +295,10 @@ pub struct PhaseReport {
     pub name: String,
     /// The phase's kind.
     pub kind: PhaseKind,
+    /// Whether its pods were deleted gracefully (`graceful`): MODIFIED events before each
+    /// DELETED one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub graceful: bool,
     /// Objects in the informer's store at the phase's end.
     pub objects: u64,
     /// Objects on the server at the phase's end.
@@ -553,6 +557,7 @@ impl PhaseReport {
         PhaseReport {
             name: phase.name.clone(),
             kind: phase.action.kind(),
+            graceful: phase.graceful,
             objects,
             server_objects,
             measurement,

@@ -30,6 +30,7 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
                     } else {
                         PhaseKind::Update
                     },
+                    graceful: false,
                     objects: 100,
                     server_objects: 100,
                     measurement: Measurement {

@@ -234,12 +234,18 @@ pub(super) fn change_server(
         PhaseAction::Update { amount } => {
             server.update(amount, &phase.selector, seed);
         }
+        PhaseAction::Delete { amount } if phase.graceful => {
+            server.delete_gracefully(amount, &phase.selector, seed);
+        }
         PhaseAction::Delete { amount } => {
             server.delete(amount, &phase.selector, seed);
         }
         PhaseAction::Create { amount } => {
             let count = u32::try_from(amount.of(server.alive())).unwrap_or(u32::MAX);
             server.create(count);
+        }
+        PhaseAction::Recreate { amount } if phase.graceful => {
+            server.recreate_gracefully(amount, &phase.selector, seed);
         }
         PhaseAction::Recreate { amount } => {
             server.recreate(amount, &phase.selector, seed);

@@ -169,6 +169,7 @@ impl Scenario {
             .collect::<Result<Vec<_>, _>>()?;
         let phases = phases_from_raw(raw.phase)?;
         refuse_external_phases(&variants, &phases)?;
+        refuse_graceful_deletes(objects.kind, &phases)?;
         let apiserver = ApiServerSpec {
             history_events: match &raw.apiserver.history_events {
                 None => None,
@@ -212,6 +213,22 @@ fn refuse_external_phases(variants: &[Variant], phases: &[Phase]) -> Result<(), 
     Ok(())
 }
 
+/// Refuses a `graceful` phase of objects that kube-apiserver deletes at once: only pods
+/// are deleted gracefully.
+fn refuse_graceful_deletes(kind: ObjectKind, phases: &[Phase]) -> Result<(), Problem> {
+    match phases.iter().position(|p| p.graceful) {
+        Some(j) if kind != ObjectKind::Pod => Err(Problem::key(
+            format!("phase[{j}].graceful"),
+            format!(
+                "only pods are deleted gracefully; kube-apiserver deletes a {} at once, with \
+                 one DELETED event",
+                kind.as_str()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Scenario {
     /// Why this scenario cannot run against a real server (`run --kubeconfig`), naming
     /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
@@ -253,6 +270,14 @@ impl Scenario {
             }
         }
         for phase in &self.phases {
+            if phase.graceful {
+                return Some(format!(
+                    "phase `{}` deletes pods gracefully, which the built-in server's kubelet \
+                     finishes; a real server's pods of a run are on no node, and no kubelet \
+                     would (run without --kubeconfig)",
+                    phase.name
+                ));
+            }
             if phase.churn.is_some() {
                 return Some(format!(
                     "phase `{}` has a churn, whose rate is kept in virtual time, which a real \

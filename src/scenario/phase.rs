@@ -31,6 +31,12 @@ pub struct Phase {
     /// older resourceVersion gets 410 Expired and the informer must relist.
     #[serde(default)]
     pub compact: bool,
+    /// Delete pods as a cluster does (`delete` and `recreate` of Pods): each deleted pod
+    /// goes through the MODIFIED events of a graceful deletion before its DELETED one
+    /// (the controller's DELETE, the kubelet's terminal status, the kubelet's DELETE with
+    /// no grace period), where a plain deletion sends only the DELETED.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub graceful: bool,
     /// Whether the store must match the server when the phase ends; `false` for a
     /// scenario that shows an inconsistency on purpose.
     pub expect_consistent: bool,
@@ -323,6 +329,18 @@ fn phase_from_raw(
     }
     let disconnect = flag_from_raw(i, kind, &p.disconnect, "disconnect")?;
     let compact = flag_from_raw(i, kind, &p.compact, "compact")?;
+    let graceful = match &p.graceful {
+        Some(v) if *v.as_ref() && !matches!(kind, PhaseKind::Delete | PhaseKind::Recreate) => {
+            return Err(Problem::at(
+                key("graceful"),
+                v.span(),
+                format!("{} phase takes no `graceful`", kind.a()),
+            )
+            .hint("`graceful` belongs to a `delete` or `recreate` phase of Pods"));
+        }
+        Some(v) => *v.as_ref(),
+        None => false,
+    };
     // A phase without a name is named by its kind, written where the kind is.
     let name_span = p.name.as_ref().map_or_else(|| p.kind.span(), Spanned::span);
     let name = match p.name {
@@ -347,6 +365,7 @@ fn phase_from_raw(
         selector,
         disconnect,
         compact,
+        graceful,
         expect_consistent: p.expect_consistent.unwrap_or(true),
         churn,
     };

@@ -131,6 +131,7 @@ pub(super) struct RawPhase {
     pub selector: Option<Spanned<String>>,
     pub disconnect: Option<Spanned<bool>>,
     pub compact: Option<Spanned<bool>>,
+    pub graceful: Option<Spanned<bool>>,
     pub expect_consistent: Option<bool>,
     pub idle: Option<Spanned<String>>,
     pub decay: Option<Spanned<String>>,

@@ -192,6 +192,26 @@ fn outage_flags_apply_to_mutating_phases_only() {
 }
 
 #[test]
+fn graceful_deletes_are_for_delete_and_recreate_phases_of_pods() {
+    let graceful =
+        |kind: &str| format!("{MINIMAL}[[phase]]\nkind = \"{kind}\"\ncount = 3\ngraceful = true\n");
+    for kind in ["delete", "recreate"] {
+        let s = Scenario::parse(Path::new("x.toml"), &graceful(kind)).unwrap();
+        assert!(s.phases[1].graceful && !s.phases[0].graceful);
+        let refused = s.real_server_refusal(false).unwrap();
+        assert!(refused.contains("deletes pods gracefully"), "{refused}");
+    }
+    let e = error_of(&graceful("update"));
+    assert!(
+        e.contains("at `phase[1].graceful`") && e.contains("hint:"),
+        "{e}"
+    );
+    let e = error_of(&graceful("delete").replace("count = 10", "kind = \"ConfigMap\"\ncount = 10"));
+    assert!(e.contains("at `phase[1].graceful`"), "{e}");
+    assert!(e.contains("deletes a ConfigMap at once"), "{e}");
+}
+
+#[test]
 fn variant_settings_are_read_and_checked_against_each_other() {
     let with = with_variant_settings;
     let s = with(
