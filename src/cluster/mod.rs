@@ -417,11 +417,43 @@ impl Cluster {
         namespace: &str,
         name: &str,
     ) -> anyhow::Result<()> {
-        let path = format!("{}/{name}", kind.collection_path(Some(namespace)));
-        let now = json!({"gracePeriodSeconds": 0});
-        let deleted = self.call(http::Method::DELETE, &path, Some(now)).await?;
-        expect_status(deleted, &[200], &format!("deleting {name} in {namespace}"))?;
+        self.delete_with(kind, namespace, name, json!({"gracePeriodSeconds": 0}))
+            .await?;
         Ok(())
+    }
+
+    /// Deletes object `name` in `namespace` with DeleteOptions `options`; returns the
+    /// server's answer (a pod being deleted gracefully, with its deletion fields).
+    pub async fn delete_with(
+        &self,
+        kind: ObjectKind,
+        namespace: &str,
+        name: &str,
+        options: Value,
+    ) -> anyhow::Result<Value> {
+        let path = format!("{}/{name}", kind.collection_path(Some(namespace)));
+        let deleted = self
+            .call(http::Method::DELETE, &path, Some(options))
+            .await?;
+        expect_status(deleted, &[200], &format!("deleting {name} in {namespace}"))
+    }
+
+    /// Writes `object`'s status in `namespace` through the status subresource, as field
+    /// manager `manager`; returns the resourceVersion it got.
+    pub async fn replace_status(
+        &self,
+        kind: ObjectKind,
+        namespace: &str,
+        object: Value,
+        manager: &str,
+    ) -> anyhow::Result<u64> {
+        let name = object_name(&object).to_owned();
+        let collection = kind.collection_path(Some(namespace));
+        let path = format!("{collection}/{name}/status?fieldManager={manager}");
+        let written = self.call(http::Method::PUT, &path, Some(object)).await?;
+        let what = format!("writing {name}'s status in {namespace}");
+        let written = expect_status(written, &[200], &what)?;
+        resource_version(&written["metadata"]).with_context(|| what.clone())
     }
 
     /// Watches `kind` in `namespace` from resourceVersion `from` until the task is

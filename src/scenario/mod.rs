@@ -270,14 +270,6 @@ impl Scenario {
             }
         }
         for phase in &self.phases {
-            if phase.graceful {
-                return Some(format!(
-                    "phase `{}` deletes pods gracefully, which the built-in server's kubelet \
-                     finishes; a real server's pods of a run are on no node, and no kubelet \
-                     would (run without --kubeconfig)",
-                    phase.name
-                ));
-            }
             if phase.churn.is_some() {
                 return Some(format!(
                     "phase `{}` has a churn, whose rate is kept in virtual time, which a real \

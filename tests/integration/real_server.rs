@@ -228,6 +228,38 @@ fraction = 0.99
 
 #[test]
 #[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_graceful_deletes_are_three_updates_then_the_delete() {
+    let kubeconfig = kubeconfig();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(
+        dir.path(),
+        "[[phase]]\nkind = \"delete\"\ncount = 10\ngraceful = true\n\n\
+         [[phase]]\nkind = \"recreate\"\ncount = 5\ngraceful = true\n",
+    );
+    let report = dir.path().join("report.json");
+    let out = run_against(&scenario, &kubeconfig, &report, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let namespaces = namespaces_of(&stderr);
+    assert_eq!(existing(&kubeconfig, &namespaces), Vec::<String>::new());
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    for variant in report["variants"].as_array().unwrap() {
+        let phases = variant["phases"].as_array().unwrap();
+        // The run acts as the pods' kubelet: kube-apiserver's DELETE, the terminal
+        // status and the DELETE with no grace are a MODIFIED event each, then DELETED;
+        // a recreated pod is ADDED again and given its status (one more MODIFIED).
+        for (phase, events, objects) in [(&phases[1], 40, 190), (&phases[2], 30, 190)] {
+            assert_eq!(phase["graceful"], true, "{phase}");
+            assert_eq!(phase["consistent"], true, "{phase}");
+            assert_eq!(phase["api_requests"]["watch_events"], events, "{phase}");
+            assert_eq!(phase["objects"], objects, "{phase}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
 fn real_server_failed_variant_leaves_no_namespace() {
     let kubeconfig = kubeconfig();
     let dir = tempfile::tempdir().unwrap();

@@ -35,6 +35,7 @@ use serde::Serialize;
 pub use fields::{owned_fields, owned_status_fields};
 #[cfg(test)]
 pub use pod::pod;
+pub use termination::stop as stop_pod;
 
 use super::protobuf::{self, Filled, Skeleton};
 use crate::scenario::{ObjectKind, ObjectSpec};

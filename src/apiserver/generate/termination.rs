@@ -99,6 +99,13 @@ pub(super) fn terminate(pod: &mut Value, stage: Stage, times: &[Seconds]) {
     stop_containers(pod, &stopped);
 }
 
+/// `pod` (JSON) as the kubelet writes it once its containers have stopped at `at`: the
+/// terminal status of [`Stage::Stopped`], for a pod of a real server.
+pub fn stop(pod: &mut Value, at: k8s_openapi::jiff::Timestamp) {
+    let at = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at);
+    stop_containers(pod, &serde_json::to_value(at).expect("a time serializes"));
+}
+
 /// The kubelet's terminal status, written at `stopped`, and its managedFields entry.
 fn stop_containers(pod: &mut Value, stopped: &Value) {
     let Some(status) = pod.get_mut("status").and_then(Value::as_object_mut) else {

@@ -101,7 +101,7 @@ impl Side {
             };
             side.witness = Some((seen, task));
         }
-        side.write_changes(&HashMap::new()).await?;
+        side.write_changes(&HashMap::new(), false).await?;
         Ok(side)
     }
 
@@ -134,7 +134,7 @@ impl Side {
             action = Some(a);
         });
         if self.namespace.is_some() {
-            self.write_changes(&planned).await?;
+            self.write_changes(&planned, phase.graceful).await?;
         }
         if let Some(action) = action {
             asked(action);
@@ -223,10 +223,12 @@ impl Side {
 
     /// Writes to the server what changed in the mirror since `before` (key ->
     /// resourceVersion and UID): new keys created, gone keys deleted, a new UID deleted
-    /// and created again, a new resourceVersion replaced.
+    /// and created again, a new resourceVersion replaced; `graceful`: deletions as a
+    /// cluster makes them ([`Side::delete_gracefully`]).
     async fn write_changes(
         &mut self,
         before: &HashMap<String, (u64, String)>,
+        graceful: bool,
     ) -> anyhow::Result<()> {
         let now = self.mirror.truth();
         let mut writes: Vec<Write> = Vec::new();
@@ -248,7 +250,7 @@ impl Side {
             .iter()
             .filter(|w| matches!(w, Write::Delete(_) | Write::Recreate(_)))
             .count() as u64;
-        let newest = futures::stream::iter(writes.into_iter().map(|w| self.write(w)))
+        let newest = futures::stream::iter(writes.into_iter().map(|w| self.write(w, graceful)))
             .buffer_unordered(WRITES_AT_ONCE)
             .try_fold(0, |newest, rv| async move { Ok(newest.max(rv)) })
             .await?;
@@ -257,7 +259,7 @@ impl Side {
     }
 
     /// One write; the resourceVersion it gave the object (0 for a deletion).
-    async fn write(&self, write: Write) -> anyhow::Result<u64> {
+    async fn write(&self, write: Write, graceful: bool) -> anyhow::Result<u64> {
         let namespace = self
             .namespace
             .as_deref()
@@ -270,7 +272,9 @@ impl Side {
             Write::Delete(key) => (key, true, None),
         };
         let (mirror_ns, name) = key.split_once('/').context("a key is namespace/name")?;
-        if delete {
+        if delete && graceful {
+            self.delete_gracefully(namespace, name).await?;
+        } else if delete {
             self.cluster.delete(kind, namespace, name).await?;
         }
         let Some(replace) = put else {
@@ -286,6 +290,23 @@ impl Side {
         } else {
             self.cluster.create(kind, namespace, object).await
         }
+    }
+
+    /// Deletes pod `name` in `namespace` as a cluster does, acting as its kubelet (the
+    /// run's pods are bound to nodes that do not exist): a DELETE with the pod's grace
+    /// period, the kubelet's terminal status, its DELETE with no grace period. Each is a
+    /// MODIFIED event before the DELETED, as in a `graceful` phase on the built-in server.
+    async fn delete_gracefully(&self, namespace: &str, name: &str) -> anyhow::Result<()> {
+        let kind = self.kind;
+        let mut pod = self
+            .cluster
+            .delete_with(kind, namespace, name, serde_json::json!({}))
+            .await?;
+        crate::apiserver::generate::stop_pod(&mut pod, k8s_openapi::jiff::Timestamp::now());
+        self.cluster
+            .replace_status(kind, namespace, pod, "kubelet")
+            .await?;
+        self.cluster.delete(kind, namespace, name).await
     }
 }
 
