@@ -393,7 +393,8 @@ impl State {
             .copied()
             .filter(|&i| self.get(i).is_some())
             .collect();
-        for _ in Stage::ALL.iter().skip(1) {
+        // From `Live` to `Released`, one step at a time.
+        for _ in Stage::Live.step()..Stage::Released.step() {
             for &i in &live {
                 self.mutate(i, Change::Advance);
             }

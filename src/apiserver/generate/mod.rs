@@ -89,7 +89,8 @@ pub struct ObjectId {
 }
 
 impl ObjectId {
-    /// Object `index` as first created: generation 1, live.
+    /// Object `index` of incarnation `incarnation` at `generation` and `resource_version`,
+    /// not being deleted.
     pub fn new(index: u32, incarnation: u32, generation: u32, resource_version: u64) -> ObjectId {
         ObjectId {
             index,
@@ -139,15 +140,6 @@ impl Stage {
     /// Its place in the order of a deletion: 0 for `Live`.
     pub fn step(self) -> usize {
         self as usize
-    }
-
-    /// The stage before this one (`Live` for `Live`).
-    pub fn previous(self) -> Stage {
-        match self {
-            Stage::Live | Stage::Deleting => Stage::Live,
-            Stage::Stopped => Stage::Deleting,
-            Stage::Released => Stage::Stopped,
-        }
     }
 
     /// The stage after this one (`Released` for `Released`).
