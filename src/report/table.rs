@@ -31,13 +31,21 @@ const SUBJECT_NOTE: &str = "external variants (a program measured from outside):
      without either), kept that heap's growth over its \
      setup as a share of the first phase's, peak the highest HeapAlloc sampled (~), allocs \
      the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
-     resident* is the program's RSS; store unchecked: the program serves no status";
+     resident* is the program's RSS";
+
+/// What `unchecked` in the store column means, when a row has it.
+const UNCHECKED_NOTE: &str = "store unchecked: the program serves no status, so its store was \
+     not read (the phase ended once it was quiet)";
 
 /// What the columns mean, one note per line; the external variants' note when any.
 fn all_notes(report: &Report) -> Vec<&'static str> {
     let mut notes = notes(report).to_vec();
     if report.variants.iter().any(|v| v.subject.is_some()) {
         notes.push(SUBJECT_NOTE);
+    }
+    let phases = || report.variants.iter().flat_map(|v| &v.phases);
+    if phases().any(|p| !p.store_checked()) {
+        notes.push(UNCHECKED_NOTE);
     }
     notes
 }

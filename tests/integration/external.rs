@@ -145,6 +145,10 @@ fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
     assert_eq!(relist["api_requests"]["expired"], 1);
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(table.contains("python (external)"), "{table}");
+    assert!(
+        !table.contains("store unchecked"),
+        "every store was read: {table}"
+    );
 }
 
 #[test]
@@ -189,7 +193,11 @@ fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
         );
     }
     let table = String::from_utf8_lossy(&output.stdout);
-    assert!(table.contains("unchecked"), "{table}");
+    assert!(table.contains("┆ unchecked"), "{table}");
+    assert!(
+        table.contains("store unchecked: the program serves no status"),
+        "{table}"
+    );
 }
 
 #[test]
