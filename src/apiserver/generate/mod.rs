@@ -45,7 +45,7 @@ use node::{NodeValues, node_from};
 use pod::{PodValues, pod_from};
 use sample::{SampleValues, copy_of};
 use template::{Hole, Slots, Template, holes};
-use termination::{Staged, grace_period, terminate};
+use termination::{Staged, grace_period};
 
 /// Seconds since the Unix epoch of 2026-01-01T00:00:00Z: objects are "created" from there,
 /// one second apart, so timestamps do not depend on the clock.
@@ -428,24 +428,25 @@ fn write_terminating<'t>(
     let metadata = |pod: serde_json::Value| {
         serde_json::from_value(pod["metadata"].clone()).expect("a pod's metadata reads")
     };
-    let staged = |mut pod: serde_json::Value, times: &[template::Seconds]| {
-        terminate(&mut pod, id.stage, times);
-        pod
-    };
     if let Some(sample) = &spec.sample {
         let class = class_index(spec, id.index);
         let (object, base) = (&sample.objects[class], sample.base_name(class));
         let values = Staged::of(SampleValues::of(spec, object, id), id, grace_period(object));
-        let build =
-            |v: &Staged<SampleValues>| staged(copy_of(spec, object, &base, &v.values), v.times());
+        let build = |v: &Staged<SampleValues>| {
+            let mut copy = copy_of(spec, object, &base, &v.values);
+            v.terminate(&mut copy, id.stage);
+            copy
+        };
         write_form(out, template, (spec.kind, form), values, build, metadata);
         return;
     }
     let app = app_of(spec, id.index);
     let values = Staged::of(PodValues::of(spec, app, id), id, pod::GRACE_SECONDS);
     let build = |v: &Staged<PodValues>| {
-        let pod = serde_json::to_value(pod_from(spec, app, &v.values)).expect("a pod serializes");
-        staged(pod, v.times())
+        let mut pod =
+            serde_json::to_value(pod_from(spec, app, &v.values)).expect("a pod serializes");
+        v.terminate(&mut pod, id.stage);
+        pod
     };
     write_form(out, template, (spec.kind, form), values, build, metadata);
 }

@@ -25,14 +25,13 @@ use super::{ObjectId, Stage, time};
 const DELETED_AFTER: i64 = 86_400;
 /// Its containers exit this long after the DELETE.
 const STOPPED_AFTER: i64 = 2;
-/// The grace period of a pod that names none (the API's default).
-const DEFAULT_GRACE_SECONDS: i64 = 30;
-
-/// A pod's values (`V`) and the times its deletion's stage writes, in the order
-/// [`terminate`] reads them.
+/// A pod's values (`V`), its grace period, and the times its deletion's stage writes, in
+/// the order [`terminate`] reads them.
 #[derive(Debug)]
 pub(super) struct Staged<V> {
     pub(super) values: V,
+    /// Seconds; the same for every pod of a class, so no hole.
+    grace: i64,
     times: Vec<Seconds>,
 }
 
@@ -40,6 +39,7 @@ impl<V: Hole> Hole for Staged<V> {
     fn marked(&self, markers: &mut Markers) -> Self {
         Staged {
             values: self.values.marked(markers),
+            grace: self.grace,
             times: self.times.marked(markers),
         }
     }
@@ -50,9 +50,9 @@ impl<V: Hole> Hole for Staged<V> {
 }
 
 impl<V> Staged<V> {
-    /// The times [`terminate`] writes.
-    pub(super) fn times(&self) -> &[Seconds] {
-        &self.times
+    /// Changes `pod` (JSON), built from these values, to what it is at `stage`.
+    pub(super) fn terminate(&self, pod: &mut Value, stage: Stage) {
+        terminate(pod, stage, self.grace, &self.times);
     }
 
     /// `values` of pod `id`, whose grace period is `grace` seconds, with the times of its
@@ -66,7 +66,11 @@ impl<V> Staged<V> {
             Stage::Stopped => vec![Seconds(requested + grace), Seconds(stopped)],
             Stage::Released => vec![Seconds(stopped)],
         };
-        Staged { values, times }
+        Staged {
+            values,
+            grace,
+            times,
+        }
     }
 }
 
@@ -75,13 +79,13 @@ impl<V> Staged<V> {
 pub(super) fn grace_period(pod: &Value) -> i64 {
     pod.pointer("/spec/terminationGracePeriodSeconds")
         .and_then(Value::as_i64)
-        .unwrap_or(DEFAULT_GRACE_SECONDS)
+        .unwrap_or(super::pod::GRACE_SECONDS)
 }
 
-/// Changes `pod` (JSON) to what it is at `stage`, with `times` from [`Staged::of`].
-pub(super) fn terminate(pod: &mut Value, stage: Stage, times: &[Seconds]) {
+/// Changes `pod` (JSON), whose grace period is `grace`, to what it is at `stage`, with
+/// `times` from [`Staged::of`].
+fn terminate(pod: &mut Value, stage: Stage, grace: i64, times: &[Seconds]) {
     let at = |n: usize| serde_json::to_value(time(times[n].0)).expect("a time serializes");
-    let grace = grace_period(pod);
     let (deletion, grace) = match stage {
         Stage::Live => return,
         Stage::Deleting | Stage::Stopped => (at(0), grace),

@@ -12,18 +12,17 @@ const MERGE: &str = "application/merge-patch+json";
 const JSON_PATCH: &str = "application/json-patch+json";
 const WEB: &str = "/api/v1/namespaces/default/pods/web";
 
+/// POSTs `pod` to the default namespace.
+async fn create(server: &ApiServer, pod: &Value) -> (StatusCode, Value) {
+    let pods = "/api/v1/namespaces/default/pods";
+    send(server, "POST", pods, JSON, &pod.to_string()).await
+}
+
 async fn server_with_web() -> ApiServer {
     let server = ApiServer::new(crate::apiserver::generate::test_spec());
     let web = json!({"metadata": {"name": "web"},
                      "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx:1.27"}]}});
-    let (code, _) = send(
-        &server,
-        "POST",
-        "/api/v1/namespaces/default/pods",
-        JSON,
-        &web.to_string(),
-    )
-    .await;
+    let (code, _) = create(&server, &web).await;
     assert_eq!(code, StatusCode::CREATED);
     server
 }
@@ -116,14 +115,7 @@ async fn tolerations_are_checked_on_create() {
                                               {"key": "k", "operator": "Exists", "value": "v"},
                                               {"key": "k", "effect": "NoSchedule", "tolerationSeconds": 5},
                                               {"key": "k", "operator": "Maybe", "effect": "Sometimes"}]}});
-    let (code, refused) = send(
-        &server,
-        "POST",
-        "/api/v1/namespaces/default/pods",
-        JSON,
-        &pod.to_string(),
-    )
-    .await;
+    let (code, refused) = create(&server, &pod).await;
     assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(
         fields(&refused),
