@@ -33,7 +33,7 @@ use super::options::DeleteOptions;
 use super::{no_cluster_object, respond, scoped, writable};
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::form::{Wire, object_response};
-use crate::apiserver::generate::Generator;
+use crate::apiserver::generate::{self, Generator};
 use crate::apiserver::group::Group;
 use crate::apiserver::query::{Query, Selection};
 use crate::apiserver::status::{ApiError, json_response, object_not_found};
@@ -385,8 +385,10 @@ fn metadata(object: &mut Value) -> &mut Map<String, Value> {
 
 /// What a cluster does after a DELETE leaves `key`'s deletion pending: the garbage
 /// collector, with no dependents to wait for, removes its finalizers (deleting the
-/// object when none is left, as the update that empties them does); the kubelet, with
-/// no containers to stop, deletes a Pod with no grace period.
+/// object when none is left, as the update that empties them does); the kubelet stops a
+/// running Pod's containers at once and writes its terminal status, then deletes the Pod
+/// with no grace period. A watch sees a graceful deletion's steps, as in a `graceful`
+/// phase: MODIFIED (the DELETE), MODIFIED (the status), MODIFIED and DELETED.
 fn finish_deletion(server: &ApiServer, kind: ObjectKind, (namespace, name): (&str, &str)) {
     let generator = server.generator().clone();
     let Ok(_) = server.delete_named(namespace, name, false, |current| {
@@ -408,6 +410,12 @@ fn finish_deletion(server: &ApiServer, kind: ObjectKind, (namespace, name): (&st
         })
     });
     if kind == ObjectKind::Pod {
+        let Ok(_) = server.delete_named(namespace, name, false, |current| {
+            Ok::<_, Infallible>(match stopped(&current.to_value(&generator)) {
+                Some(pod) => Removal::Store(pod),
+                None => Removal::Keep,
+            })
+        });
         let kubelet = DeleteOptions {
             grace_period: Some(0),
             ..DeleteOptions::default()
@@ -420,6 +428,21 @@ fn finish_deletion(server: &ApiServer, kind: ObjectKind, (namespace, name): (&st
             Ok(plan(kind, &current, &kubelet, now()).removal)
         });
     }
+}
+
+/// Pod `current` (JSON) once the kubelet has stopped its containers and written its
+/// terminal status ([`generate::stop_pod`]), when it is being deleted and was running;
+/// `None` for a pod whose containers never ran (no kubelet started them: its deletion
+/// needs no status).
+fn stopped(current: &Value) -> Option<Value> {
+    let deleting = !current["metadata"]["deletionTimestamp"].is_null();
+    if !deleting || current["status"]["phase"] != "Running" {
+        return None;
+    }
+    let mut pod = current.clone();
+    let at = Timestamp::from_second(now()).unwrap_or(Timestamp::UNIX_EPOCH);
+    generate::stop_pod(&mut pod, at);
+    Some(pod)
 }
 
 /// The time now, in seconds since the epoch.

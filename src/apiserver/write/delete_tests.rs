@@ -149,6 +149,58 @@ async fn a_scheduled_pod_is_deleted_gracefully_and_the_kubelet_ends_it() {
 }
 
 #[tokio::test]
+async fn the_kubelet_writes_a_running_pods_terminal_status_before_it_goes() {
+    let server = server_of(ObjectKind::Pod);
+    let (_, list) = send(&server, "GET", "/api/v1/pods?limit=1", JSON, "").await;
+    let running = &list["items"][0];
+    assert_eq!(running["status"]["phase"], "Running");
+    let meta = &running["metadata"];
+    let path = format!(
+        "/api/v1/namespaces/{}/pods/{}",
+        meta["namespace"].as_str().unwrap(),
+        meta["name"].as_str().unwrap()
+    );
+    let rv = server.resource_version();
+    let (code, _) = send(&server, "DELETE", &path, JSON, "").await;
+    assert_eq!(code, StatusCode::OK);
+    let namespace = path.rsplit_once("/pods/").unwrap().0.to_owned() + "/pods";
+    let events = events_since(&server, &namespace, rv).await;
+    assert_eq!(
+        types(&events),
+        ["MODIFIED", "MODIFIED", "MODIFIED", "DELETED"]
+    );
+    // The DELETE left the pod running, with its grace period.
+    assert_eq!(events[0].1["status"]["phase"], "Running");
+    assert_eq!(events[0].1["metadata"]["deletionGracePeriodSeconds"], 30);
+    // The kubelet's status: the containers exited, the pod succeeded, and its
+    // managedFields entry was written now and owns the new reasons.
+    let status = &events[1].1["status"];
+    assert_eq!(status["phase"], "Succeeded");
+    let container = &status["containerStatuses"][0];
+    assert_eq!(container["state"]["terminated"]["reason"], "Completed");
+    assert_eq!(container["ready"], false);
+    let finished = &container["state"]["terminated"]["finishedAt"];
+    let kubelet = events[1].1["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "kubelet")
+        .unwrap();
+    assert_eq!(&kubelet["time"], finished);
+    assert_ne!(
+        kubelet["time"],
+        running["metadata"]["managedFields"][1]["time"]
+    );
+    assert!(kubelet["fieldsV1"].to_string().contains(r#""f:reason":{}"#));
+    assert_eq!(events[1].1["metadata"]["deletionGracePeriodSeconds"], 30);
+    // Then its DELETE with no grace period.
+    assert_eq!(events[2].1["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert_eq!(events[2].1["status"]["phase"], "Succeeded");
+    let (code, _) = send(&server, "GET", &path, JSON, "").await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
 async fn standing_alone_a_pod_stays_terminating_until_a_delete_with_no_grace() {
     let server = server_of(ObjectKind::Pod);
     server.stand_alone();
