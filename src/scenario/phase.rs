@@ -272,7 +272,9 @@ impl PhaseAction {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Amount {
-    /// A fraction in (0, 1] of the objects alive when the phase starts, rounded to nearest.
+    /// A fraction in (0, 1] of the objects alive when the phase starts, rounded to nearest,
+    /// and at least one when any is alive: a phase asked to change some objects changes
+    /// some, at every scale of a sweep.
     Fraction(f64),
     /// An exact number, capped at the objects alive.
     Count(u64),
@@ -283,7 +285,7 @@ impl Amount {
     pub fn of(self, alive: u64) -> u64 {
         match self {
             // 0 < f <= 1, so the product lies in [0, alive]; counts stay far below 2^53.
-            Amount::Fraction(f) => ((alive as f64) * f).round() as u64,
+            Amount::Fraction(f) => (((alive as f64) * f).round() as u64).clamp(alive.min(1), alive),
             Amount::Count(n) => n.min(alive),
         }
     }

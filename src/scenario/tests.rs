@@ -113,9 +113,13 @@ fn mutating_phase_needs_exactly_one_amount() {
 }
 
 #[test]
-fn fraction_rounds_to_nearest_and_count_caps() {
+fn fraction_rounds_to_nearest_at_least_one_and_count_caps() {
     assert_eq!(Amount::Fraction(0.999).of(10_000), 9_990);
     assert_eq!(Amount::Fraction(1.0).of(7), 7);
+    // A fraction of a few objects changes one, not none; of none, none.
+    assert_eq!(Amount::Fraction(0.1).of(3), 1);
+    assert_eq!(Amount::Fraction(0.001).of(1), 1);
+    assert_eq!(Amount::Fraction(0.5).of(0), 0);
     assert_eq!(Amount::Count(50).of(7), 7);
 }
 
