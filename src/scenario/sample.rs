@@ -1,5 +1,5 @@
-//! `objects.sample`: objects a user brings (`kubectl get pod NAME -o json`, or a list of
-//! them), copied `count` times in place of the generator's shapes, so that a run measures
+//! `objects.sample`: objects a user brings (`kubectl get pod NAME -o json` or `-o yaml`,
+//! or a list of them), copied `count` times in place of the generator's shapes, so that a run measures
 //! the objects of the user's own cluster.
 //!
 //! Each copy is its sample as given, with an identity of its own: its name (the sample's
@@ -42,26 +42,23 @@ impl Sample {
         let path = scenario.parent().unwrap_or(Path::new("")).join(given);
         let bytes = read_limited(&path, MAX_SAMPLE_BYTES)
             .map_err(|e| format!("failed to read `{}`: {e}", path.display()))?;
-        let document: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "`{given}` is not JSON ({e}); write it with `kubectl get ... -o json`, which \
-                 gives one object or a List of them"
-            )
-        })?;
-        let objects = match document.get("items") {
-            Some(Value::Array(items))
-                if document
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .is_some_and(|k| k.ends_with("List")) =>
-            {
-                items.clone()
-            }
-            _ => vec![document],
-        };
+        let objects: Vec<Value> = documents(given, &bytes)?
+            .into_iter()
+            .flat_map(|document| match document.get("items") {
+                Some(Value::Array(items))
+                    if document
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| k.ends_with("List")) =>
+                {
+                    items.clone()
+                }
+                _ => vec![document],
+            })
+            .collect();
         if objects.is_empty() {
             return Err(format!(
-                "`{given}` is an empty list: it has no object to copy"
+                "`{given}` has no object to copy (an empty list, or no document)"
             ));
         }
         for (i, object) in objects.iter().enumerate() {
@@ -134,6 +131,39 @@ impl Sample {
     }
 }
 
+/// The documents of sample file `given`: one JSON document (a file starting with `{` or
+/// `[`), else YAML as `kubectl get -o yaml` writes it, where documents separated by `---`
+/// are read one after the other and empty ones are skipped. Either way each object is
+/// held as JSON, whose keys the server writes in order, so a YAML sample's copies are the
+/// bytes a JSON one of the same objects gives.
+fn documents(given: &str, bytes: &[u8]) -> Result<Vec<Value>, String> {
+    let json = bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| matches!(b, b'{' | b'['));
+    if json {
+        return serde_json::from_slice(bytes).map(|d| vec![d]).map_err(|e| {
+            format!(
+                "`{given}` is not JSON ({e}); write it with `kubectl get ... -o json` (or \
+                 `-o yaml`), which gives one object or a List of them"
+            )
+        });
+    }
+    let mut documents = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_slice(bytes) {
+        let value = Value::deserialize(document).map_err(|e| {
+            format!(
+                "`{given}` is neither JSON nor YAML ({e}); write it with `kubectl get ... -o \
+                 yaml` (or `-o json`), which gives one object or a List of them"
+            )
+        })?;
+        if !value.is_null() {
+            documents.push(value);
+        }
+    }
+    Ok(documents)
+}
+
 /// The name a sample's copies start with: its `generateName`, or its name and `-`.
 fn base_name(object: &Value) -> Option<String> {
     let meta = |key: &str| {
@@ -204,11 +234,11 @@ fn typed(object: &Value, kind: ObjectKind) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     use serde_json::json;
 
-    use crate::scenario::Scenario;
+    use crate::scenario::{ObjectKind, Scenario};
 
     fn pod(name: &str) -> serde_json::Value {
         json!({
@@ -264,11 +294,45 @@ mod tests {
     }
 
     #[test]
+    fn yaml_from_kubectl_reads_as_its_json_does() {
+        // One pod as `kubectl get -o json` and `-o yaml --show-managed-fields` wrote it
+        // from `serve`, and the List `kubectl get pods -A -o yaml` wrote.
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/samples");
+        let load = |file: &str| {
+            super::Sample::load(&fixtures.join("s.toml"), file, ObjectKind::Pod).unwrap()
+        };
+        let json = load("coredns-pod.json");
+        assert_eq!(json.len(), 1);
+        assert!(
+            json.objects[0]
+                .pointer("/metadata/managedFields/1")
+                .is_some()
+        );
+        assert_eq!(load("coredns-pod.yaml").objects, json.objects);
+        assert_eq!(load("coredns-pods.yaml").objects, json.objects);
+        // Documents after `---` are further objects; empty ones are none.
+        let dir = tempfile::tempdir().unwrap();
+        let yaml = format!(
+            "---\n{}---\n---\n{}",
+            serde_yaml_ng::to_string(&pod("a")).unwrap(),
+            serde_yaml_ng::to_string(&pod("b")).unwrap()
+        );
+        std::fs::write(dir.path().join("two.yaml"), yaml).unwrap();
+        let two = super::Sample::load(&dir.path().join("s.toml"), "two.yaml", ObjectKind::Pod);
+        assert_eq!(two.unwrap().objects, [pod("a"), pod("b")]);
+    }
+
+    #[test]
     fn a_bad_sample_names_the_key_the_file_and_what_is_wrong() {
         let sample = "sample = \"sample.json\"";
         let cases = [
             ("{", "is not JSON"),
-            (r#"{"kind": "PodList", "items": []}"#, "empty list"),
+            ("kind: Pod\n  - x: [", "neither JSON nor YAML"),
+            ("", "no object to copy"),
+            ("---\n---\n", "no object to copy"),
+            ("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers: 3\n",
+             "spec.containers: invalid type"),
+            (r#"{"kind": "PodList", "items": []}"#, "no object to copy"),
             (&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}).to_string(),
              "a \"ConfigMap\" of \"v1\", where objects.kind asks for Pod"),
             (&json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}}).to_string(),
