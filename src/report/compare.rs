@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::{PhaseReport, Report};
 use crate::metric::Metric;
+use crate::scenario::ObjectSpec;
 
 impl Metric {
     /// The metric's value in `phase`, when the report has it.
@@ -298,6 +299,19 @@ pub struct Comparison {
 #[error("the reports cannot be compared: {0}")]
 pub struct Incomparable(String);
 
+/// Whether two reports' `[objects]` serve the same objects: a sample read from another
+/// file (moved, or written as YAML instead of JSON) with the same objects is the same.
+fn same_objects(base: &ObjectSpec, head: &ObjectSpec) -> bool {
+    let without_file = |spec: &ObjectSpec| {
+        let mut spec = spec.clone();
+        if let Some(sample) = &mut spec.sample {
+            sample.file.clear();
+        }
+        spec
+    };
+    base == head || without_file(base) == without_file(head)
+}
+
 impl Comparison {
     /// Compares `head` with `base`. Both must have run the same scenario on the same objects,
     /// with the same variants and phases in the same order.
@@ -320,7 +334,8 @@ impl Comparison {
                 b.name, h.name
             )));
         }
-        if b.objects != h.objects || b.apiserver != h.apiserver || b.sweep != h.sweep {
+        if !same_objects(&b.objects, &h.objects) || b.apiserver != h.apiserver || b.sweep != h.sweep
+        {
             return Err(Incomparable(format!(
                 "scenario {:?} serves other objects in the two reports (compare their \
                  `scenario.objects` and `scenario.sweep`)",
@@ -428,6 +443,28 @@ fn row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_from_another_file_with_the_same_objects_compares() {
+        let sampled = |file: &str, name: &str| {
+            let mut report = crate::report::synthetic::report(1, 1, 0);
+            report.scenario.objects.sample = Some(crate::scenario::Sample {
+                file: file.to_owned(),
+                objects: vec![serde_json::json!({"metadata": {"name": name}})],
+            });
+            report
+        };
+        let base = sampled("samples/pod.json", "a");
+        let tolerances = Tolerances::for_report(&base, &[]);
+        assert!(Comparison::new(&base, &sampled("samples/pod.yaml", "a"), &tolerances).is_ok());
+        let other = Comparison::new(&base, &sampled("samples/pod.json", "b"), &tolerances);
+        assert!(
+            other
+                .unwrap_err()
+                .to_string()
+                .contains("serves other objects")
+        );
+    }
 
     #[test]
     fn a_real_servers_report_gets_wider_tolerances_and_no_peaks() {
