@@ -170,14 +170,58 @@ pub async fn openapi_v3_paths(State(server): State<ApiServer>) -> Json<Value> {
 
 /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/v1`: the scenario kind's PATCH, in its
 /// group's document, with the `fieldValidation` parameter that tells kubectl the server
-/// validates fields. No schemas: `components.schemas` is there and empty, so `kubectl
-/// explain` says it knows no such resource instead of failing in its template.
+/// validates fields, and the schemas of the group's kinds as kube-apiserver v1.37 serves
+/// them, for `kubectl explain`.
 pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
     Json(group_document::<G>(server.spec().kind))
 }
 
+/// The OpenAPI v3 schemas of the kinds the built-in apiserver serves in a group, and of
+/// every schema they refer to, from kube-apiserver v1.37.2's documents
+/// (servers/kube-apiserver/openapischemas prints them; CI checks they are its output).
+/// Parsed when a document is asked for, so that a server holds none of them between.
+fn schemas(group: &str) -> Value {
+    let text = match group {
+        "" => include_str!("../../proto/openapi/api__v1.json"),
+        _ => include_str!("../../proto/openapi/apis__apps__v1.json"),
+    };
+    serde_json::from_str(text).expect("the committed schemas are JSON (a unit test reads them)")
+}
+
 fn group_document<G: Group>(kind: ObjectKind) -> Value {
     let mut paths = serde_json::Map::new();
+    let group = match G::NAME {
+        "" => "Core",
+        _ => "Apps",
+    };
+    // Each kind the group lists, by its LIST: `kubectl explain` finds a resource's kind
+    // in its path's operations, then its schema by that kind.
+    let listed = ObjectKind::ALL
+        .into_iter()
+        .filter(|k| k.group() == G::NAME)
+        .map(|k| (k.as_str(), k.plural(), k.namespaced()));
+    let namespaces = G::NAME
+        .is_empty()
+        .then_some(("Namespace", "namespaces", false));
+    for (kind, plural, namespaced) in listed.chain(namespaces) {
+        let (path, scope) = match namespaced {
+            true => (
+                format!("{}/namespaces/{{namespace}}/{plural}", G::ROOT),
+                "Namespaced",
+            ),
+            false => (format!("{}/{plural}", G::ROOT), ""),
+        };
+        paths.insert(
+            path,
+            json!({
+                "get": {
+                    "operationId": format!("list{group}V1{scope}{kind}"),
+                    "x-kubernetes-action": "list",
+                    "x-kubernetes-group-version-kind": {"group": G::NAME, "version": "v1", "kind": kind},
+                },
+            }),
+        );
+    }
     if kind.group() == G::NAME {
         let (path, scope) = if kind.namespaced() {
             (
@@ -190,10 +234,6 @@ fn group_document<G: Group>(kind: ObjectKind) -> Value {
             )
         } else {
             (format!("{}/{}/{{name}}", G::ROOT, kind.plural()), "")
-        };
-        let group = match G::NAME {
-            "" => "Core",
-            _ => "Apps",
         };
         let parameter =
             |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
@@ -212,7 +252,7 @@ fn group_document<G: Group>(kind: ObjectKind) -> Value {
     json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "components": {"schemas": {}},
+        "components": {"schemas": schemas(G::NAME)},
         "paths": paths,
     })
 }

@@ -198,6 +198,63 @@ async fn a_written_deployment_gets_its_generation_and_status_from_the_server() {
     assert_eq!(deleted["details"]["group"], "apps");
 }
 
+/// Every `$ref` in `document`'s schemas names one of them.
+fn unresolved_references(document: &Value) -> Vec<String> {
+    let schemas = document["components"]["schemas"].as_object().unwrap();
+    let text = document["components"].to_string();
+    text.split("\"#/components/schemas/")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .filter(|name| !schemas.contains_key(name))
+        .collect()
+}
+
+#[tokio::test]
+async fn each_groups_document_has_its_kinds_schemas_for_kubectl_explain() {
+    for (server, url, kinds) in [
+        (
+            ApiServer::new(ObjectSpec::pods(3)),
+            "/openapi/v3/api/v1",
+            &["Pod", "ConfigMap", "Secret", "Node", "Namespace"][..],
+        ),
+        (
+            deployments(3),
+            "/openapi/v3/apis/apps/v1",
+            &["Deployment"][..],
+        ),
+    ] {
+        let (code, document) = request(&server, "GET", url, JSON, "").await;
+        assert_eq!(code, StatusCode::OK, "{url}");
+        let schemas = document["components"]["schemas"].as_object().unwrap();
+        for kind in kinds {
+            // kubectl explain finds a resource's kind in its path's operations, then the
+            // kind's schema by the same extension.
+            let listed = document["paths"]
+                .as_object()
+                .unwrap()
+                .values()
+                .any(|path| path["get"]["x-kubernetes-group-version-kind"]["kind"] == *kind);
+            assert!(listed, "{url} has no path of {kind}");
+            let found = schemas.values().any(|schema| {
+                schema["x-kubernetes-group-version-kind"]
+                    .as_array()
+                    .is_some_and(|gvks| gvks.iter().any(|gvk| gvk["kind"] == *kind))
+            });
+            assert!(found, "{url} has no schema of {kind}");
+        }
+        assert_eq!(
+            unresolved_references(&document),
+            Vec::<String>::new(),
+            "{url}"
+        );
+        let pod_spec = &schemas.get("io.k8s.api.core.v1.PodSpec");
+        assert!(
+            pod_spec.is_some_and(|s| s["properties"]["nodeName"]["description"].is_string()),
+            "{url}: a pod template's fields are described"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_server_of_a_core_kind_serves_no_named_group() {
     let server = ApiServer::new(ObjectSpec::pods(3));
