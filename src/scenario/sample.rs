@@ -1,6 +1,6 @@
 //! `objects.sample`: objects a user brings (`kubectl get pod NAME -o json` or `-o yaml`,
-//! or a list of them), copied `count` times in place of the generator's shapes, so that a run measures
-//! the objects of the user's own cluster.
+//! or a list of them), copied `count` times in place of the generator's shapes, so that a
+//! run measures the objects of the user's own cluster.
 //!
 //! Each copy is its sample as given, with an identity of its own: its name (the sample's
 //! `generateName`, or its name and `-`, then five characters that number the copy), its
