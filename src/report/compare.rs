@@ -312,6 +312,43 @@ fn same_objects(base: &ObjectSpec, head: &ObjectSpec) -> bool {
     base == head || without_file(base) == without_file(head)
 }
 
+/// The first key (in key order) at which `base` and `head` differ, under `path`, with
+/// both values when they are short: `` `scenario.objects.count` is 1000 in the base, 2000
+/// in the head ``.
+fn first_difference(
+    base: &serde_json::Value,
+    head: &serde_json::Value,
+    path: String,
+) -> Option<String> {
+    use serde_json::Value;
+    if base == head {
+        return None;
+    }
+    if let (Value::Object(b), Value::Object(h)) = (base, head) {
+        let keys: std::collections::BTreeSet<&String> = b.keys().chain(h.keys()).collect();
+        return keys.into_iter().find_map(|key| {
+            let (b, h) = (b.get(key), h.get(key));
+            let (b, h) = (b.unwrap_or(&Value::Null), h.unwrap_or(&Value::Null));
+            first_difference(b, h, format!("{path}.{key}"))
+        });
+    }
+    if let (Value::Array(b), Value::Array(h)) = (base, head)
+        && b.len() == h.len()
+    {
+        return b
+            .iter()
+            .zip(h)
+            .enumerate()
+            .find_map(|(i, (b, h))| first_difference(b, h, format!("{path}[{i}]")));
+    }
+    let (b, h) = (base.to_string(), head.to_string());
+    Some(if b.len() + h.len() <= 120 {
+        format!("`{path}` is {b} in the base, {h} in the head")
+    } else {
+        format!("`{path}` differs")
+    })
+}
+
 impl Comparison {
     /// Compares `head` with `base`. Both must have run the same scenario on the same objects,
     /// with the same variants and phases in the same order.
@@ -336,10 +373,16 @@ impl Comparison {
         }
         if !same_objects(&b.objects, &h.objects) || b.apiserver != h.apiserver || b.sweep != h.sweep
         {
+            let served = |info: &super::ScenarioInfo| {
+                serde_json::json!({
+                    "objects": info.objects, "apiserver": info.apiserver, "sweep": info.sweep,
+                })
+            };
+            let key = first_difference(&served(b), &served(h), "scenario".to_owned());
             return Err(Incomparable(format!(
-                "scenario {:?} serves other objects in the two reports (compare their \
-                 `scenario.objects` and `scenario.sweep`)",
-                b.name
+                "scenario {:?} serves other objects in the two reports: {}",
+                b.name,
+                key.unwrap_or_else(|| "`scenario.objects` differs".to_owned())
             )));
         }
         let failed_variants = failed_variants(base, head)?;
@@ -458,11 +501,26 @@ mod tests {
         let tolerances = Tolerances::for_report(&base, &[]);
         assert!(Comparison::new(&base, &sampled("samples/pod.yaml", "a"), &tolerances).is_ok());
         let other = Comparison::new(&base, &sampled("samples/pod.json", "b"), &tolerances);
+        let why = other.unwrap_err().to_string();
         assert!(
-            other
-                .unwrap_err()
-                .to_string()
-                .contains("serves other objects")
+            why.contains(
+                "serves other objects in the two reports: \
+             `scenario.objects.sample.objects[0].metadata.name` is \"a\" in the base, \"b\" in the head"
+            ),
+            "{why}"
+        );
+        let mut more = base.clone();
+        more.scenario.objects.count += 1;
+        let why = Comparison::new(&base, &more, &tolerances)
+            .unwrap_err()
+            .to_string();
+        let count = base.scenario.objects.count;
+        assert!(
+            why.contains(&format!(
+                "`scenario.objects.count` is {count} in the base, {} in the head",
+                count + 1
+            )),
+            "{why}"
         );
     }
 
