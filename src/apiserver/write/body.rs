@@ -21,28 +21,51 @@ pub(super) fn unsupported_media_type(message: &str) -> ApiError {
     )
 }
 
-/// The wire of a create's or replace's body: JSON, or Kubernetes' protobuf (kubectl's
-/// `create configmap`, `create secret`, `create deployment`, and client-go programs set
-/// to protobuf). Any other media type is refused as kube-apiserver's
-/// `NegotiateInputSerializer` refuses one it has no decoder for (415). No Content-Type
-/// means JSON there, the first type it serves, and here. kube-apiserver also reads YAML
-/// and CBOR; this server says it reads JSON and protobuf.
-pub(super) fn body_wire(headers: &HeaderMap) -> Result<Wire, ApiError> {
+/// The media type of a create's or replace's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BodyWire {
+    /// `application/json`, or no Content-Type (the first type kube-apiserver serves).
+    Json,
+    /// `application/yaml`: kube-apiserver's YAML serializer turns it into JSON first
+    /// (`sigs.k8s.io/yaml`), and so does this server.
+    Yaml,
+    /// Kubernetes' protobuf (kubectl's `create configmap`, `create secret`, `create
+    /// deployment`, and client-go programs set to protobuf).
+    Protobuf,
+}
+
+/// The wire of a create's or replace's body. Any other media type is refused as
+/// kube-apiserver's `NegotiateInputSerializer` refuses one it has no decoder for (415).
+/// kube-apiserver also reads CBOR; this server says it reads JSON, YAML and protobuf.
+pub(super) fn body_wire(headers: &HeaderMap) -> Result<BodyWire, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap_or("(not text)"))
         .unwrap_or_default();
     let media = content_type.split(';').next().unwrap_or_default().trim();
     if media.is_empty() || media.eq_ignore_ascii_case("application/json") {
-        Ok(Wire::Json)
+        Ok(BodyWire::Json)
+    } else if media.eq_ignore_ascii_case(YAML) {
+        Ok(BodyWire::Yaml)
     } else if media.eq_ignore_ascii_case(protobuf::MEDIA_TYPE) {
-        Ok(Wire::Protobuf)
+        Ok(BodyWire::Protobuf)
     } else {
         Err(unsupported_media_type(&format!(
-            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json, {}",
+            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json, {YAML}, {}",
             protobuf::MEDIA_TYPE
         )))
     }
+}
+
+const YAML: &str = "application/yaml";
+
+/// A YAML body as the JSON document it stands for, or why it is not one, in
+/// kube-apiserver's words for a body it cannot decode. Keys given twice in one mapping are
+/// refused here whatever the field validation, where kube-apiserver keeps the last but
+/// under `Strict`.
+pub(super) fn yaml_to_json(body: &[u8]) -> Result<Vec<u8>, String> {
+    let value: Value = serde_yaml_ng::from_slice(body).map_err(|e| format!("yaml: {e}"))?;
+    Ok(serde_json::to_vec(&value).expect("a JSON value serializes"))
 }
 
 /// The request body as JSON of a `kind` in v1 (`apiVersion` and `kind` filled in when
@@ -165,20 +188,27 @@ pub(super) enum FieldValidation {
     Strict,
 }
 
-/// The paths of keys a JSON body sets twice in one object (`.metadata.name`), first
-/// occurrence order. serde_json keeps the last silently; kube-apiserver's strict decoding
-/// refuses them and its default warns.
-pub(super) fn duplicate_fields(body: &[u8]) -> Vec<String> {
+/// The paths of keys a JSON or YAML body sets twice in one object (`.metadata.name`),
+/// first occurrence order. serde_json and serde_yaml_ng keep the last silently;
+/// kube-apiserver's strict decoding refuses them and its default warns.
+pub(super) fn duplicate_fields(body: &[u8], wire: BodyWire) -> Vec<String> {
     let mut found = Vec::new();
-    let mut json = serde_json::Deserializer::from_slice(body);
-    // A body that is not JSON is refused by `decode`, with kube-apiserver's words.
-    let _ = serde::de::DeserializeSeed::deserialize(
-        Duplicates {
-            path: String::new(),
-            found: &mut found,
-        },
-        &mut json,
-    );
+    let seed = Duplicates {
+        path: String::new(),
+        found: &mut found,
+    };
+    // A body that does not parse is refused by `decode`, with kube-apiserver's words.
+    let _ = match wire {
+        BodyWire::Yaml => serde::de::DeserializeSeed::deserialize(
+            seed,
+            serde_yaml_ng::Deserializer::from_slice(body),
+        )
+        .map_err(drop),
+        BodyWire::Json | BodyWire::Protobuf => {
+            let mut json = serde_json::Deserializer::from_slice(body);
+            serde::de::DeserializeSeed::deserialize(seed, &mut json).map_err(drop)
+        }
+    };
     found
 }
 
@@ -200,7 +230,7 @@ impl<'de> serde::de::Visitor<'de> for Duplicates<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JSON")
+        f.write_str("JSON or YAML")
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {

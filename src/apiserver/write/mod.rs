@@ -42,7 +42,8 @@ use crate::apiserver::version::NamespacedName;
 use crate::apiserver::{ApiServer, Removal};
 use crate::scenario::ObjectKind;
 use body::{
-    FieldValidation, body_wire, decode, duplicate_fields, normalize, unsupported_media_type,
+    BodyWire, FieldValidation, body_wire, decode, duplicate_fields, normalize,
+    unsupported_media_type, yaml_to_json,
 };
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 use options::WriteOptions;
@@ -327,11 +328,11 @@ impl<'a> Write<'a> {
     /// A create's or replace's body as JSON. Keys set twice in one JSON object are
     /// refused under strict field validation and warned of under the default, as
     /// kube-apiserver does; serde_json alone would keep the last silently.
-    fn decoded(&mut self, body: &[u8], wire: Wire) -> Result<Value, ApiError> {
-        if wire == Wire::Protobuf {
-            return decode(self.kind, body, wire);
+    fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
+        if wire == BodyWire::Protobuf {
+            return decode(self.kind, body, Wire::Protobuf);
         }
-        let duplicates = duplicate_fields(body)
+        let duplicates = duplicate_fields(body, wire)
             .into_iter()
             .map(|path| format!("duplicate field {:?}", path.trim_start_matches('.')));
         match self.options.field_validation {
@@ -347,7 +348,18 @@ impl<'a> Write<'a> {
                 }
             }
         }
-        decode(self.kind, body, wire)
+        match wire {
+            BodyWire::Yaml => {
+                let json = yaml_to_json(body).map_err(|why| {
+                    ApiError::bad_request(format!(
+                        "{k} in version \"v1\" cannot be handled as a {k}: {why}",
+                        k = self.kind.as_str()
+                    ))
+                })?;
+                decode(self.kind, &json, Wire::Json)
+            }
+            BodyWire::Json | BodyWire::Protobuf => decode(self.kind, body, Wire::Json),
+        }
     }
 
     /// The object a client sent (or a patch made), as the type has it, with its key

@@ -1,4 +1,4 @@
-use super::body::duplicate_fields;
+use super::body::{BodyWire, duplicate_fields};
 use super::server_fields::qos_class;
 use super::*;
 use crate::k8s::LabelSelector;
@@ -687,6 +687,49 @@ async fn invalid_objects_get_422_with_every_field_at_fault_and_nothing_is_stored
 }
 
 #[tokio::test]
+async fn yaml_bodies_are_read_as_their_json_with_duplicates_and_errors_as_for_json() {
+    const YAML: &str = "application/yaml";
+    let server = server();
+    let body = "metadata:\n  name: web\nspec:\n  containers:\n  - name: c\n    image: i\n";
+    let (code, pod) = send(&server, "POST", PODS, YAML, body).await;
+    assert_eq!(code, StatusCode::CREATED, "{pod}");
+    assert_eq!(pod["spec"]["containers"][0]["image"], "i");
+    let (_, json) = send(&server, "GET", &format!("{PODS}/web"), JSON, "").await;
+    assert_eq!(json, pod);
+    // A replace in YAML, with the version read.
+    let rv = pod["metadata"]["resourceVersion"].as_str().unwrap();
+    let replaced = body
+        .replace(
+            "name: web",
+            &format!("name: web\n  resourceVersion: \"{rv}\""),
+        )
+        .replace("image: i", "image: j");
+    let (code, pod) = send(&server, "PUT", &format!("{PODS}/web"), YAML, &replaced).await;
+    assert_eq!(code, StatusCode::OK, "{pod}");
+    assert_eq!(pod["spec"]["containers"][0]["image"], "j");
+    // A key set twice is refused under strict validation, as in JSON.
+    let twice = "metadata:\n  name: a\n  name: b\nspec:\n  containers: [{name: c, image: i}]\n";
+    let strict = format!("{PODS}?fieldValidation=Strict");
+    let (code, status) = send(&server, "POST", &strict, YAML, twice).await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains(r#"duplicate field "metadata.name""#)
+    );
+    let (code, status) = send(&server, "POST", PODS, YAML, "metadata: [web\n").await;
+    assert_eq!(
+        (code, &status["reason"]),
+        (StatusCode::BAD_REQUEST, &json!("BadRequest"))
+    );
+    assert!(
+        status["message"].as_str().unwrap().contains("yaml: "),
+        "{status}"
+    );
+}
+
+#[tokio::test]
 async fn duplicate_keys_are_refused_under_strict_validation_and_warned_of_otherwise() {
     let server = server();
     let body = r#"{"metadata":{"name":"web","name":"other"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#;
@@ -707,10 +750,13 @@ async fn duplicate_keys_are_refused_under_strict_validation_and_warned_of_otherw
         "{status}"
     );
     assert_eq!(
-        duplicate_fields(br#"{"a":{"b":1,"b":2},"c":[{"d":1,"d":1}]}"#),
+        duplicate_fields(
+            br#"{"a":{"b":1,"b":2},"c":[{"d":1,"d":1}]}"#,
+            BodyWire::Json
+        ),
         [".a.b", ".c[0].d"]
     );
-    assert!(duplicate_fields(br#"{"a":1,"b":{"a":2}}"#).is_empty());
+    assert!(duplicate_fields(br#"{"a":1,"b":{"a":2}}"#, BodyWire::Json).is_empty());
     // The default warns and keeps the last, as serde_json and kube-apiserver do.
     let (code, pod) = send(&server, "POST", PODS, JSON, body).await;
     assert_eq!(code, StatusCode::CREATED, "{pod}");
