@@ -21,10 +21,11 @@ use crate::scenario::{Scenario, Sweep};
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load_with(&config.scenario, config.sweep.as_ref())?;
     show_commands(&scenario, config)?;
-    if let Some(note) = scenario.objects.sample.as_ref().and_then(|s| s.note())
-        && !config.quiet
-    {
-        crate::say!("{note}");
+    if !config.quiet {
+        let sample = scenario.objects.sample.as_ref().and_then(|s| s.note());
+        for note in sample.into_iter().chain(selector_notes(&scenario)) {
+            crate::say!("{note}");
+        }
     }
     let outputs = Outputs::plan(config, &scenario)?;
     let (report, cleanup) = measure(config, &scenario, &outputs)?;
@@ -33,6 +34,45 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
         return Err(e);
     }
     Ok(ExitCode::from(verdict(&report)))
+}
+
+/// A note for each label selector (a phase's `selector`, a variant's `label_selector`)
+/// that selects none of the objects the scenario starts with: most likely a typo, which
+/// would leave the phase changing nothing or the informer holding nothing, without a word.
+/// Objects change labels only through updates, so the note says what it checked.
+fn selector_notes(scenario: &Scenario) -> Vec<String> {
+    let spec = &scenario.objects;
+    let count = u32::try_from(spec.count).unwrap_or(u32::MAX);
+    let selects_none = |selector: &crate::k8s::LabelSelector| {
+        !selector.is_empty()
+            && !(0..count)
+                .any(|index| selector.matches(&crate::apiserver::generate::labels(spec, index, 1)))
+    };
+    let phases = scenario
+        .phases
+        .iter()
+        .enumerate()
+        .filter(|(_, phase)| selects_none(&phase.selector))
+        .map(|(i, phase)| {
+            format!(
+                "note: phase[{i}].selector `{}` selects none of the {count} objects the \
+                 scenario starts with: phase `{}` may change nothing",
+                phase.selector, phase.name
+            )
+        });
+    let variants = scenario
+        .variants
+        .iter()
+        .enumerate()
+        .filter(|(_, variant)| selects_none(&variant.scope.label_selector))
+        .map(|(i, variant)| {
+            format!(
+                "note: variant[{i}].label_selector `{}` selects none of the {count} objects \
+                 the scenario starts with: variant `{}` may hold nothing",
+                variant.scope.label_selector, variant.name
+            )
+        });
+    phases.chain(variants).collect()
 }
 
 /// Runs `file`'s scenario, its sweep included, against the built-in apiserver and

@@ -295,3 +295,34 @@ fn progress_lines_show_the_informers_own_figures_as_the_table_does() {
         }
     }
 }
+
+#[test]
+fn a_selector_that_selects_no_object_is_noted_before_the_run() {
+    let (dir, scenario) = tiny();
+    let typo = TINY.replace(
+        "kind = \"update\"\n",
+        "kind = \"update\"\nselector = \"app=wbe\"\n",
+    ) + "[[variant]]\nname = \"web only\"\nlabel_selector = \"app in (wbe)\"\n";
+    std::fs::write(&scenario, typo).unwrap();
+    let output = run(dir.path(), &["tiny.toml", "--out", "r.json"]);
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "note: phase[1].selector `app=wbe` selects none of the 60 objects the scenario \
+             starts with: phase `update` may change nothing"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: variant[2].label_selector `app in (wbe)` selects none"),
+        "{stderr}"
+    );
+    // A selector that picks some objects gets no note.
+    let fine = TINY.replace(
+        "kind = \"update\"\n",
+        "kind = \"update\"\nselector = \"app\"\n",
+    );
+    std::fs::write(&scenario, fine).unwrap();
+    let output = run(dir.path(), &["tiny.toml", "--out", "r.json"]);
+    assert!(!text(&output.stderr).contains("selects none"));
+}
