@@ -302,14 +302,16 @@ pub struct Incomparable(String);
 /// Whether two reports' `[objects]` serve the same objects: a sample read from another
 /// file (moved, or written as YAML instead of JSON) with the same objects is the same.
 fn same_objects(base: &ObjectSpec, head: &ObjectSpec) -> bool {
-    let without_file = |spec: &ObjectSpec| {
-        let mut spec = spec.clone();
-        if let Some(sample) = &mut spec.sample {
-            sample.file.clear();
-        }
-        spec
-    };
     base == head || without_file(base) == without_file(head)
+}
+
+/// `spec` without the name of its sample's file.
+fn without_file(spec: &ObjectSpec) -> ObjectSpec {
+    let mut spec = spec.clone();
+    if let Some(sample) = &mut spec.sample {
+        sample.file.clear();
+    }
+    spec
 }
 
 /// The first key (in key order) at which `base` and `head` differ, under `path`, with
@@ -375,7 +377,9 @@ impl Comparison {
         {
             let served = |info: &super::ScenarioInfo| {
                 serde_json::json!({
-                    "objects": info.objects, "apiserver": info.apiserver, "sweep": info.sweep,
+                    "objects": without_file(&info.objects),
+                    "apiserver": info.apiserver,
+                    "sweep": info.sweep,
                 })
             };
             let key = first_difference(&served(b), &served(h), "scenario".to_owned());
@@ -500,7 +504,8 @@ mod tests {
         let base = sampled("samples/pod.json", "a");
         let tolerances = Tolerances::for_report(&base, &[]);
         assert!(Comparison::new(&base, &sampled("samples/pod.yaml", "a"), &tolerances).is_ok());
-        let other = Comparison::new(&base, &sampled("samples/pod.json", "b"), &tolerances);
+        // Other objects are named by the objects' key, whatever their files.
+        let other = Comparison::new(&base, &sampled("samples/pod.yaml", "b"), &tolerances);
         let why = other.unwrap_err().to_string();
         assert!(
             why.contains(

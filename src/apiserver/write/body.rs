@@ -59,10 +59,9 @@ pub(super) fn body_wire(headers: &HeaderMap) -> Result<BodyWire, ApiError> {
 
 const YAML: &str = "application/yaml";
 
-/// A YAML body as the JSON document it stands for, or why it is not one, in
-/// kube-apiserver's words for a body it cannot decode. Keys given twice in one mapping are
-/// refused here whatever the field validation, where kube-apiserver keeps the last but
-/// under `Strict`.
+/// A YAML body as the JSON document it stands for, or why it is not one. A key given
+/// twice in one mapping keeps its last value, as kube-apiserver keeps it but under
+/// `Strict` ([`duplicate_fields`] finds them).
 pub(super) fn yaml_to_json(body: &[u8]) -> Result<Vec<u8>, String> {
     let value: Value = serde_yaml_ng::from_slice(body).map_err(|e| format!("yaml: {e}"))?;
     Ok(serde_json::to_vec(&value).expect("a JSON value serializes"))
