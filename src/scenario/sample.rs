@@ -44,16 +44,20 @@ impl Sample {
             .map_err(|e| format!("failed to read `{}`: {e}", path.display()))?;
         let objects: Vec<Value> = documents(given, &bytes)?
             .into_iter()
-            .flat_map(|document| match document.get("items") {
-                Some(Value::Array(items))
-                    if document
-                        .get("kind")
-                        .and_then(Value::as_str)
-                        .is_some_and(|k| k.ends_with("List")) =>
-                {
-                    items.clone()
-                }
-                _ => vec![document],
+            .flat_map(|document| match document {
+                // An array of objects, as `jq '[.items[] | ...]'` writes one.
+                Value::Array(objects) => objects,
+                document => match document.get("items") {
+                    Some(Value::Array(items))
+                        if document
+                            .get("kind")
+                            .and_then(Value::as_str)
+                            .is_some_and(|k| k.ends_with("List")) =>
+                    {
+                        items.clone()
+                    }
+                    _ => vec![document],
+                },
             })
             .collect();
         if objects.is_empty() {
@@ -291,6 +295,10 @@ mod tests {
             Scenario::load(&file).unwrap().objects.sample.unwrap().len(),
             1
         );
+        let array = json!([pod("a"), pod("b")]).to_string();
+        let (_dir, file) = scenario("sample = \"sample.json\"", &array);
+        let sample = Scenario::load(&file).unwrap().objects.sample.unwrap();
+        assert_eq!(sample.objects, [pod("a"), pod("b")]);
     }
 
     #[test]
