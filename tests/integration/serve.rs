@@ -248,7 +248,7 @@ fn every_bad_request_gets_kube_apiservers_status_and_changes_nothing() {
         (request("PATCH", "/api/v1", json, "{}"), 405, "MethodNotAllowed"),
         // Creates.
         (request("POST", &pods, "text/plain", &pod("plain", json!({}))), 415, "UnsupportedMediaType"),
-        (request("POST", &pods, "application/yaml", "kind: Pod"), 415, "UnsupportedMediaType"),
+        (request("POST", &pods, "application/xml", "<Pod/>"), 415, "UnsupportedMediaType"),
         (request("POST", &pods, json, "{not json"), 400, "BadRequest"),
         (request("POST", &pods, json, &pod("x", json!({"kind": "Secret"}))), 400, "BadRequest"),
         (request("POST", &pods, json, &pod("x", json!({"spec": {"containers": 3}}))), 400, "BadRequest"),
