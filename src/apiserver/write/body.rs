@@ -8,7 +8,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::apiserver::form::Wire;
 use crate::apiserver::protobuf;
 use crate::apiserver::status::ApiError;
 use crate::scenario::ObjectKind;
@@ -59,17 +58,11 @@ pub(super) fn body_wire(headers: &HeaderMap) -> Result<BodyWire, ApiError> {
 
 const YAML: &str = "application/yaml";
 
-/// A YAML body as the JSON document it stands for, or why it is not one. A key given
-/// twice in one mapping keeps its last value, as kube-apiserver keeps it but under
-/// `Strict` ([`duplicate_fields`] finds them).
-pub(super) fn yaml_to_json(body: &[u8]) -> Result<Vec<u8>, String> {
-    let value: Value = serde_yaml_ng::from_slice(body).map_err(|e| format!("yaml: {e}"))?;
-    Ok(serde_json::to_vec(&value).expect("a JSON value serializes"))
-}
-
 /// The request body as JSON of a `kind` in v1 (`apiVersion` and `kind` filled in when
-/// missing).
-pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: Wire) -> Result<Value, ApiError> {
+/// missing). A YAML body is read as the JSON it stands for; a key given twice in one
+/// mapping keeps its last value, as kube-apiserver keeps it but under `Strict`
+/// ([`duplicate_fields`] finds them).
+pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
     let cannot = |why: String| {
         ApiError::bad_request(format!(
             "{k} in version \"v1\" cannot be handled as a {k}: {why}",
@@ -77,8 +70,11 @@ pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: Wire) -> Result<Value,
         ))
     };
     let mut value: Value = match wire {
-        Wire::Json => serde_json::from_slice(body).map_err(|e| cannot(e.to_string()))?,
-        Wire::Protobuf => protobuf::decode_document(body).map_err(|e| cannot(e.to_string()))?,
+        BodyWire::Json => serde_json::from_slice(body).map_err(|e| cannot(e.to_string()))?,
+        BodyWire::Yaml => {
+            serde_yaml_ng::from_slice(body).map_err(|e| cannot(format!("yaml: {e}")))?
+        }
+        BodyWire::Protobuf => protobuf::decode_document(body).map_err(|e| cannot(e.to_string()))?,
     };
     let Some(map) = value.as_object_mut() else {
         return Err(cannot("the body is not a JSON object".to_owned()));

@@ -43,7 +43,7 @@ use crate::apiserver::{ApiServer, Removal};
 use crate::scenario::ObjectKind;
 use body::{
     BodyWire, FieldValidation, body_wire, decode, duplicate_fields, normalize,
-    unsupported_media_type, yaml_to_json,
+    unsupported_media_type,
 };
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 use options::WriteOptions;
@@ -330,7 +330,7 @@ impl<'a> Write<'a> {
     /// kube-apiserver does; serde_json alone would keep the last silently.
     fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
         if wire == BodyWire::Protobuf {
-            return decode(self.kind, body, Wire::Protobuf);
+            return decode(self.kind, body, wire);
         }
         let duplicates = duplicate_fields(body, wire)
             .into_iter()
@@ -348,18 +348,7 @@ impl<'a> Write<'a> {
                 }
             }
         }
-        match wire {
-            BodyWire::Yaml => {
-                let json = yaml_to_json(body).map_err(|why| {
-                    ApiError::bad_request(format!(
-                        "{k} in version \"v1\" cannot be handled as a {k}: {why}",
-                        k = self.kind.as_str()
-                    ))
-                })?;
-                decode(self.kind, &json, Wire::Json)
-            }
-            BodyWire::Json | BodyWire::Protobuf => decode(self.kind, body, Wire::Json),
-        }
+        decode(self.kind, body, wire)
     }
 
     /// The object a client sent (or a patch made), as the type has it, with its key
