@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::ApiServer;
-use super::group::{Apps, Core, Group};
+use super::group::{Apps, Core, Group, SampledGroup};
 use crate::scenario::ObjectKind;
 
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
@@ -43,47 +43,47 @@ pub async fn api_versions(headers: HeaderMap) -> Json<Value> {
     }))
 }
 
-/// `/apis`: the named groups this server serves (`apps` when the scenario's kind is a
-/// Deployment; see [`Group::served_with`]).
+/// `/apis`: the named groups this server serves (`apps` when the scenario's kind is in
+/// it, a sampled kind's own group; see [`Group::served_with`]).
 pub async fn api_groups(State(server): State<ApiServer>) -> Json<Value> {
-    let groups: Vec<Value> = Apps::served_with(server.spec().kind)
-        .then(group_of::<Apps>)
-        .into_iter()
-        .collect();
+    let kind = server.spec().kind;
+    let apps = Apps::served_with(kind).then(|| group_of::<Apps>(kind));
+    let sampled = SampledGroup::served_with(kind).then(|| group_of::<SampledGroup>(kind));
+    let groups: Vec<Value> = apps.into_iter().chain(sampled).collect();
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }
 
 /// `/apis/{group}`: one named group.
-pub async fn api_group<G: Group>() -> Json<Value> {
-    let mut group = group_of::<G>();
+pub async fn api_group<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
+    let mut group = group_of::<G>(server.spec().kind);
     group["kind"] = json!("APIGroup");
     group["apiVersion"] = json!("v1");
     Json(group)
 }
 
-fn group_of<G: Group>() -> Value {
-    let version = json!({"groupVersion": format!("{}/v1", G::NAME), "version": "v1"});
-    json!({"name": G::NAME, "versions": [version], "preferredVersion": version})
+fn group_of<G: Group>(served: ObjectKind) -> Value {
+    let (name, version) = (G::name(served), G::version(served));
+    let version = json!({"groupVersion": format!("{name}/{version}"), "version": version});
+    json!({"name": name, "versions": [version], "preferredVersion": version})
 }
 
 /// `/api/v1`, `/apis/{group}/v1`: the resources of a group this server serves. Only the
 /// scenario's kind can be written, and its status and scale subresources where it has
 /// them; the others are listed read-only, and empty; namespaces can be read.
 pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
+    let served = server.spec().kind;
+    let name = G::name(served);
     let namespaces = json!({
         "name": "namespaces", "singularName": "namespace", "namespaced": false,
         "kind": "Namespace", "verbs": ["get", "list"], "shortNames": ["ns"],
     });
-    let kinds = ObjectKind::ALL
-        .into_iter()
-        .filter(|kind| kind.group() == G::NAME)
-        .flat_map(|kind| {
+    let kinds = listed(served, name).flat_map(|kind| {
             let short: &[&str] = match kind {
                 ObjectKind::Pod => &["po"],
                 ObjectKind::ConfigMap => &["cm"],
-                ObjectKind::Secret => &[],
                 ObjectKind::Node => &["no"],
                 ObjectKind::Deployment => &["deploy"],
+                ObjectKind::Secret | ObjectKind::Sampled(_) => &[],
             };
             // kube-apiserver puts pods and deployments in the `all` category (`kubectl
             // get all`).
@@ -119,7 +119,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
         });
     // A Deployment's scale subresource, where Deployments can be written (kubectl scale
     // finds its kind here).
-    let scale = (G::NAME == ObjectKind::Deployment.group()
+    let scale = (name == ObjectKind::Deployment.group()
         && server.spec().kind == ObjectKind::Deployment)
         .then(|| {
             json!({
@@ -128,7 +128,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
                 "verbs": ["get", "patch", "update"],
             })
         });
-    let mut resources: Vec<Value> = if G::NAME.is_empty() {
+    let mut resources: Vec<Value> = if name.is_empty() {
         std::iter::once(namespaces).chain(kinds).collect()
     } else {
         kinds.chain(scale).collect()
@@ -136,15 +136,24 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
     // By name, as kube-apiserver lists them (a subresource after its resource).
     resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     // kube-apiserver writes no apiVersion for the core group's list.
-    Json(match G::NAME {
+    Json(match name {
         "" => json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}),
         group => json!({
             "kind": "APIResourceList",
             "apiVersion": "v1",
-            "groupVersion": format!("{group}/v1"),
+            "groupVersion": format!("{group}/{}", G::version(served)),
             "resources": resources,
         }),
     })
+}
+
+/// The kinds group `name` lists on a server of `served` objects: the built-in ones of
+/// the group, and the served kind if it is a sampled one of the group.
+fn listed(served: ObjectKind, name: &str) -> impl Iterator<Item = ObjectKind> + use<'_> {
+    ObjectKind::ALL
+        .into_iter()
+        .chain(Some(served).filter(|k| !k.generated()))
+        .filter(move |kind| kind.group() == name)
 }
 
 /// `/openapi/v3`: where each group's document is, with a hash of it (kubectl caches
@@ -160,10 +169,15 @@ pub async fn openapi_v3_paths(State(server): State<ApiServer>) -> Json<Value> {
     let mut paths = json!({
         "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={core:016X}")},
     });
-    if Apps::served_with(server.spec().kind) {
+    if Apps::served_with(kind) {
         let apps = entry(group_document::<Apps>(kind));
         paths["apis/apps/v1"] =
             json!({"serverRelativeURL": format!("/openapi/v3/apis/apps/v1?hash={apps:016X}")});
+    }
+    if SampledGroup::served_with(kind) {
+        let root = kind.api_root().trim_start_matches('/');
+        let hash = entry(group_document::<SampledGroup>(kind));
+        paths[root] = json!({"serverRelativeURL": format!("/openapi/v3/{root}?hash={hash:016X}")});
     }
     Json(json!({ "paths": paths }))
 }
@@ -180,60 +194,71 @@ pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json
 /// every schema they refer to, from kube-apiserver v1.37.2's documents
 /// (servers/kube-apiserver/openapischemas prints them; CI checks they are its output).
 /// Parsed when a document is asked for, so that a server holds none of them between.
+/// A sampled kind's own group has none: the tool knows its objects, not its schema.
 fn schemas(group: &str) -> Value {
     let text = match group {
         "" => include_str!("../../proto/openapi/api__v1.json"),
-        _ => include_str!("../../proto/openapi/apis__apps__v1.json"),
+        "apps" => include_str!("../../proto/openapi/apis__apps__v1.json"),
+        _ => return json!({}),
     };
     serde_json::from_str(text).expect("the committed schemas are JSON (a unit test reads them)")
 }
 
 fn group_document<G: Group>(kind: ObjectKind) -> Value {
     let mut paths = serde_json::Map::new();
-    let group = match G::NAME {
-        "" => "Core",
-        _ => "Apps",
+    let (name, version, root) = (G::name(kind), G::version(kind), G::root(kind));
+    // The group as kube's operation IDs spell it: `Core`, `Apps`, `ExampleCom`.
+    let group: String = match name {
+        "" => "Core".into(),
+        name => name
+            .split(['.', '-'])
+            .map(|word| {
+                let mut chars = word.chars();
+                chars.next().map_or_else(String::new, |first| {
+                    first.to_uppercase().chain(chars).collect()
+                })
+            })
+            .collect(),
     };
+    let api = format!("{group}{}", {
+        let mut chars = version.chars();
+        chars.next().map_or_else(String::new, |first| {
+            first.to_uppercase().chain(chars).collect::<String>()
+        })
+    });
     // Each kind the group lists, by its LIST: `kubectl explain` finds a resource's kind
     // in its path's operations, then its schema by that kind.
-    let listed = ObjectKind::ALL
-        .into_iter()
-        .filter(|k| k.group() == G::NAME)
-        .map(|k| (k.as_str(), k.plural(), k.namespaced()));
-    let namespaces = G::NAME
+    let listed = listed(kind, name).map(|k| (k.as_str(), k.plural(), k.namespaced()));
+    let namespaces = name
         .is_empty()
         .then_some(("Namespace", "namespaces", false));
     for (kind, plural, namespaced) in listed.chain(namespaces) {
         let (path, scope) = match namespaced {
             true => (
-                format!("{}/namespaces/{{namespace}}/{plural}", G::ROOT),
+                format!("{root}/namespaces/{{namespace}}/{plural}"),
                 "Namespaced",
             ),
-            false => (format!("{}/{plural}", G::ROOT), ""),
+            false => (format!("{root}/{plural}"), ""),
         };
         paths.insert(
             path,
             json!({
                 "get": {
-                    "operationId": format!("list{group}V1{scope}{kind}"),
+                    "operationId": format!("list{api}{scope}{kind}"),
                     "x-kubernetes-action": "list",
-                    "x-kubernetes-group-version-kind": {"group": G::NAME, "version": "v1", "kind": kind},
+                    "x-kubernetes-group-version-kind": {"group": name, "version": version, "kind": kind},
                 },
             }),
         );
     }
-    if kind.group() == G::NAME {
+    if kind.group() == name {
         let (path, scope) = if kind.namespaced() {
             (
-                format!(
-                    "{}/namespaces/{{namespace}}/{}/{{name}}",
-                    G::ROOT,
-                    kind.plural()
-                ),
+                format!("{root}/namespaces/{{namespace}}/{}/{{name}}", kind.plural()),
                 "Namespaced",
             )
         } else {
-            (format!("{}/{}/{{name}}", G::ROOT, kind.plural()), "")
+            (format!("{root}/{}/{{name}}", kind.plural()), "")
         };
         let parameter =
             |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
@@ -241,10 +266,10 @@ fn group_document<G: Group>(kind: ObjectKind) -> Value {
             path,
             json!({
                 "patch": {
-                    "operationId": format!("patch{group}V1{scope}{}", kind.as_str()),
+                    "operationId": format!("patch{api}{scope}{}", kind.as_str()),
                     "parameters": [parameter("dryRun"), parameter("fieldManager"), parameter("fieldValidation")],
                     "x-kubernetes-action": "patch",
-                    "x-kubernetes-group-version-kind": {"group": G::NAME, "version": "v1", "kind": kind.as_str()},
+                    "x-kubernetes-group-version-kind": {"group": name, "version": version, "kind": kind.as_str()},
                 },
             }),
         );
@@ -252,7 +277,7 @@ fn group_document<G: Group>(kind: ObjectKind) -> Value {
     json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "components": {"schemas": schemas(G::NAME)},
+        "components": {"schemas": schemas(name)},
         "paths": paths,
     })
 }

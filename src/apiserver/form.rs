@@ -110,8 +110,11 @@ impl Form {
     /// (then the same in JSON) on LIST and `as=PartialObjectMetadata` on WATCH;
     /// kube-apiserver serves either on both. kubectl asks `as=Table;v=v1;g=meta.k8s.io`
     /// first (a `v1beta1` table is skipped, and so is any other `as`, and a table in
-    /// protobuf). No `Accept` header means whole objects in JSON.
-    pub(super) fn accepted(headers: &HeaderMap) -> Option<(Form, Wire)> {
+    /// protobuf). No `Accept` header means whole objects in JSON. Protobuf is passed over
+    /// for a kind served in JSON only (`kind`: a sampled one), as kube-apiserver passes it
+    /// over for a custom resource.
+    pub(super) fn accepted(headers: &HeaderMap, kind: Option<ObjectKind>) -> Option<(Form, Wire)> {
+        let protobuf = kind.is_none_or(ObjectKind::has_protobuf);
         let mut accept = headers
             .get_all(header::ACCEPT)
             .iter()
@@ -126,7 +129,7 @@ impl Form {
             let mut parts = media.split(';').map(str::trim);
             let wire = match parts.next().unwrap_or_default() {
                 "application/json" | "*/*" | "application/*" => Wire::Json,
-                essence if essence == protobuf::MEDIA_TYPE => Wire::Protobuf,
+                essence if essence == protobuf::MEDIA_TYPE && protobuf => Wire::Protobuf,
                 _ => continue,
             };
             let (mut form, mut version) = (Some(Form::Full), None);
@@ -157,9 +160,10 @@ impl Form {
     /// as the response.
     pub(super) fn of_request(
         headers: &HeaderMap,
+        kind: Option<ObjectKind>,
         query: Option<&str>,
     ) -> Result<(Form, Wire, Query), Box<Response>> {
-        let (form, wire) = Form::accepted(headers)
+        let (form, wire) = Form::accepted(headers, kind)
             .ok_or_else(|| Box::new(ApiError::not_acceptable().into_response()))?;
         let query =
             Query::parse(query.unwrap_or_default()).map_err(|e| Box::new(e.into_response()))?;

@@ -15,23 +15,28 @@ use tokio::sync::watch;
 use tower::ServiceExt;
 
 use super::ApiServer;
+use super::group::{Group, SampledGroup};
 use super::routes::router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
 use crate::scenario::ObjectSpec;
 
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
-/// namespaces'; discovery passes) until it is opened.
+/// namespaces'), and under a sampled kind's own group (`/apis/example.com/v1alpha1/`),
+/// until it is opened; discovery passes.
 #[derive(Debug, Clone)]
 pub struct Gate {
     open: watch::Sender<bool>,
     knocked: Arc<AtomicBool>,
+    /// The root of the served kind's resources, when it is in neither of those groups.
+    root: Option<&'static str>,
 }
 
 impl Gate {
-    fn new() -> Gate {
+    fn new(root: Option<&'static str>) -> Gate {
         Gate {
             open: watch::Sender::new(false),
             knocked: Arc::new(AtomicBool::new(false)),
+            root,
         }
     }
 
@@ -46,7 +51,11 @@ impl Gate {
     }
 
     async fn pass(&self, path: &str) {
-        if !path.starts_with("/api/v1/") && !path.starts_with("/apis/apps/v1/") {
+        let under = |root: &str| {
+            path.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        if !under("/api/v1") && !under("/apis/apps/v1") && !self.root.is_some_and(under) {
             return;
         }
         let mut open = self.open.subscribe();
@@ -77,18 +86,26 @@ impl ApiServer {
 /// runtime, until the runtime ends; returns the address and the gate, closed.
 pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, Gate)> {
     let app = router(server.clone());
-    serve_gated(move |request| {
-        let app = app.clone();
-        async move { app.oneshot(request).await.unwrap_or_else(|e| match e {}) }
-    })
+    let kind = server.spec().kind;
+    let root = SampledGroup::served_with(kind).then(|| kind.api_root());
+    serve_gated(
+        move |request| {
+            let app = app.clone();
+            async move { app.oneshot(request).await.unwrap_or_else(|e| match e {}) }
+        },
+        root,
+    )
     .await
 }
 
 /// Serves `answer` over HTTP/1.1 on 127.0.0.1 at a port of the kernel's choosing, on the
 /// current runtime, until the runtime ends, a [`Gate`] in front of it; returns the
-/// address and the gate, closed. `run` serves the built-in apiserver so, and the proxy in
-/// front of a real one.
-pub async fn serve_gated<F, Fut, B>(answer: F) -> std::io::Result<(SocketAddr, Gate)>
+/// address and the gate, closed, holding the requests under `root` too if given. `run`
+/// serves the built-in apiserver so, and the proxy in front of a real one.
+pub async fn serve_gated<F, Fut, B>(
+    answer: F,
+    root: Option<&'static str>,
+) -> std::io::Result<(SocketAddr, Gate)>
 where
     F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = hyper::Response<B>> + Send + 'static,
@@ -97,7 +114,7 @@ where
 {
     let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
     let addr = listener.local_addr()?;
-    let gate = Gate::new();
+    let gate = Gate::new(root);
     let held = gate.clone();
     tokio::spawn(async move {
         loop {

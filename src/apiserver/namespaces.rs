@@ -22,7 +22,7 @@ pub(super) async fn list(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+    let (form, wire) = match Form::of_request(&headers, None, query.as_deref()) {
         Ok((_, _, query)) if query.watch => {
             return ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -69,7 +69,7 @@ pub(super) async fn get(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+    let (form, wire) = match Form::of_request(&headers, None, query.as_deref()) {
         Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };

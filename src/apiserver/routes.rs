@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::form::{Form, Wire};
-use super::group::{Apps, Core, Group};
+use super::group::{Apps, Core, Group, SampledGroup};
 use super::query::{Query, Selection};
 use super::status::{ApiError, method_not_allowed, object_not_found};
 use super::version::Version;
@@ -49,7 +49,8 @@ pub fn router(server: ApiServer) -> Router {
             "/openapi/v3/api/v1",
             get(discovery::openapi_v3_group::<Core>).fallback(method_not_allowed),
         );
-    let router = cluster_scope::<Core>(router)
+    let kind = server.spec().kind;
+    let router = cluster_scope::<Core>(router, kind)
         .route(
             "/api/v1/namespaces",
             get(namespaces::list).fallback(method_not_allowed),
@@ -58,10 +59,12 @@ pub fn router(server: ApiServer) -> Router {
             "/api/v1/namespaces/{namespace}",
             get(namespaces::get).fallback(method_not_allowed),
         );
-    let mut router = in_namespaces::<Core>(router);
-    let kind = server.spec().kind;
+    let mut router = in_namespaces::<Core>(router, kind);
     if Apps::served_with(kind) {
-        router = named_group::<Apps>(router);
+        router = scale(named_group::<Apps>(router, kind), kind);
+    }
+    if SampledGroup::served_with(kind) {
+        router = named_group::<SampledGroup>(router, kind);
     }
     // Only the scenario's kind is written, so only its status path is routed: a server
     // of ConfigMaps keeps its router, and its figures, as they were.
@@ -77,7 +80,7 @@ pub fn router(server: ApiServer) -> Router {
 /// The status subresource of `kind`, in group `G`: the object read (as a GET of it
 /// answers), replaced or patched by the object's handlers for [`ToStatus`].
 fn status<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
-    let root = G::ROOT;
+    let root = G::root(kind);
     if kind.namespaced() {
         router.route(
             &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/status"),
@@ -98,11 +101,11 @@ fn status<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiSe
 }
 
 /// A named group's discovery documents and resources.
-fn named_group<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
-    let root = G::ROOT;
+fn named_group<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
+    let root = G::root(kind);
     let router = router
         .route(
-            &format!("/apis/{}", G::NAME),
+            &format!("/apis/{}", G::name(kind)),
             get(discovery::api_group::<G>).fallback(method_not_allowed),
         )
         .route(
@@ -112,23 +115,27 @@ fn named_group<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
         .route(
             &format!("/openapi/v3{root}"),
             get(discovery::openapi_v3_group::<G>).fallback(method_not_allowed),
-        )
-        // The scale subresource (Deployments'; the core group's kinds have none here, and
-        // a server of those keeps its routes, and its figures, as they were).
-        .route(
-            &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/scale"),
-            get(write::scale::get::<G>)
-                .put(write::scale::replace::<G>)
-                .patch(write::scale::patch::<G>)
-                .fallback(method_not_allowed),
         );
-    in_namespaces::<G>(cluster_scope::<G>(router))
+    in_namespaces::<G>(cluster_scope::<G>(router, kind), kind)
+}
+
+/// The scale subresource in `apps` (Deployments'; the core group's kinds have none here,
+/// and a server of those keeps its routes, and its figures, as they were).
+fn scale(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
+    let root = Apps::root(kind);
+    router.route(
+        &format!("{root}/namespaces/{{namespace}}/{{resource}}/{{name}}/scale"),
+        get(write::scale::get::<Apps>)
+            .put(write::scale::replace::<Apps>)
+            .patch(write::scale::patch::<Apps>)
+            .fallback(method_not_allowed),
+    )
 }
 
 /// The routes of group `G`'s resources at the cluster's scope: collections (every
 /// namespace's objects of a namespaced kind) and cluster-scoped objects.
-fn cluster_scope<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
-    let root = G::ROOT;
+fn cluster_scope<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
+    let root = G::root(kind);
     router
         .route(
             &format!("{root}/{{resource}}"),
@@ -148,8 +155,8 @@ fn cluster_scope<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
 }
 
 /// The routes of group `G`'s resources in namespaces: collections and objects.
-fn in_namespaces<G: Group>(router: Router<ApiServer>) -> Router<ApiServer> {
-    let root = G::ROOT;
+fn in_namespaces<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
+    let root = G::root(kind);
     router
         .route(
             &format!("{root}/namespaces/{{namespace}}/{{resource}}"),
@@ -174,10 +181,11 @@ async fn cluster_collection<G: Group>(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(accepted) = Form::accepted(&headers) else {
+    let kind = G::kind(server.spec().kind, &resource);
+    let Some(accepted) = Form::accepted(&headers, kind) else {
         return ApiError::not_acceptable().into_response();
     };
-    collection(server, G::kind(&resource), None, query.as_deref(), accepted).await
+    collection(server, kind, None, query.as_deref(), accepted).await
 }
 
 async fn namespaced_collection<G: Group>(
@@ -186,17 +194,11 @@ async fn namespaced_collection<G: Group>(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(accepted) = Form::accepted(&headers) else {
+    let kind = G::kind(server.spec().kind, &resource);
+    let Some(accepted) = Form::accepted(&headers, kind) else {
         return ApiError::not_acceptable().into_response();
     };
-    collection(
-        server,
-        G::kind(&resource),
-        Some(namespace),
-        query.as_deref(),
-        accepted,
-    )
-    .await
+    collection(server, kind, Some(namespace), query.as_deref(), accepted).await
 }
 
 async fn get_object<G: Group>(
@@ -205,11 +207,11 @@ async fn get_object<G: Group>(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let kind = G::kind(&resource);
+    let kind = G::kind(server.spec().kind, &resource);
     if kind.is_some_and(|kind| !kind.namespaced()) {
         return unknown_resource();
     }
-    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+    let (form, wire) = match Form::of_request(&headers, kind, query.as_deref()) {
         Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };
@@ -226,7 +228,7 @@ async fn get_status<G: Group>(
     query: RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if !G::kind(&path.0.1).is_some_and(ObjectKind::has_status) {
+    if !G::kind(server.spec().kind, &path.0.1).is_some_and(ObjectKind::has_status) {
         return unknown_resource();
     }
     get_object::<G>(server, path, query, headers).await
@@ -240,7 +242,7 @@ async fn get_cluster_status<G: Group>(
     query: RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if !G::kind(&path.0.0).is_some_and(ObjectKind::has_status) {
+    if !G::kind(server.spec().kind, &path.0.0).is_some_and(ObjectKind::has_status) {
         return unknown_resource();
     }
     get_cluster_object::<G>(server, path, query, headers).await
@@ -254,11 +256,11 @@ async fn get_cluster_object<G: Group>(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let kind = G::kind(&resource);
+    let kind = G::kind(server.spec().kind, &resource);
     if kind.is_none_or(ObjectKind::namespaced) {
         return unknown_resource();
     }
-    let (form, wire) = match Form::of_request(&headers, query.as_deref()) {
+    let (form, wire) = match Form::of_request(&headers, kind, query.as_deref()) {
         Ok((form, wire, _)) => (form, wire),
         Err(response) => return *response,
     };
@@ -404,6 +406,8 @@ mod field_tests;
 mod group_tests;
 #[cfg(test)]
 mod protobuf_tests;
+#[cfg(test)]
+mod sampled_tests;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]

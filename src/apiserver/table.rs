@@ -62,6 +62,8 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
         ],
         ObjectKind::Node => node_columns(name, age),
         ObjectKind::Deployment => deployment_columns(name, age),
+        // A custom resource without printer columns: its name and age.
+        ObjectKind::Sampled(_) => vec![name, age],
     };
     Value::Array(columns)
 }
@@ -269,6 +271,7 @@ fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
         ],
         ObjectKind::Node => node_cells(object, name, age),
         ObjectKind::Deployment => deployment_cells(object, name, age),
+        ObjectKind::Sampled(_) => vec![name, age],
     }
 }
 

@@ -40,7 +40,7 @@ use crate::k8s::Identity;
 use crate::measure::Component;
 use crate::report::EventsReport;
 use crate::scenario::{Implementation, ObjectKind, Projection, Scope, VariantConfig};
-use object::{Dynamic, Object};
+use object::{Dynamic, Object, Untyped};
 use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
@@ -136,44 +136,59 @@ fn spawn_one(
     scope: &Scope,
 ) -> Informer {
     match (kind, config.projection) {
-        (ObjectKind::Pod, Projection::Full) => spawn_typed::<Pod>(client, config, ns, scope),
-        (ObjectKind::ConfigMap, Projection::Full) => {
-            spawn_typed::<ConfigMap>(client, config, ns, scope)
+        (ObjectKind::Pod, Projection::Full) => {
+            spawn_typed::<Pod>(client, config, (kind, ns), scope)
         }
-        (ObjectKind::Secret, Projection::Full) => spawn_typed::<Secret>(client, config, ns, scope),
+        (ObjectKind::ConfigMap, Projection::Full) => {
+            spawn_typed::<ConfigMap>(client, config, (kind, ns), scope)
+        }
+        (ObjectKind::Secret, Projection::Full) => {
+            spawn_typed::<Secret>(client, config, (kind, ns), scope)
+        }
         (ObjectKind::Pod, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Pod>>(client, config, ns, scope)
+            spawn_typed::<PartialObjectMeta<Pod>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::ConfigMap, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config, ns, scope)
+            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Secret, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Secret>>(client, config, ns, scope)
+            spawn_typed::<PartialObjectMeta<Secret>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Pod, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Pod>>(client, config, ns, scope)
+            spawn_typed::<Dynamic<Pod>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::ConfigMap, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<ConfigMap>>(client, config, ns, scope)
+            spawn_typed::<Dynamic<ConfigMap>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Secret, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Secret>>(client, config, ns, scope)
+            spawn_typed::<Dynamic<Secret>>(client, config, (kind, ns), scope)
         }
-        (ObjectKind::Node, Projection::Full) => spawn_typed::<Node>(client, config, ns, scope),
+        (ObjectKind::Node, Projection::Full) => {
+            spawn_typed::<Node>(client, config, (kind, ns), scope)
+        }
         (ObjectKind::Node, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Node>>(client, config, ns, scope)
+            spawn_typed::<PartialObjectMeta<Node>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Node, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Node>>(client, config, ns, scope)
+            spawn_typed::<Dynamic<Node>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Deployment, Projection::Full) => {
-            spawn_typed::<Deployment>(client, config, ns, scope)
+            spawn_typed::<Deployment>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Deployment, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Deployment>>(client, config, ns, scope)
+            spawn_typed::<PartialObjectMeta<Deployment>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Deployment, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Deployment>>(client, config, ns, scope)
+            spawn_typed::<Dynamic<Deployment>>(client, config, (kind, ns), scope)
+        }
+        (ObjectKind::Sampled(_), Projection::Dynamic) => {
+            spawn_typed::<Untyped>(client, config, (kind, ns), scope)
+        }
+        (ObjectKind::Sampled(_), Projection::Metadata) => {
+            spawn_typed::<PartialObjectMeta<Untyped>>(client, config, (kind, ns), scope)
+        }
+        (ObjectKind::Sampled(_), Projection::Full) => {
+            unreachable!("a sampled kind has no type; the scenario refuses a typed informer of it")
         }
     }
 }
@@ -181,11 +196,11 @@ fn spawn_one(
 fn spawn_typed<K: Object>(
     client: kube::Client,
     config: &VariantConfig,
-    namespace: Option<&str>,
+    (kind, namespace): (ObjectKind, Option<&str>),
     scope: &Scope,
 ) -> Informer {
     match config.implementation {
-        Implementation::Builtin => spawn_builtin::<K>(client, config, namespace, scope),
+        Implementation::Builtin => spawn_builtin::<K>(client, config, (kind, namespace), scope),
         Implementation::KubeRuntime => kube_runtime::spawn::<K>(client, config, namespace, scope),
         Implementation::External => {
             unreachable!("an external variant's informer is its own program (runner::external)")
@@ -309,7 +324,7 @@ impl Informer {
 fn spawn_builtin<K: Object>(
     client: kube::Client,
     config: &VariantConfig,
-    namespace: Option<&str>,
+    (kind, namespace): (ObjectKind, Option<&str>),
     scope: &Scope,
 ) -> Informer {
     let (tx, status) = watch::channel(Status::default());
@@ -322,7 +337,7 @@ fn spawn_builtin<K: Object>(
             page_size: config.page_size,
             read_cost_ms: config.watch_read_cost_ms,
         },
-        namespace,
+        (kind, namespace),
         scope,
     );
     let Some(kind) = config.queue else {

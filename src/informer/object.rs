@@ -1,7 +1,7 @@
 //! The kinds an informer can cache: Pod, ConfigMap, Secret, Node and Deployment, whole, as metadata only
 //! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
-//! what dynamic informers decode). One trait says what the informer needs of a kind, so
-//! every stage is generic over it.
+//! what dynamic informers decode), and a sampled kind untyped ([`Untyped`]). One trait
+//! says what the informer needs of a kind, so every stage is generic over it.
 
 use std::borrow::Cow;
 use std::fmt::Debug;
@@ -180,6 +180,54 @@ where
         } else {
             remove_at(&mut self.object.data, path);
         }
+    }
+}
+
+/// An object of a kind only a sample gives (a custom resource), as a dynamic informer
+/// decodes it: [`Dynamic<K>`] without a type to take its names from. The reflector asks
+/// the scenario's kind for its path, so the names are never read; kube-runtime's
+/// reflector, which takes them from the type, is refused for such a kind when the
+/// scenario is read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Untyped(Dynamic<Untyped>);
+
+impl Resource for Untyped {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    fn group(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    fn version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    fn plural(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        self.0.meta()
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.0.meta_mut()
+    }
+}
+
+impl Object for Untyped {
+    fn clear_status(&mut self) {
+        self.0.clear_status();
+    }
+
+    fn cut_field(&mut self, path: &[String]) {
+        self.0.cut_field(path);
     }
 }
 

@@ -15,7 +15,7 @@ use kube::core::{ObjectList, WatchEvent};
 
 use super::Event;
 use super::object::Object;
-use crate::scenario::{InitialSync, ListRules, Scope};
+use crate::scenario::{InitialSync, ListRules, ObjectKind, Scope};
 
 /// client-go's watch timeout is random in [5 min, 10 min); this is its lower bound, fixed
 /// so that runs repeat exactly.
@@ -112,15 +112,15 @@ pub type Watch<K> =
     std::pin::Pin<Box<dyn Stream<Item = Result<WatchEvent<K>, kube::Error>> + Send>>;
 
 impl<K: Object> Reflector<K> {
-    /// A reflector over the objects of `K`'s resource that `scope` selects, in
-    /// `namespace` or in all namespaces.
+    /// A reflector over the objects of `kind` that `scope` selects, in `namespace` or
+    /// in all namespaces.
     pub fn new(
         client: kube::Client,
         rules: Rules,
-        namespace: Option<&str>,
+        (kind, namespace): (ObjectKind, Option<&str>),
         scope: &Scope,
     ) -> Reflector<K> {
-        let mut path = K::url_path(&(), namespace);
+        let mut path = kind.collection_path(namespace.filter(|_| kind.namespaced()));
         if !scope.is_default() {
             path.push('?');
             path.push_str(&scope.query());

@@ -260,7 +260,7 @@ fn draw(
     let objects = &report.scenario.objects;
     title.titled(
         &format!(
-            "informer-mem: {} ({} {:?} objects)",
+            "informer-mem: {} ({} {} objects)",
             report.scenario.name,
             thousands(objects.count),
             objects.kind

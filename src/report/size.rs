@@ -27,7 +27,7 @@ pub enum SizeError {
         file: String,
     },
     /// Two reports measure the same kind.
-    #[error("`{file}` measures {kind:?} objects, as an earlier report does: one report a kind")]
+    #[error("`{file}` measures {kind} objects, as an earlier report does: one report a kind")]
     KindTwice {
         /// The second report.
         file: String,
@@ -98,13 +98,13 @@ pub fn predict(
         }
         if !counts.contains_key(&kind) {
             return Err(SizeError::Counts(format!(
-                "`{file}` measures {kind:?} objects: give their count with --count {kind:?}=N"
+                "`{file}` measures {kind} objects: give their count with --count {kind}=N"
             )));
         }
     }
     if let Some(kind) = counts.keys().find(|k| !kinds.contains_key(k)) {
         return Err(SizeError::Counts(format!(
-            "--count {kind:?}: no report measures {kind:?} objects"
+            "--count {kind}: no report measures {kind} objects"
         )));
     }
     let (_, first) = &reports[0];
@@ -196,7 +196,7 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
     }
     let cluster: Vec<String> = counts
         .iter()
-        .map(|(kind, n)| format!("{} {kind:?}", super::table::thousands(*n)))
+        .map(|(kind, n)| format!("{} {kind}", super::table::thousands(*n)))
         .collect();
     format!(
         "predicted for {}:\n{table}\nthe informer's own bytes, from the lines each report's \

@@ -99,7 +99,7 @@ fn draw(
     let (legend, body) = rest.split_vertically(LEGEND_ROW);
     title.titled(
         &format!(
-            "informer-mem: {} ({:?} objects, sweep over {})",
+            "informer-mem: {} ({} objects, sweep over {})",
             report.scenario.name, report.scenario.objects.kind, sweep.key
         ),
         ("sans-serif", 20),

@@ -244,7 +244,7 @@ fn about(report: &Report) -> String {
     let objects = &report.scenario.objects;
     let mut about = match &report.scenario.sweep {
         Some(sweep) => format!(
-            "{:?} objects at {} = {}, seed {} ({})",
+            "{} objects at {} = {}, seed {} ({})",
             objects.kind,
             sweep.key,
             sweep
@@ -257,7 +257,7 @@ fn about(report: &Report) -> String {
             report.scenario.file,
         ),
         None => format!(
-            "{} {:?} objects, seed {} ({})",
+            "{} {} objects, seed {} ({})",
             thousands(objects.count),
             objects.kind,
             objects.seed,
@@ -275,7 +275,7 @@ fn about(report: &Report) -> String {
     if let Some(server) = &report.server {
         about = if server.read_only {
             format!(
-                "the {:?} objects already on kube-apiserver {} at {}, read only ({})",
+                "the {} objects already on kube-apiserver {} at {}, read only ({})",
                 objects.kind, server.version, server.url, report.scenario.file
             )
         } else {

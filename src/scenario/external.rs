@@ -16,7 +16,7 @@ use super::raw::RawVariant;
 
 /// The placeholders a command, its environment and the endpoints may use, each replaced
 /// by the run before the subject starts.
-pub const PLACEHOLDERS: [(&str, &str); 5] = [
+pub const PLACEHOLDERS: [(&str, &str); 6] = [
     (
         "{kubeconfig}",
         "the path of a kubeconfig for the run's server",
@@ -24,6 +24,10 @@ pub const PLACEHOLDERS: [(&str, &str); 5] = [
     ("{server}", "the server's URL, http://127.0.0.1:PORT"),
     ("{namespace}", "the first namespace the objects are in"),
     ("{resource}", "the resource's plural name, such as pods"),
+    (
+        "{api_version}",
+        "the resource's group and version, such as v1, apps/v1 or example.com/v1alpha1",
+    ),
     (
         "{listen}",
         "a free loopback address, 127.0.0.1:PORT, for the subject's endpoints",
@@ -101,6 +105,8 @@ pub struct Placeholders {
     pub namespace: String,
     /// `{resource}`.
     pub resource: String,
+    /// `{api_version}`.
+    pub api_version: String,
     /// `{listen}`.
     pub listen: String,
     /// `{label_selector}`: the variant's `label_selector` ("" without).
@@ -117,6 +123,7 @@ impl Placeholders {
             .replace("{server}", &self.server)
             .replace("{namespace}", &self.namespace)
             .replace("{resource}", &self.resource)
+            .replace("{api_version}", &self.api_version)
             .replace("{listen}", &self.listen)
             .replace("{label_selector}", &self.label_selector)
             .replace("{field_selector}", &self.field_selector)

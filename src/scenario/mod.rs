@@ -8,10 +8,12 @@
 
 mod error;
 mod external;
+mod kind;
 mod objects;
 mod phase;
 mod raw;
 mod sample;
+mod sample_kind;
 mod scope;
 mod server_side;
 mod sweep;
@@ -29,9 +31,10 @@ use crate::metric::Metric;
 pub use error::{Invalid, ScenarioError};
 use error::{Problem, int_in, parse_raw};
 pub use external::{PLACEHOLDERS, Placeholders, Subject};
+pub use kind::{ObjectKind, SampledKind, SampledKindDef, guess_plural};
 pub use objects::SweepKey;
 use objects::objects_from_raw;
-pub use objects::{ApiServerSpec, DEFAULT_NODE_IMAGES, ObjectKind, ObjectSpec};
+pub use objects::{ApiServerSpec, DEFAULT_NODE_IMAGES, ObjectSpec};
 use phase::phases_from_raw;
 pub use phase::{Amount, Churn, Decay, Phase, PhaseAction, PhaseKind};
 use raw::{RawScenario, RawTimeline};

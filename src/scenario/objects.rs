@@ -9,8 +9,10 @@ use toml::Spanned;
 
 use super::MAX_OBJECTS;
 use super::error::{Problem, int_in};
+use super::kind::ObjectKind;
 use super::raw::RawObjects;
 use super::sample::Sample;
+use super::sample_kind::sample_kind;
 
 /// The objects the built-in apiserver generates, and their shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,187 +94,6 @@ pub struct ApiServerSpec {
     /// Events of history kept for watches and consistent continuations (the watch cache's
     /// window); older resourceVersions get 410 Expired. `None` keeps every event.
     pub history_events: Option<u64>,
-}
-
-/// Resource kinds the built-in apiserver can serve.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-pub enum ObjectKind {
-    /// core/v1 Pod.
-    #[default]
-    Pod,
-    /// core/v1 ConfigMap.
-    ConfigMap,
-    /// core/v1 Secret.
-    Secret,
-    /// core/v1 Node, cluster-scoped.
-    Node,
-    /// apps/v1 Deployment.
-    Deployment,
-}
-
-impl ObjectKind {
-    /// Every kind, in discovery order.
-    pub const ALL: [ObjectKind; 5] = [
-        ObjectKind::Pod,
-        ObjectKind::ConfigMap,
-        ObjectKind::Secret,
-        ObjectKind::Node,
-        ObjectKind::Deployment,
-    ];
-
-    /// The kind's name (`Pod`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ObjectKind::Pod => "Pod",
-            ObjectKind::ConfigMap => "ConfigMap",
-            ObjectKind::Secret => "Secret",
-            ObjectKind::Node => "Node",
-            ObjectKind::Deployment => "Deployment",
-        }
-    }
-
-    /// The kind's API group: "" for the core group.
-    pub fn group(self) -> &'static str {
-        match self {
-            ObjectKind::Deployment => "apps",
-            ObjectKind::Pod | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Node => "",
-        }
-    }
-
-    /// The kind's `apiVersion` (`v1`, `apps/v1`).
-    pub fn api_version(self) -> &'static str {
-        match self {
-            ObjectKind::Deployment => "apps/v1",
-            ObjectKind::Pod | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Node => "v1",
-        }
-    }
-
-    /// Where the kind's resources are served: `/api/v1` or `/apis/{group}/v1`.
-    pub fn api_root(self) -> &'static str {
-        match self {
-            ObjectKind::Deployment => "/apis/apps/v1",
-            ObjectKind::Pod | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Node => {
-                "/api/v1"
-            }
-        }
-    }
-
-    /// The kind as kube-apiserver names it in messages: `Pod`, `Deployment.apps`.
-    pub fn qualified_kind(self) -> &'static str {
-        match self {
-            ObjectKind::Deployment => "Deployment.apps",
-            kind => kind.as_str(),
-        }
-    }
-
-    /// The resource as kube-apiserver names it in messages: `pods`, `deployments.apps`.
-    pub fn resource_name(self) -> &'static str {
-        match self {
-            ObjectKind::Deployment => "deployments.apps",
-            kind => kind.plural(),
-        }
-    }
-
-    /// The path of the kind's collection in `namespace`, or across all namespaces
-    /// (`/api/v1/pods`, `/apis/apps/v1/namespaces/web/deployments`).
-    pub fn collection_path(self, namespace: Option<&str>) -> String {
-        let plural = self.plural();
-        match (self.group(), namespace) {
-            ("", None) => format!("/api/v1/{plural}"),
-            ("", Some(ns)) => format!("/api/v1/namespaces/{ns}/{plural}"),
-            (_, None) => format!("{}/{plural}", self.api_root()),
-            (_, Some(ns)) => format!("{}/namespaces/{ns}/{plural}", self.api_root()),
-        }
-    }
-
-    /// Whether the apiserver keeps a `metadata.generation` for the kind, bumped by each
-    /// change of its spec.
-    pub fn has_generation(self) -> bool {
-        matches!(self, ObjectKind::Pod | ObjectKind::Deployment)
-    }
-
-    /// Whether the kind has a status subresource: its status is written there, and writes
-    /// to the object leave it as it was.
-    pub fn has_status(self) -> bool {
-        matches!(
-            self,
-            ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment
-        )
-    }
-
-    /// Whether objects of the kind live in namespaces.
-    pub fn namespaced(self) -> bool {
-        self != ObjectKind::Node
-    }
-
-    /// The fields a `fieldSelector` can select objects of the kind by, and old names
-    /// still taken for some, as kube-apiserver v1.37 converts field labels
-    /// (pkg/apis/core/v1/conversion.go; ConfigMaps have only the defaults).
-    #[allow(
-        clippy::type_complexity,
-        reason = "two constant tables, read together by both callers"
-    )]
-    pub fn selectable_fields(
-        self,
-    ) -> (
-        &'static [&'static str],
-        &'static [(&'static str, &'static str)],
-    ) {
-        match self {
-            ObjectKind::Pod => (
-                &[
-                    "metadata.name",
-                    "metadata.namespace",
-                    "spec.nodeName",
-                    "spec.restartPolicy",
-                    "spec.schedulerName",
-                    "spec.serviceAccountName",
-                    "spec.hostNetwork",
-                    "status.phase",
-                    "status.podIP",
-                    "status.podIPs",
-                    "status.nominatedNodeName",
-                ],
-                &[("spec.host", "spec.nodeName")],
-            ),
-            ObjectKind::Node => (&["metadata.name", "spec.unschedulable"], &[]),
-            ObjectKind::ConfigMap | ObjectKind::Deployment => {
-                (&["metadata.name", "metadata.namespace"], &[])
-            }
-            ObjectKind::Secret => (&["metadata.name", "metadata.namespace", "type"], &[]),
-        }
-    }
-
-    /// The resource's plural name in URLs (`pods`).
-    pub fn plural(self) -> &'static str {
-        match self {
-            ObjectKind::Pod => "pods",
-            ObjectKind::ConfigMap => "configmaps",
-            ObjectKind::Secret => "secrets",
-            ObjectKind::Node => "nodes",
-            ObjectKind::Deployment => "deployments",
-        }
-    }
-
-    /// The kind's top-level fields besides `apiVersion` and `kind`: where a transform's
-    /// field path can start.
-    pub fn top_level_fields(self) -> &'static [&'static str] {
-        match self {
-            ObjectKind::Pod => &["metadata", "spec", "status"],
-            ObjectKind::ConfigMap => &["metadata", "data", "binaryData", "immutable"],
-            ObjectKind::Secret => &["metadata", "data", "stringData", "type", "immutable"],
-            ObjectKind::Node | ObjectKind::Deployment => &["metadata", "spec", "status"],
-        }
-    }
-
-    /// The kind a group serves under a plural resource name (`""` for the core group).
-    pub fn served(group: &str, plural: &str) -> Option<ObjectKind> {
-        ObjectKind::ALL
-            .into_iter()
-            .find(|k| k.group() == group && k.plural() == plural)
-    }
 }
 
 /// A key of `[objects]` a sweep can vary.
@@ -419,12 +240,25 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
     if let Some(given) = &raw.sample {
         return sampled_from_raw(file, &raw, given, count);
     }
+    for (key, span) in [
+        ("resource", raw.resource.as_ref().map(Spanned::span)),
+        ("namespaced", raw.namespaced.as_ref().map(Spanned::span)),
+    ] {
+        if let Some(span) = span {
+            return Err(Problem::at(
+                format!("objects.{key}"),
+                span,
+                format!("`{key}` describes the kind of a sample's objects; there is no `sample`"),
+            ));
+        }
+    }
+    let kind = generated_kind(&raw)?;
     let defaults = ObjectSpec::pods(count);
     Ok(ObjectSpec {
-        kind: raw.kind,
+        kind,
         count,
         seed: raw.seed.unwrap_or(defaults.seed),
-        namespaces: namespaces_from_raw(&raw, defaults.namespaces)?,
+        namespaces: namespaces_from_raw(&raw, kind, defaults.namespaces)?,
         labels: knob(&raw.labels, SweepKey::Labels, defaults.labels)?,
         annotations: knob(
             &raw.annotations,
@@ -440,18 +274,13 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
         last_applied: raw.last_applied.unwrap_or(defaults.last_applied),
         data_keys: match &raw.data_keys {
             None => None,
-            Some(v)
-                if matches!(
-                    raw.kind,
-                    ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment
-                ) =>
-            {
+            Some(v) if !matches!(kind, ObjectKind::ConfigMap | ObjectKind::Secret) => {
                 return Err(Problem::at(
                     "objects.data_keys",
                     v.span(),
                     format!(
                         "a {} has no `data`: `data_keys` shapes ConfigMaps and Secrets",
-                        raw.kind.as_str()
+                        kind.as_str()
                     ),
                 ));
             }
@@ -468,9 +297,35 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
             }
             Some(_) => knob(&raw.data_bytes, SweepKey::DataBytes, 0)?,
         },
-        images: images_from_raw(&raw)?,
+        images: images_from_raw(&raw, kind)?,
         sample: None,
     })
+}
+
+/// `objects.kind` without a sample: a kind the generator makes (a Pod when unset).
+fn generated_kind(raw: &RawObjects) -> Result<ObjectKind, Problem> {
+    let Some(given) = &raw.kind else {
+        return Ok(ObjectKind::Pod);
+    };
+    ObjectKind::ALL
+        .into_iter()
+        .find(|kind| kind.as_str() == given.as_ref())
+        .ok_or_else(|| {
+            let kinds: Vec<&str> = ObjectKind::ALL.iter().map(|k| k.as_str()).collect();
+            Problem::at(
+                "objects.kind",
+                given.span(),
+                format!(
+                    "the generator makes no {:?}: it makes {}",
+                    given.as_ref(),
+                    kinds.join(", ")
+                ),
+            )
+            .hint(
+                "give objects of any other kind (a custom resource, a Service...) in \
+                 `objects.sample`, from `kubectl get ... -o yaml`",
+            )
+        })
 }
 
 /// `[objects]` with a `sample`: the keys that shape generated objects are refused (the
@@ -511,13 +366,15 @@ fn sampled_from_raw(
         )
         .hint("edit the sample's objects instead, or remove `sample`"));
     }
-    let sample = Sample::load(file, given.as_ref(), raw.kind)
-        .map_err(|why| Problem::at("objects.sample", given.span(), why))?;
+    let at_sample = |why| Problem::at("objects.sample", given.span(), why);
+    let sample = Sample::load(file, given.as_ref()).map_err(at_sample)?;
+    let kind = sample_kind(raw, (&sample, given))?;
+    sample.check(kind).map_err(at_sample)?;
     Ok(ObjectSpec {
-        kind: raw.kind,
+        kind,
         count,
         seed: raw.seed.unwrap_or(1),
-        namespaces: namespaces_from_raw(raw, 10)?,
+        namespaces: namespaces_from_raw(raw, kind, 10)?,
         labels: 0,
         annotations: 0,
         containers: 0,
@@ -543,33 +400,30 @@ fn knob(v: &Option<Spanned<i64>>, key: SweepKey, default: u32) -> Result<u32, Pr
 
 /// `objects.namespaces`: refused for a cluster-scoped kind, whose objects are one round
 /// of the generator's classes.
-fn namespaces_from_raw(raw: &RawObjects, default: u32) -> Result<u32, Problem> {
+fn namespaces_from_raw(raw: &RawObjects, kind: ObjectKind, default: u32) -> Result<u32, Problem> {
     match &raw.namespaces {
-        None if !raw.kind.namespaced() => Ok(1),
+        None if !kind.namespaced() => Ok(1),
         None => Ok(default),
-        Some(v) if !raw.kind.namespaced() => Err(Problem::at(
+        Some(v) if !kind.namespaced() => Err(Problem::at(
             "objects.namespaces",
             v.span(),
-            format!(
-                "a {} is cluster-scoped: it has no namespace",
-                raw.kind.as_str()
-            ),
+            format!("a {} is cluster-scoped: it has no namespace", kind.as_str()),
         )),
         Some(v) => Ok(int_in(v, "objects.namespaces", 1, 10_000)? as u32),
     }
 }
 
 /// `objects.images`: nodes only, [`DEFAULT_NODE_IMAGES`] when unset.
-fn images_from_raw(raw: &RawObjects) -> Result<Option<u32>, Problem> {
+fn images_from_raw(raw: &RawObjects, kind: ObjectKind) -> Result<Option<u32>, Problem> {
     match &raw.images {
-        None if raw.kind == ObjectKind::Node => Ok(Some(DEFAULT_NODE_IMAGES)),
+        None if kind == ObjectKind::Node => Ok(Some(DEFAULT_NODE_IMAGES)),
         None => Ok(None),
-        Some(v) if raw.kind != ObjectKind::Node => Err(Problem::at(
+        Some(v) if kind != ObjectKind::Node => Err(Problem::at(
             "objects.images",
             v.span(),
             format!(
                 "a {} reports no images: `images` shapes Nodes",
-                raw.kind.as_str()
+                kind.as_str()
             ),
         )),
         Some(_) => Ok(Some(knob(&raw.images, SweepKey::Images, 0)?)),

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    Fault, Implementation, InitialSync, ListRules, ObjectKind, PhaseKind, Projection, QueueKind,
-    Relist, StoreMode,
+    Fault, Implementation, InitialSync, ListRules, PhaseKind, Projection, QueueKind, Relist,
+    StoreMode,
 };
 
 #[derive(Debug, Deserialize)]
@@ -43,8 +43,7 @@ pub(super) struct RawTimeline {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawObjects {
-    #[serde(default)]
-    pub kind: ObjectKind,
+    pub kind: Option<Spanned<String>>,
     pub count: Spanned<i64>,
     #[serde(default)]
     pub seed: Option<u64>,
@@ -58,6 +57,8 @@ pub(super) struct RawObjects {
     pub data_bytes: Option<Spanned<i64>>,
     pub images: Option<Spanned<i64>>,
     pub sample: Option<Spanned<String>>,
+    pub resource: Option<Spanned<String>>,
+    pub namespaced: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -36,9 +36,10 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// Reads the sample `given` names, relative to `scenario`'s folder, holding objects of
-    /// `kind`. The error says what is wrong, in the file's words.
-    pub(super) fn load(scenario: &Path, given: &str, kind: ObjectKind) -> Result<Sample, String> {
+    /// Reads the sample `given` names, relative to `scenario`'s folder; [`Sample::check`]
+    /// then holds its objects to their kind. The error says what is wrong, in the file's
+    /// words.
+    pub(super) fn load(scenario: &Path, given: &str) -> Result<Sample, String> {
         let path = scenario.parent().unwrap_or(Path::new("")).join(given);
         let bytes = read_limited(&path, MAX_SAMPLE_BYTES)
             .map_err(|e| format!("failed to read `{}`: {e}", path.display()))?;
@@ -65,18 +66,69 @@ impl Sample {
                 "`{given}` has no object to copy (an empty list, or no document)"
             ));
         }
-        for (i, object) in objects.iter().enumerate() {
-            let which = if objects.len() == 1 {
-                String::new()
-            } else {
-                format!("items[{i}]: ")
-            };
-            check(object, kind).map_err(|why| format!("`{given}`: {which}{why}"))?;
-        }
         Ok(Sample {
             file: given.to_owned(),
             objects,
         })
+    }
+
+    /// The `apiVersion` and `kind` of the sample's first object: its kind's, if the
+    /// others agree ([`Sample::check`]).
+    pub(super) fn type_meta(&self) -> (&str, &str) {
+        let text = |key: &str| {
+            self.objects[0]
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        (text("apiVersion"), text("kind"))
+    }
+
+    /// Whether the sample's first object has a namespace: where a kind the tool has no
+    /// model of learns its scope.
+    pub(super) fn namespaced(&self) -> bool {
+        self.objects[0]
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .is_some_and(|ns| !ns.is_empty())
+    }
+
+    /// Whether any of the sample's objects has a `metadata.generation`.
+    pub(super) fn has_generation(&self) -> bool {
+        self.objects
+            .iter()
+            .any(|o| o.pointer("/metadata/generation").is_some())
+    }
+
+    /// The top-level fields of the sample's objects besides `apiVersion` and `kind`, in
+    /// the order they first appear.
+    pub(super) fn fields(&self) -> Vec<String> {
+        let mut fields: Vec<String> = Vec::new();
+        for key in self
+            .objects
+            .iter()
+            .filter_map(Value::as_object)
+            .flat_map(|o| o.keys())
+        {
+            if !matches!(key.as_str(), "apiVersion" | "kind") && !fields.contains(key) {
+                fields.push(key.clone());
+            }
+        }
+        fields
+    }
+
+    /// Why the sample's objects cannot be copies of `kind`, if they cannot: each must be
+    /// an object of the kind, with a name its copies can extend.
+    pub(super) fn check(&self, kind: ObjectKind) -> Result<(), String> {
+        for (i, object) in self.objects.iter().enumerate() {
+            let which = if self.objects.len() == 1 {
+                String::new()
+            } else {
+                format!("items[{i}]: ")
+            };
+            check(object, kind).map_err(|why| format!("`{}`: {which}{why}", self.file))?;
+        }
+        Ok(())
     }
 
     /// A note for the user when some of the sample's objects carry no managedFields:
@@ -192,8 +244,8 @@ fn check(object: &Value, kind: ObjectKind) -> Result<(), String> {
     let (api_version, given_kind) = (text("apiVersion"), text("kind"));
     if given_kind != kind.as_str() || api_version != kind.api_version() {
         return Err(format!(
-            "a {given_kind:?} of {api_version:?}, where objects.kind asks for {} of {:?} \
-             (set objects.kind to the sample's kind)",
+            "a {given_kind:?} of {api_version:?}, where the sample's objects are {} of {:?} \
+             (a sample holds objects of one kind)",
             kind.as_str(),
             kind.api_version()
         ));
@@ -233,6 +285,8 @@ fn typed(object: &Value, kind: ObjectKind) -> Result<(), String> {
         ObjectKind::Secret => read::<Secret>(object),
         ObjectKind::Node => read::<Node>(object),
         ObjectKind::Deployment => read::<Deployment>(object),
+        // No type to read it as: its objects are held untyped.
+        ObjectKind::Sampled(_) => Ok(()),
     }
 }
 
@@ -242,7 +296,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::scenario::{ObjectKind, Scenario};
+    use crate::scenario::Scenario;
 
     fn pod(name: &str) -> serde_json::Value {
         json!({
@@ -306,9 +360,7 @@ mod tests {
         // One pod as `kubectl get -o json` and `-o yaml --show-managed-fields` wrote it
         // from `serve`, and the List `kubectl get pods -A -o yaml` wrote.
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/samples");
-        let load = |file: &str| {
-            super::Sample::load(&fixtures.join("s.toml"), file, ObjectKind::Pod).unwrap()
-        };
+        let load = |file: &str| super::Sample::load(&fixtures.join("s.toml"), file).unwrap();
         let json = load("coredns-pod.json");
         assert_eq!(json.len(), 1);
         assert!(
@@ -326,7 +378,7 @@ mod tests {
             serde_yaml_ng::to_string(&pod("b")).unwrap()
         );
         std::fs::write(dir.path().join("two.yaml"), yaml).unwrap();
-        let two = super::Sample::load(&dir.path().join("s.toml"), "two.yaml", ObjectKind::Pod);
+        let two = super::Sample::load(&dir.path().join("s.toml"), "two.yaml");
         assert_eq!(two.unwrap().objects, [pod("a"), pod("b")]);
     }
 
@@ -341,8 +393,14 @@ mod tests {
             ("kind: Pod\napiVersion: v1\nmetadata: {name: a}\nspec:\n  containers: 3\n",
              "spec.containers: invalid type"),
             (r#"{"kind": "PodList", "items": []}"#, "no object to copy"),
-            (&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}).to_string(),
-             "a \"ConfigMap\" of \"v1\", where objects.kind asks for Pod"),
+            (&json!({"apiVersion": "v1", "kind": "List", "items": [pod("a"), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]}).to_string(),
+             "items[1]: a \"ConfigMap\" of \"v1\", where the sample's objects are Pod of \"v1\""),
+            (&json!({"kind": "Pod", "metadata": {"name": "a"}}).to_string(),
+             "its first object has no `apiVersion` and `kind`"),
+            (&json!({"apiVersion": "example.com/v1/x", "kind": "Widget", "metadata": {"name": "a"}}).to_string(),
+             "is not a kind an apiserver could serve"),
+            (&json!({"apiVersion": "apps/v1beta1", "kind": "StatefulSet", "metadata": {"name": "a"}}).to_string(),
+             "serves the apps group at v1 only"),
             (&json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}}).to_string(),
              "neither a name nor a generateName"),
             (&pod("Upper").to_string(), "would not be valid names"),
@@ -360,6 +418,141 @@ mod tests {
             e.contains("failed to read") && e.contains("missing.json"),
             "{e}"
         );
+    }
+
+    fn widget(name: &str) -> serde_json::Value {
+        json!({
+            "apiVersion": "example.com/v1alpha1",
+            "kind": "Widget",
+            "metadata": {"name": name, "namespace": "default", "generation": 2},
+            "spec": {"size": 3},
+            "status": {"ready": true},
+        })
+    }
+
+    #[test]
+    fn any_other_kind_is_a_sampled_kind_named_as_kube_would_serve_it() {
+        let (_dir, file) = scenario("sample = \"sample.json\"", &widget("w").to_string());
+        let kind = Scenario::load(&file).unwrap().objects.kind;
+        assert!(!kind.generated(), "{kind:?}");
+        assert_eq!(
+            (kind.as_str(), kind.api_version(), kind.plural()),
+            ("Widget", "example.com/v1alpha1", "widgets")
+        );
+        assert!(kind.namespaced() && kind.has_generation() && !kind.has_status());
+        assert_eq!(kind.top_level_fields(), ["metadata", "spec", "status"]);
+        // Its plural and scope can be given; a sample without a namespace is of a
+        // cluster-scoped kind unless the scenario says otherwise.
+        let mut cluster = widget("w");
+        cluster["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("namespace");
+        for (objects, plural, namespaced) in [
+            ("resource = \"widgetz\"", "widgetz", false),
+            ("namespaced = true", "widgets", true),
+            ("", "widgets", false),
+        ] {
+            let (_dir, file) = scenario(
+                &format!("sample = \"sample.json\"\n{objects}"),
+                &cluster.to_string(),
+            );
+            let kind = Scenario::load(&file).unwrap().objects.kind;
+            assert_eq!(
+                (kind.plural(), kind.namespaced()),
+                (plural, namespaced),
+                "{objects}"
+            );
+        }
+        // A Service is one too, in the core group.
+        let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "n"}});
+        let (_dir, file) = scenario("sample = \"sample.json\"", &service.to_string());
+        let kind = Scenario::load(&file).unwrap().objects.kind;
+        assert_eq!((kind.api_root(), kind.plural()), ("/api/v1", "services"));
+    }
+
+    #[test]
+    fn the_kind_keys_are_checked_against_the_sample() {
+        let widget = widget("w").to_string();
+        let pod = pod("a").to_string();
+        for (objects, sample, at, why) in [
+            (
+                "kind = \"ConfigMap\"",
+                pod.as_str(),
+                "objects.kind",
+                "objects.kind is \"ConfigMap\", where `sample.json` holds \"Pod\" objects",
+            ),
+            (
+                "resource = \"pods\"",
+                pod.as_str(),
+                "objects.resource",
+                "a Pod is served as pods in namespaces",
+            ),
+            (
+                "namespaced = false",
+                pod.as_str(),
+                "objects.namespaced",
+                "describes a kind",
+            ),
+            (
+                "resource = \"Widgets\"",
+                widget.as_str(),
+                "objects.resource",
+                "is not a resource name",
+            ),
+        ] {
+            let e = error_of(&format!("sample = \"sample.json\"\n{objects}"), sample);
+            assert!(e.contains(&format!("at `{at}`")), "{objects}: {e}");
+            assert!(e.contains(why), "{objects}: {e}");
+        }
+        // A sampled kind may not take a plural the server serves already in its group.
+        let pods =
+            json!({"apiVersion": "v1", "kind": "Pods", "metadata": {"name": "a"}}).to_string();
+        let e = error_of("sample = \"sample.json\"\nresource = \"pods\"", &pods);
+        assert!(e.contains("serves already"), "{e}");
+        // Without a sample, the kind is one the generator makes, and the sample's keys
+        // have nothing to describe.
+        let e = error_of("kind = \"Widget\"", "");
+        assert!(e.contains("the generator makes no \"Widget\""), "{e}");
+        assert!(e.contains("objects.sample"), "{e}");
+        let e = error_of("resource = \"widgets\"", "");
+        assert!(
+            e.contains("at `objects.resource`") && e.contains("no `sample`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_sampled_kind_is_read_by_untyped_informers_only() {
+        let widget = widget("w").to_string();
+        let with = |variant: &str| {
+            let (_dir, file) = scenario("sample = \"sample.json\"", &widget);
+            let text = std::fs::read_to_string(&file)
+                .unwrap()
+                .replace("name = \"a\"\n", &format!("name = \"a\"\n{variant}\n"));
+            std::fs::write(&file, text).unwrap();
+            Scenario::load(&file)
+        };
+        let dynamic = with("").unwrap();
+        assert_eq!(
+            dynamic.variants[0].config.projection,
+            crate::scenario::Projection::Dynamic
+        );
+        let metadata = with("projection = \"metadata\"").unwrap();
+        assert_eq!(
+            metadata.variants[0].config.projection,
+            crate::scenario::Projection::Metadata
+        );
+        for (variant, at) in [
+            ("projection = \"full\"", "variant[0].projection"),
+            (
+                "implementation = \"kube-runtime\"",
+                "variant[0].implementation",
+            ),
+        ] {
+            let e = with(variant).unwrap_err().to_string();
+            assert!(e.contains(&format!("at `{at}`")), "{variant}: {e}");
+        }
     }
 
     #[test]

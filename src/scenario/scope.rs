@@ -66,10 +66,8 @@ impl Scope {
                 FieldSelector::parse(v.as_ref())
                     .and_then(|s| s.for_fields(fields, aliases))
                     .map_err(|why| {
-                        problem("field_selector", v, why).hint(format!(
-                            "a {kind:?} can be selected by {}",
-                            fields.join(", ")
-                        ))
+                        problem("field_selector", v, why)
+                            .hint(format!("a {kind} can be selected by {}", fields.join(", ")))
                     })?
             }
         };

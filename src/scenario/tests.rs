@@ -587,6 +587,7 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
         server: String::new(),
         namespace: String::new(),
         resource: String::new(),
+        api_version: String::new(),
         listen: String::new(),
         label_selector: "app=web".to_owned(),
         field_selector: String::new(),

@@ -10,7 +10,8 @@ use toml::Spanned;
 
 use super::error::{Problem, duration_ms, int_in};
 use super::external::{self, Subject};
-use super::objects::{ObjectKind, ObjectSpec};
+use super::kind::ObjectKind;
+use super::objects::ObjectSpec;
 use super::raw::{self, RawVariant};
 pub use super::scope::Scope;
 pub use super::server_side::ServerSide;
@@ -464,6 +465,12 @@ pub(super) fn variant_from_raw(
     config.initial_sync = raw.initial_sync.unwrap_or(config.initial_sync);
     config.relist = raw.relist.unwrap_or(config.relist);
     config.projection = raw.projection.unwrap_or(config.projection);
+    if !objects.kind.generated() {
+        let typed = raw.projection == Some(Projection::Full);
+        let kube_runtime = implementation == Implementation::KubeRuntime;
+        super::sample_kind::untyped_only((kube_runtime, typed), &key)?;
+        config.projection = raw.projection.unwrap_or(Projection::Dynamic);
+    }
     config.transform_initial_events = raw
         .transform_initial_events
         .unwrap_or(config.transform_initial_events);

@@ -49,6 +49,7 @@ type options struct {
 	namespace    string
 	listen       string
 	resource     string
+	apiVersion   string
 	transform    string
 	metadataOnly bool
 	dynamic      bool
@@ -66,7 +67,8 @@ func parseFlags() options {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the server to watch (required)")
 	flag.StringVar(&o.namespace, "namespace", "", "namespace to watch; empty for all")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "address for pprof and the status protocol")
-	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets, nodes or deployments")
+	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets, nodes or deployments; any resource with --api-version and --dynamic or --metadata-only")
+	flag.StringVar(&o.apiVersion, "api-version", "", "the resource's group/version, such as example.com/v1alpha1 (informer-mem's {api_version}); empty for v1, or apps/v1 for deployments")
 	flag.StringVar(&o.transform, "transform", "none", "none, or a comma-separated list of strip-managed-fields, strip (managedFields and the last-applied annotation) and strip-images (a Node's status.images)")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watch metadata only (the metadata informer)")
 	flag.BoolVar(&o.dynamic, "dynamic", false, "watch whole objects as unstructured.Unstructured (the dynamic informer)")
@@ -162,8 +164,13 @@ func strip(mode string) cache.TransformFunc {
 			m.SetManagedFields(nil)
 		}
 		if annotation {
+			// An Unstructured's GetAnnotations is a copy: set it back. A typed
+			// object's is its own map, set back to itself.
 			if a := m.GetAnnotations(); a != nil {
-				delete(a, lastApplied)
+				if _, ok := a[lastApplied]; ok {
+					delete(a, lastApplied)
+					m.SetAnnotations(a)
+				}
 			}
 		}
 		if images {
@@ -243,6 +250,13 @@ var groups = map[string]string{"deployments": "apps"}
 
 func newInformer(o options, cfg *rest.Config) cache.SharedIndexInformer {
 	gvr := schema.GroupVersionResource{Group: groups[o.resource], Version: "v1", Resource: o.resource}
+	if o.apiVersion != "" {
+		gv, err := schema.ParseGroupVersion(o.apiVersion)
+		if err != nil {
+			log.Fatalf("--api-version %q: %v", o.apiVersion, err)
+		}
+		gvr = gv.WithResource(o.resource)
+	}
 	tweak := func(lo *metav1.ListOptions) {
 		lo.LabelSelector = o.labels
 		lo.FieldSelector = o.fields

@@ -69,9 +69,7 @@ fn metadata(
     let labels = labels_from(spec, app, &v.labels);
     let name = match spec.kind {
         ObjectKind::Secret => format!("{app}-secret-{}", v.suffix),
-        ObjectKind::ConfigMap | ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment => {
-            format!("{app}-config-{}", v.suffix)
-        }
+        _ => format!("{app}-config-{}", v.suffix),
     };
     if spec.last_applied {
         let (kind, content) = applied;

@@ -184,8 +184,13 @@ pub fn name(spec: &ObjectSpec, index: u32) -> String {
         ObjectKind::Secret => format!("{app}-secret-{}", suffix(index)),
         ObjectKind::Node => format!("{}-{}", node_pool(spec, index), suffix(index)),
         ObjectKind::Deployment => format!("{app}-{}", suffix(index)),
+        ObjectKind::Sampled(_) => unreachable!("{SAMPLED_ONLY}"),
     }
 }
+
+/// Why the generator never builds a sampled kind's object: the scenario refuses such a
+/// kind without a sample, and a sample's objects are copied before the kinds are matched.
+const SAMPLED_ONLY: &str = "a sampled kind's objects are copies of its sample";
 
 /// What object `id` holds in `field`, a field its kind is selectable by (`fieldSelector`);
 /// "" for one it does not set. Updates leave these fields as they are; a pod's graceful
@@ -408,6 +413,7 @@ fn write_object<'t>(
                 |d| d.metadata,
             );
         }
+        ObjectKind::Sampled(_) => unreachable!("{SAMPLED_ONLY}"),
     }
 }
 

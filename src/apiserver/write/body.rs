@@ -65,8 +65,9 @@ const YAML: &str = "application/yaml";
 pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
     let cannot = |why: String| {
         ApiError::bad_request(format!(
-            "{k} in version \"v1\" cannot be handled as a {k}: {why}",
-            k = kind.as_str()
+            "{k} in version {v:?} cannot be handled as a {k}: {why}",
+            k = kind.as_str(),
+            v = kind.version(),
         ))
     };
     let mut value: Value = match wire {
@@ -114,11 +115,15 @@ pub(super) fn normalize(
         ObjectKind::Secret => through::<Secret>(&value),
         ObjectKind::Node => through::<Node>(&value),
         ObjectKind::Deployment => through::<Deployment>(&value),
+        // No schema: every field is kept, as a custom resource that preserves unknown
+        // fields keeps them.
+        ObjectKind::Sampled(_) => Ok(value.clone()),
     };
     let typed = typed.map_err(|e| {
         ApiError::bad_request(format!(
-            "{k} in version \"v1\" cannot be handled as a {k}: {e}",
-            k = kind.as_str()
+            "{k} in version {v:?} cannot be handled as a {k}: {e}",
+            k = kind.as_str(),
+            v = kind.version(),
         ))
     })?;
     let mut unknown = Vec::new();
@@ -139,9 +144,12 @@ pub(super) fn normalize(
     }
     // kube-apiserver's defaults, then what Go's JSON writes at its zero and the client
     // left out, as kube-apiserver answers with them (the kinds here all have a message,
-    // so this finds one).
+    // so this finds one; a sampled kind's object is kept as it was sent).
     let mut typed = typed;
     super::defaults::apply(kind, &mut typed);
+    if !kind.has_protobuf() {
+        return Ok(typed);
+    }
     protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
 }
 

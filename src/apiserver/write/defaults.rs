@@ -50,7 +50,8 @@ pub(super) fn apply(kind: ObjectKind, object: &mut Value) {
                 status["allocatable"] = capacity.clone();
             }
         }
-        ObjectKind::ConfigMap => {}
+        // A sampled kind's defaults are its server's: the tool knows none.
+        ObjectKind::ConfigMap | ObjectKind::Sampled(_) => {}
     }
 }
 

@@ -51,7 +51,7 @@ pub async fn delete_cluster<G: Group>(
     query: RawQuery,
     body: ApiBody,
 ) -> Response {
-    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
+    if let Some(missing) = no_cluster_object(G::kind(server.spec().kind, &resource)) {
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
@@ -82,7 +82,7 @@ pub async fn delete<G: Group>(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let Some(kind) = G::kind(&resource) else {
+        let Some(kind) = G::kind(server.spec().kind, &resource) else {
             return Err(ApiError::unknown_resource());
         };
         let kind = scoped(kind, &namespace)?;
@@ -129,7 +129,10 @@ pub async fn delete_collection<G: Group>(
     ApiBody(body): ApiBody,
 ) -> Response {
     respond(|| {
-        let kind = scoped(writable(&server, G::kind(&resource))?, &namespace)?;
+        let kind = scoped(
+            writable(&server, G::kind(server.spec().kind, &resource))?,
+            &namespace,
+        )?;
         let options = DeleteOptions::parse(query.as_deref(), &body)?;
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
         let namespace = (!namespace.is_empty()).then_some(namespace.as_str());

@@ -78,7 +78,7 @@ pub async fn replace_cluster<G: Group, E: Endpointed>(
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
-    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
+    if let Some(missing) = no_cluster_object(G::kind(server.spec().kind, &resource)) {
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
@@ -93,7 +93,7 @@ pub async fn patch_cluster<G: Group, E: Endpointed>(
     headers: HeaderMap,
     body: ApiBody,
 ) -> Response {
-    if let Some(missing) = no_cluster_object(G::kind(&resource)) {
+    if let Some(missing) = no_cluster_object(G::kind(server.spec().kind, &resource)) {
         return missing;
     }
     let path = ApiPath((String::new(), resource, name));
@@ -204,6 +204,13 @@ pub async fn patch<G: Group, E: Endpointed>(
             &headers,
         )?;
         let patch_type = patch_type(&headers)?;
+        if patch_type == PatchType::StrategicMerge && !write.kind.generated() {
+            // Strategic merge needs the Go type's patch strategies; kube-apiserver refuses
+            // it for a custom resource alike.
+            return Err(unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
         let key = NamespacedName {
             namespace: namespace.clone(),
             name: name.clone(),
@@ -313,7 +320,8 @@ impl<'a> Write<'a> {
         query: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<Write<'a>, ApiError> {
-        let kind = G::kind(resource).filter(|k| endpoint == Endpoint::Object || k.has_status());
+        let kind = G::kind(server.spec().kind, resource)
+            .filter(|k| endpoint == Endpoint::Object || k.has_status());
         Ok(Write {
             server,
             kind: scoped(writable(server, kind)?, namespace)?,
@@ -321,7 +329,7 @@ impl<'a> Write<'a> {
             endpoint,
             options: WriteOptions::parse(query, headers)?,
             warnings: Vec::new(),
-            wire: Form::accepted(headers).map_or(Wire::Json, |(_, wire)| wire),
+            wire: Form::accepted(headers, kind).map_or(Wire::Json, |(_, wire)| wire),
         })
     }
 
@@ -330,6 +338,12 @@ impl<'a> Write<'a> {
     /// kube-apiserver does; serde_json alone would keep the last silently.
     fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
         if wire == BodyWire::Protobuf {
+            if !self.kind.has_protobuf() {
+                // As kube-apiserver refuses protobuf for a custom resource.
+                return Err(body::unsupported_media_type(
+                    "the body of the request was in an unknown format (application/vnd.kubernetes.protobuf) - accepted media types include: application/json, application/yaml",
+                ));
+            }
             return decode(self.kind, body, wire);
         }
         let duplicates = duplicate_fields(body, wire)

@@ -98,7 +98,7 @@ fn target<G: Group>(
     resource: &str,
     name: String,
 ) -> Result<Target, ApiError> {
-    let kind = G::kind(resource).filter(|k| *k == ObjectKind::Deployment);
+    let kind = G::kind(server.spec().kind, resource).filter(|k| *k == ObjectKind::Deployment);
     let kind = scoped(writable(server, kind)?, &namespace)?;
     Ok((kind, NamespacedName { namespace, name }))
 }

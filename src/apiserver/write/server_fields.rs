@@ -131,9 +131,14 @@ pub(super) fn finish(
                 meta.insert("managedFields".to_owned(), Value::Array(managed));
             }
             if kind.has_generation() {
-                // The spec changing is what bumps a Pod's or a Deployment's generation.
+                // The spec changing is what bumps a Pod's or a Deployment's generation; a
+                // custom resource's, any change but its metadata's (it has no status
+                // subresource here).
                 let generation = was["generation"].as_i64().unwrap_or(1);
-                let changed = object["spec"] != current["spec"];
+                let changed = match kind {
+                    ObjectKind::Sampled(_) => beside_metadata(&object) != beside_metadata(current),
+                    _ => object["spec"] != current["spec"],
+                };
                 object["metadata"]["generation"] = json!(generation + i64::from(changed));
             }
         }
@@ -189,4 +194,12 @@ pub(super) fn qos_class(spec: &Value) -> &'static str {
     } else {
         "Burstable"
     }
+}
+
+/// An object's fields but its metadata: what moves a custom resource's generation on.
+fn beside_metadata(object: &Value) -> Vec<(&String, &Value)> {
+    object
+        .as_object()
+        .map(|fields| fields.iter().filter(|(k, _)| *k != "metadata").collect())
+        .unwrap_or_default()
 }

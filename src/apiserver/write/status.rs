@@ -41,7 +41,7 @@ pub(super) fn prepared(kind: ObjectKind, mut object: Value, current: &Value) -> 
         ObjectKind::Deployment => {
             put_back(&mut object["metadata"], &current["metadata"], &["labels"]);
         }
-        ObjectKind::Node | ObjectKind::ConfigMap | ObjectKind::Secret => {}
+        ObjectKind::Node | ObjectKind::ConfigMap | ObjectKind::Secret | ObjectKind::Sampled(_) => {}
     }
     object
 }

@@ -429,6 +429,7 @@ fn placeholders(
         server: format!("http://{addr}"),
         namespace: upstream.namespace(scenario),
         resource: scenario.objects.kind.plural().to_owned(),
+        api_version: scenario.objects.kind.api_version().to_owned(),
         listen: listen.to_string(),
         label_selector: scope.label_selector.to_string(),
         field_selector: scope.field_selector.to_string(),

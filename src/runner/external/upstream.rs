@@ -66,10 +66,14 @@ impl Upstream {
         };
         let side = Side::open(scenario, job, Component::ApiServer, true).await?;
         let forwarder = side.cluster.forwarder(&side.faults)?;
-        let (addr, gate) = apiserver::serve_gated(move |request| {
-            let forwarder = forwarder.clone();
-            async move { forward(forwarder, request).await }
-        })
+        // A real server serves no sampled kind (`run --kubeconfig` refuses samples).
+        let (addr, gate) = apiserver::serve_gated(
+            move |request| {
+                let forwarder = forwarder.clone();
+                async move { forward(forwarder, request).await }
+            },
+            None,
+        )
         .await
         .context("failed to serve the proxy on loopback")?;
         Ok((Upstream::Real(Box::new(side)), addr, gate))
