@@ -103,19 +103,11 @@ impl Group for SampledGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::SampledKindDef;
+    use crate::scenario::widgets;
 
     #[test]
     fn every_kind_is_served_under_its_groups_root_and_only_there() {
-        let widget = SampledKindDef {
-            api_version: "example.com/v1alpha1".into(),
-            kind: "Widget".into(),
-            resource: "widgets".into(),
-            namespaced: true,
-            generation: true,
-            fields: vec!["metadata".into(), "spec".into()],
-        }
-        .kind();
+        let widget = widgets().kind();
         for kind in ObjectKind::ALL.into_iter().chain([widget]) {
             let root = match kind.group() {
                 "" => Core::root(kind),

@@ -399,20 +399,22 @@ impl<'de> Deserialize<'de> for ObjectKind {
     }
 }
 
+/// The definition of a namespaced `Widget` of `example.com/v1alpha1`. For tests.
+#[cfg(test)]
+pub(crate) fn widgets() -> SampledKindDef {
+    SampledKindDef {
+        api_version: "example.com/v1alpha1".into(),
+        kind: "Widget".into(),
+        resource: "widgets".into(),
+        namespaced: true,
+        generation: true,
+        fields: vec!["metadata".into(), "spec".into()],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn widgets() -> SampledKindDef {
-        SampledKindDef {
-            api_version: "example.com/v1alpha1".into(),
-            kind: "Widget".into(),
-            resource: "widgets".into(),
-            namespaced: true,
-            generation: true,
-            fields: vec!["metadata".into(), "spec".into()],
-        }
-    }
 
     #[test]
     fn a_sampled_kind_is_made_once_per_definition_and_named_as_kube_names_it() {

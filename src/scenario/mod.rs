@@ -31,6 +31,8 @@ use crate::metric::Metric;
 pub use error::{Invalid, ScenarioError};
 use error::{Problem, int_in, parse_raw};
 pub use external::{PLACEHOLDERS, Placeholders, Subject};
+#[cfg(test)]
+pub(crate) use kind::widgets;
 pub use kind::{ObjectKind, SampledKind, SampledKindDef, guess_plural};
 pub use objects::SweepKey;
 use objects::objects_from_raw;

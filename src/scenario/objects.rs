@@ -12,7 +12,7 @@ use super::error::{Problem, int_in};
 use super::kind::ObjectKind;
 use super::raw::RawObjects;
 use super::sample::Sample;
-use super::sample_kind::sample_kind;
+use super::sample_kind::{kind_key, sample_kind};
 
 /// The objects the built-in apiserver generates, and their shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,17 +240,12 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
     if let Some(given) = &raw.sample {
         return sampled_from_raw(file, &raw, given, count);
     }
-    for (key, span) in [
-        ("resource", raw.resource.as_ref().map(Spanned::span)),
-        ("namespaced", raw.namespaced.as_ref().map(Spanned::span)),
-    ] {
-        if let Some(span) = span {
-            return Err(Problem::at(
-                format!("objects.{key}"),
-                span,
-                format!("`{key}` describes the kind of a sample's objects; there is no `sample`"),
-            ));
-        }
+    if let Some((key, span)) = kind_key(&raw) {
+        return Err(Problem::at(
+            format!("objects.{key}"),
+            span,
+            format!("`{key}` describes the kind of a sample's objects; there is no `sample`"),
+        ));
     }
     let kind = generated_kind(&raw)?;
     let defaults = ObjectSpec::pods(count);

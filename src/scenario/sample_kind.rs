@@ -44,30 +44,36 @@ pub(super) fn sample_kind(
     }
 }
 
-/// A built-in kind of a sample: the keys that describe a sampled kind are refused.
-fn built_in(raw: &RawObjects, kind: ObjectKind) -> Result<ObjectKind, Problem> {
-    for (key, span) in [
+/// The first key given of those that describe a sampled kind (`resource`,
+/// `namespaced`), and where.
+pub(super) fn kind_key(raw: &RawObjects) -> Option<(&'static str, std::ops::Range<usize>)> {
+    [
         ("resource", raw.resource.as_ref().map(Spanned::span)),
         ("namespaced", raw.namespaced.as_ref().map(Spanned::span)),
-    ] {
-        if let Some(span) = span {
-            return Err(Problem::at(
-                format!("objects.{key}"),
-                span,
-                format!(
-                    "a {} is served as {} {}: `{key}` describes a kind the tool has no model of",
-                    kind.as_str(),
-                    kind.plural(),
-                    if kind.namespaced() {
-                        "in namespaces"
-                    } else {
-                        "cluster-scoped"
-                    },
-                ),
-            ));
-        }
-    }
-    Ok(kind)
+    ]
+    .into_iter()
+    .find_map(|(key, span)| Some((key, span?)))
+}
+
+/// A built-in kind of a sample: the keys that describe a sampled kind are refused.
+fn built_in(raw: &RawObjects, kind: ObjectKind) -> Result<ObjectKind, Problem> {
+    let Some((key, span)) = kind_key(raw) else {
+        return Ok(kind);
+    };
+    Err(Problem::at(
+        format!("objects.{key}"),
+        span,
+        format!(
+            "a {} is served as {} {}: `{key}` describes a kind the tool has no model of",
+            kind.as_str(),
+            kind.plural(),
+            if kind.namespaced() {
+                "in namespaces"
+            } else {
+                "cluster-scoped"
+            },
+        ),
+    ))
 }
 
 /// The definition of a kind the tool has no model of, from `sample`'s objects and the
