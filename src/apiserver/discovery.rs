@@ -77,7 +77,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
         "name": "namespaces", "singularName": "namespace", "namespaced": false,
         "kind": "Namespace", "verbs": ["get", "list"], "shortNames": ["ns"],
     });
-    let kinds = listed(served, name).flat_map(|kind| {
+    let kinds = ObjectKind::in_group(served, name).flat_map(|kind| {
             let short: &[&str] = match kind {
                 ObjectKind::Pod => &["po"],
                 ObjectKind::ConfigMap => &["cm"],
@@ -145,15 +145,6 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
             "resources": resources,
         }),
     })
-}
-
-/// The kinds group `name` lists on a server of `served` objects: the built-in ones of
-/// the group, and the served kind if it is a sampled one of the group.
-fn listed(served: ObjectKind, name: &str) -> impl Iterator<Item = ObjectKind> + use<'_> {
-    ObjectKind::ALL
-        .into_iter()
-        .chain(Some(served).filter(|k| !k.generated()))
-        .filter(move |kind| kind.group() == name)
 }
 
 /// `/openapi/v3`: where each group's document is, with a hash of it (kubectl caches
@@ -228,7 +219,7 @@ fn group_document<G: Group>(kind: ObjectKind) -> Value {
     });
     // Each kind the group lists, by its LIST: `kubectl explain` finds a resource's kind
     // in its path's operations, then its schema by that kind.
-    let listed = listed(kind, name).map(|k| (k.as_str(), k.plural(), k.namespaced()));
+    let listed = ObjectKind::in_group(kind, name).map(|k| (k.as_str(), k.plural(), k.namespaced()));
     let namespaces = name
         .is_empty()
         .then_some(("Namespace", "namespaces", false));

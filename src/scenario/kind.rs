@@ -221,10 +221,16 @@ impl ObjectKind {
     /// on a server whose scenario serves `served`: a built-in kind, or the served kind
     /// when it is a sampled one of that group.
     pub fn served(served: ObjectKind, group: &str, plural: &str) -> Option<ObjectKind> {
+        ObjectKind::in_group(served, group).find(|k| k.plural() == plural)
+    }
+
+    /// The kinds `group` serves on a server of `served` objects: the built-in ones of the
+    /// group, and the served kind if it is a sampled one of the group.
+    pub fn in_group(served: ObjectKind, group: &str) -> impl Iterator<Item = ObjectKind> + '_ {
         ObjectKind::ALL
             .into_iter()
             .chain(Some(served).filter(|k| !k.generated()))
-            .find(|k| k.group() == group && k.plural() == plural)
+            .filter(move |k| k.group() == group)
     }
 
     /// The built-in kind of `api_version` named `kind`, if the generator makes it.
