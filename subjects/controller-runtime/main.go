@@ -2,8 +2,9 @@
 // manager of sigs.k8s.io/controller-runtime with one controller of the resource the run
 // serves, whose reconciler reads each object from the manager's cache, as most
 // controllers do. The cache is the informer being measured. It serves net/http/pprof and
-// informer-mem's status protocol (docs/subjects.md) on --listen, the status read from the
-// cache's own informer, and runs until it is stopped.
+// informer-mem's status protocol (docs/subjects.md) on --listen: the store is the cache's
+// informer's, and a resourceVersion counts as applied once the controller has reconciled
+// every event up to it. It runs until it is stopped.
 package main
 
 import (
@@ -12,24 +13,30 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
 	"runtime/debug"
 	"strconv"
-	"sync/atomic"
+	"sync"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // objects are the kinds the run serves, by resource.
@@ -43,58 +50,114 @@ var objects = map[string]func() client.Object{
 
 // reconciler reads the object of each request from the cache and does nothing else.
 type reconciler struct {
-	client     client.Client
-	newObject  func() client.Object
-	reconciles atomic.Uint64
+	client    client.Client
+	newObject func() client.Object
+	progress  *progress
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.reconciles.Add(1)
+	event := r.progress.begin(req.NamespacedName)
+	defer r.progress.end(req.NamespacedName, event)
 	if err := r.client.Get(ctx, req.NamespacedName, r.newObject()); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
 }
 
-// counts are the cache informer's notifications, and the highest resourceVersion among
-// them: every event up to it is in the store (the store is updated before handlers).
-type counts struct {
-	add, update, delete, sync atomic.Uint64
-	applied                   atomic.Uint64
+// progress is how far the controller has got, for the status protocol: a phase of the
+// run ends when the controller has reconciled its events, not when the cache holds them
+// (its workers start only after the cache has synced, and a heap measured while they
+// still work holds their copies). The controller's event handler records each request
+// as pending, numbered by its event, before enqueuing it; a reconcile removes it if no
+// newer event came while it ran. A reconcile that begins after an event reads the cache
+// as of that event or later (the informer updates its store before it notifies
+// handlers), so when nothing is pending every event enqueued has been reconciled.
+type progress struct {
+	mu         sync.Mutex
+	events     uint64                          // events enqueued
+	newest     uint64                          // their highest resourceVersion
+	pending    map[types.NamespacedName]uint64 // request → the number of its newest event
+	reconciled uint64                          // newest, when nothing was last pending
+	handled    map[string]uint64               // notifications, by the protocol's names
 }
 
-func (c *counts) saw(obj interface{}) {
-	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return
-	}
-	rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
-	for err == nil {
-		old := c.applied.Load()
-		if rv <= old || c.applied.CompareAndSwap(old, rv) {
-			return
-		}
+func newProgress() *progress {
+	return &progress{
+		pending: map[types.NamespacedName]uint64{},
+		handled: map[string]uint64{"add": 0, "update": 0, "delete": 0, "sync": 0},
 	}
 }
 
-func (c *counts) handler() toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { c.add.Add(1); c.saw(obj) },
-		UpdateFunc: func(oldObj, newObj interface{}) {
-			o, errOld := meta.Accessor(oldObj)
-			n, errNew := meta.Accessor(newObj)
-			if errOld == nil && errNew == nil && o.GetResourceVersion() == n.GetResourceVersion() {
-				c.sync.Add(1)
-			} else {
-				c.update.Add(1)
-			}
-			c.saw(newObj)
-		},
-		DeleteFunc: func(obj interface{}) { c.delete.Add(1); c.saw(obj) },
+// enqueued records a notification of obj, before its request is enqueued.
+func (p *progress) enqueued(notification string, obj client.Object) {
+	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.handled[notification]++
+	p.events++
+	p.pending[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = p.events
+	if err == nil && rv > p.newest {
+		p.newest = rv
 	}
+}
+
+// begin is a reconcile of req beginning: the number of the newest event it covers.
+func (p *progress) begin(req types.NamespacedName) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pending[req]
+}
+
+// end is a reconcile that began covering event ending.
+func (p *progress) end(req types.NamespacedName, event uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if event != 0 && p.pending[req] == event {
+		delete(p.pending, req)
+	}
+	if len(p.pending) == 0 {
+		p.reconciled = p.newest
+		// A map keeps the room of its most entries: a new one does not hold an
+		// initial sync's worth of empty buckets in the heap being measured.
+		p.pending = map[types.NamespacedName]uint64{}
+	}
+}
+
+// status is the newest resourceVersion reconciled, and the notifications so far.
+func (p *progress) status() (string, map[string]uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strconv.FormatUint(p.reconciled, 10), maps.Clone(p.handled)
+}
+
+// tracked is the controller's event handler: EnqueueRequestForObject (what For uses),
+// recording each notification in progress before it enqueues the request.
+type tracked struct {
+	enqueue  handler.EventHandler
+	progress *progress
+}
+
+func (t tracked) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	t.progress.enqueued("add", e.Object)
+	t.enqueue.Create(ctx, e, q)
+}
+
+func (t tracked) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	notification := "update"
+	if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
+		notification = "sync"
+	}
+	t.progress.enqueued(notification, e.ObjectNew)
+	t.enqueue.Update(ctx, e, q)
+}
+
+func (t tracked) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	t.progress.enqueued("delete", e.Object)
+	t.enqueue.Delete(ctx, e, q)
+}
+
+func (t tracked) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	t.enqueue.Generic(ctx, e, q)
 }
 
 // The status protocol (docs/subjects.md).
@@ -170,8 +233,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r := &reconciler{client: mgr.GetClient(), newObject: newObject}
-	if err := ctrl.NewControllerManagedBy(mgr).For(newObject()).Complete(r); err != nil {
+	progress := newProgress()
+	r := &reconciler{client: mgr.GetClient(), newObject: newObject, progress: progress}
+	// Watches with EnqueueRequestForObject is what For does, with the handler tracked.
+	enqueue := tracked{enqueue: &handler.EnqueueRequestForObject{}, progress: progress}
+	if err := ctrl.NewControllerManagedBy(mgr).Named(*resource).Watches(newObject(), enqueue).Complete(r); err != nil {
 		log.Fatal(err)
 	}
 	ctx := ctrl.SetupSignalHandler()
@@ -183,24 +249,18 @@ func main() {
 	if !ok {
 		log.Fatalf("the cache's informer is a %T, not a client-go SharedIndexInformer", informer)
 	}
-	c := &counts{}
-	if _, err := informer.AddEventHandler(c.handler()); err != nil {
-		log.Fatal(err)
-	}
 	implementation := fmt.Sprintf("controller-runtime %s (client-go %s)",
 		version("sigs.k8s.io/controller-runtime"), version("k8s.io/client-go"))
 	http.HandleFunc("/informer-mem/status", func(w http.ResponseWriter, _ *http.Request) {
+		reconciled, handled := progress.status()
 		serveJSON(w, status{
 			Implementation: implementation,
 			Synced:         informer.HasSynced(),
 			Stores: []storeStatus{{
 				Objects:         len(indexer.GetStore().ListKeys()),
-				ResourceVersion: strconv.FormatUint(c.applied.Load(), 10),
+				ResourceVersion: reconciled,
 			}},
-			Handled: map[string]uint64{
-				"add": c.add.Load(), "update": c.update.Load(),
-				"delete": c.delete.Load(), "sync": c.sync.Load(),
-			},
+			Handled: handled,
 		})
 	})
 	http.HandleFunc("/informer-mem/status/store", func(w http.ResponseWriter, _ *http.Request) {
