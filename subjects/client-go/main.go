@@ -188,12 +188,29 @@ func strip(mode string) cache.TransformFunc {
 // counts are one informer's notifications, over all its handlers.
 type counts struct {
 	add, update, delete, sync atomic.Uint64
-	// applied is the highest resourceVersion a handler of this informer has seen: every
-	// event up to it is in the store (the store is updated before handlers are called).
-	applied atomic.Uint64
+	// seen is, for each handler, the highest resourceVersion it has been notified of.
+	// Each handler has its own queue in client-go, so the least of them is the informer's
+	// applied resourceVersion: every event up to it is in the store (the store is updated
+	// before handlers are called) and has reached every handler, whose queues no longer
+	// hold older objects.
+	seen []atomic.Uint64
 }
 
-func (c *counts) saw(obj interface{}) {
+func newCounts(handlers int) *counts {
+	return &counts{seen: make([]atomic.Uint64, handlers)}
+}
+
+// applied is the resourceVersion every handler has been notified of.
+func (c *counts) applied() uint64 {
+	least := c.seen[0].Load()
+	for i := range c.seen[1:] {
+		least = min(least, c.seen[i+1].Load())
+	}
+	return least
+}
+
+// saw records that handler h was notified of obj.
+func (c *counts) saw(h int, obj interface{}) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
@@ -203,20 +220,18 @@ func (c *counts) saw(obj interface{}) {
 		return
 	}
 	for {
-		old := c.applied.Load()
-		if rv <= old || c.applied.CompareAndSwap(old, rv) {
+		old := c.seen[h].Load()
+		if rv <= old || c.seen[h].CompareAndSwap(old, rv) {
 			return
 		}
 	}
 }
 
-func (c *counts) handler(first bool) cache.ResourceEventHandler {
+func (c *counts) handler(h int) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			c.add.Add(1)
-			if first {
-				c.saw(obj)
-			}
+			c.saw(h, obj)
 		},
 		UpdateFunc: func(oldObj, newObj interface{}) {
 			o, errOld := meta.Accessor(oldObj)
@@ -226,15 +241,11 @@ func (c *counts) handler(first bool) cache.ResourceEventHandler {
 			} else {
 				c.update.Add(1)
 			}
-			if first {
-				c.saw(newObj)
-			}
+			c.saw(h, newObj)
 		},
 		DeleteFunc: func(obj interface{}) {
 			c.delete.Add(1)
-			if first {
-				c.saw(obj)
-			}
+			c.saw(h, obj)
 		},
 	}
 }
@@ -316,9 +327,9 @@ func start(o options) *subject {
 				log.Fatal(err)
 			}
 		}
-		c := &counts{}
+		c := newCounts(o.handlers)
 		for h := 0; h < o.handlers; h++ {
-			if _, err := informer.AddEventHandler(c.handler(h == 0)); err != nil {
+			if _, err := informer.AddEventHandler(c.handler(h)); err != nil {
 				log.Fatal(err)
 			}
 		}
@@ -367,7 +378,7 @@ func (s *subject) status() status {
 		c := s.counts[i]
 		st.Stores = append(st.Stores, storeStatus{
 			Objects:         len(informer.GetStore().ListKeys()),
-			ResourceVersion: strconv.FormatUint(c.applied.Load(), 10),
+			ResourceVersion: strconv.FormatUint(c.applied(), 10),
 		})
 		st.Handled.Add += c.add.Load()
 		st.Handled.Update += c.update.Load()
