@@ -18,7 +18,7 @@ use super::ApiServer;
 use super::group::{Group, SampledGroup};
 use super::routes::router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
-use crate::scenario::ObjectSpec;
+use crate::scenario::{ObjectKind, ObjectSpec};
 
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
 /// namespaces'), and under a sampled kind's own group (`/apis/example.com/v1alpha1/`),
@@ -32,11 +32,12 @@ pub struct Gate {
 }
 
 impl Gate {
-    fn new(root: Option<&'static str>) -> Gate {
+    /// A closed gate in front of `kind`'s resources.
+    fn new(kind: ObjectKind) -> Gate {
         Gate {
             open: watch::Sender::new(false),
             knocked: Arc::new(AtomicBool::new(false)),
-            root,
+            root: SampledGroup::served_with(kind).then(|| kind.api_root()),
         }
     }
 
@@ -86,25 +87,23 @@ impl ApiServer {
 /// runtime, until the runtime ends; returns the address and the gate, closed.
 pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, Gate)> {
     let app = router(server.clone());
-    let kind = server.spec().kind;
-    let root = SampledGroup::served_with(kind).then(|| kind.api_root());
     serve_gated(
         move |request| {
             let app = app.clone();
             async move { app.oneshot(request).await.unwrap_or_else(|e| match e {}) }
         },
-        root,
+        server.spec().kind,
     )
     .await
 }
 
 /// Serves `answer` over HTTP/1.1 on 127.0.0.1 at a port of the kernel's choosing, on the
 /// current runtime, until the runtime ends, a [`Gate`] in front of it; returns the
-/// address and the gate, closed, holding the requests under `root` too if given. `run`
+/// address and the gate, closed, holding the requests for `kind`'s resources. `run`
 /// serves the built-in apiserver so, and the proxy in front of a real one.
 pub async fn serve_gated<F, Fut, B>(
     answer: F,
-    root: Option<&'static str>,
+    kind: ObjectKind,
 ) -> std::io::Result<(SocketAddr, Gate)>
 where
     F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + 'static,
@@ -114,7 +113,7 @@ where
 {
     let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
     let addr = listener.local_addr()?;
-    let gate = Gate::new(root);
+    let gate = Gate::new(kind);
     let held = gate.clone();
     tokio::spawn(async move {
         loop {

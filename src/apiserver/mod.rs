@@ -51,7 +51,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::k8s::{LabelSelector, TruthEntry};
+use crate::k8s::{LabelSelector, TruthEntry, store_key};
 use crate::measure::Component;
 use crate::report::RequestCounts;
 use crate::scenario::{Amount, ObjectSpec, Scope};
@@ -282,12 +282,12 @@ impl ApiServer {
             .filter(|id| keep(id, state.written(id).map(|w| &**w)))
             .map(|id| match state.written(&id) {
                 Some(w) => TruthEntry {
-                    key: NamespacedName::store_key(&w.key().namespace, &w.key().name),
+                    key: store_key(&w.key().namespace, &w.key().name),
                     resource_version: id.resource_version,
                     uid: w.uid().to_owned(),
                 },
                 None => TruthEntry {
-                    key: NamespacedName::store_key(
+                    key: store_key(
                         &generate::namespace(spec, id.index),
                         &generate::name(spec, id.index),
                     ),

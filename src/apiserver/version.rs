@@ -24,18 +24,6 @@ pub struct NamespacedName {
     pub name: String,
 }
 
-impl NamespacedName {
-    /// The key a store files the object under: `namespace/name`, or the name alone for a
-    /// cluster-scoped object (client-go's `MetaNamespaceKeyFunc`).
-    pub fn store_key(namespace: &str, name: &str) -> String {
-        if namespace.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{namespace}/{name}")
-        }
-    }
-}
-
 /// One version of an object written over HTTP, kept compactly: its JSON as sent, with a
 /// gap where `metadata.resourceVersion` goes, since the same body serves a DELETED event
 /// at a later version than the one that wrote it.

@@ -29,7 +29,7 @@ pub use faults::{Body, Faults};
 pub use metrics::Counters;
 pub use objects::{for_server, scope_on_server};
 
-use crate::k8s::TruthEntry;
+use crate::k8s::{TruthEntry, store_key};
 use crate::measure::Component;
 use crate::measure::attributed::{Attribute, Spawner};
 use crate::scenario::{ObjectKind, Scope};
@@ -207,6 +207,59 @@ impl Cluster {
             .to_owned())
     }
 
+    /// Checks that the server serves `kind` as the scenario has it: its resource listed
+    /// in its group and version's discovery, of that kind and scope. A custom resource
+    /// whose CustomResourceDefinition is not installed is named here, before anything
+    /// runs, rather than by every variant's first LIST.
+    pub async fn check_serves(&self, kind: ObjectKind) -> anyhow::Result<()> {
+        let root = kind.api_root();
+        let (status, body) = self.call(http::Method::GET, root, None).await?;
+        let discovery: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let listed = (status == 200)
+            .then(|| discovery["resources"].as_array())
+            .flatten()
+            .and_then(|resources| resources.iter().find(|r| r["name"] == kind.plural()));
+        let Some(listed) = listed else {
+            bail!(
+                "the server serves no `{}` in {} (GET {root}: {status}){}",
+                kind.plural(),
+                kind.api_version(),
+                if kind.generated() {
+                    ""
+                } else {
+                    "; is its CustomResourceDefinition installed?"
+                }
+            );
+        };
+        if listed["kind"] != kind.as_str() {
+            bail!(
+                "the server serves `{}` in {} as kind {}, not {}",
+                kind.plural(),
+                kind.api_version(),
+                listed["kind"],
+                kind.as_str()
+            );
+        }
+        if listed["namespaced"] != kind.namespaced() {
+            let scope = |namespaced| {
+                if namespaced {
+                    "namespaced"
+                } else {
+                    "cluster-scoped"
+                }
+            };
+            bail!(
+                "the server serves `{}` in {} {}, where the scenario has them {} \
+                 (objects.namespaced)",
+                kind.plural(),
+                kind.api_version(),
+                scope(!kind.namespaced()),
+                scope(kind.namespaced())
+            );
+        }
+        Ok(())
+    }
+
     /// The server's cumulative counters now (`/metrics`).
     pub async fn counters(&self) -> anyhow::Result<Counters> {
         let page = self
@@ -354,10 +407,9 @@ impl Cluster {
             .map(|item| {
                 let meta = &item["metadata"];
                 Ok(TruthEntry {
-                    key: format!(
-                        "{}/{}",
+                    key: store_key(
                         meta["namespace"].as_str().unwrap_or_default(),
-                        meta["name"].as_str().unwrap_or_default()
+                        meta["name"].as_str().unwrap_or_default(),
                     ),
                     resource_version: resource_version(meta)?,
                     uid: meta["uid"].as_str().unwrap_or_default().to_owned(),

@@ -50,6 +50,15 @@ impl Session {
         let version = runtime
             .block_on(cluster.version())
             .with_context(|| format!("connecting to {}", cluster.url))?;
+        runtime
+            .block_on(cluster.check_serves(scenario.objects.kind))
+            .with_context(|| {
+                let key = match scenario.objects.kind.generated() {
+                    true => "objects.kind",
+                    false => "objects.sample",
+                };
+                format!("{}: {key}", scenario.file.display())
+            })?;
         let server = RealServer {
             url: cluster.url.clone(),
             version,

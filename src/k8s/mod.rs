@@ -7,5 +7,5 @@ mod identity;
 pub mod names;
 mod selector;
 
-pub use identity::{Identity, TruthEntry};
+pub use identity::{Identity, TruthEntry, store_key};
 pub use selector::{FieldSelector, LabelSelector};

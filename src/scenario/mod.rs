@@ -237,13 +237,15 @@ fn refuse_graceful_deletes(kind: ObjectKind, phases: &[Phase]) -> Result<(), Pro
 impl Scenario {
     /// Why this scenario cannot run against a real server (`run --kubeconfig`), naming
     /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
-    /// is refused too.
+    /// is refused too, and what only a written object needs is not: a sample (it names
+    /// the kind, whose objects are the cluster's) and a cluster-scoped kind.
     pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
-        if let Some(sample) = &self.objects.sample {
+        if let Some(sample) = self.objects.sample.as_ref().filter(|_| !read_only) {
             return Some(format!(
                 "objects.sample = {:?}: copies of a sample are the built-in server's; a real \
                  server would give them its own managedFields and drop their status (run \
-                 without --kubeconfig)",
+                 without --kubeconfig, or with --read-only to measure the cluster's own \
+                 objects of the sample's kind)",
                 sample.file
             ));
         }
@@ -255,11 +257,12 @@ impl Scenario {
                     .to_owned(),
             );
         }
-        if !self.objects.namespaced() {
+        if !self.objects.namespaced() && !read_only {
             return Some(format!(
                 "objects.kind = \"{}\" is cluster-scoped; a run against a real server keeps its \
                  objects in namespaces of its own, and {}s a run made would be the cluster's \
-                 (the built-in server serves them: run without --kubeconfig)",
+                 (the built-in server serves them: run without --kubeconfig; --read-only \
+                 measures the cluster's own)",
                 self.objects.kind.as_str(),
                 self.objects.kind.as_str()
             ));

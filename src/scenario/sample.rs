@@ -575,4 +575,17 @@ mod tests {
         );
         assert!(e.contains("objects.sample"), "{e}");
     }
+
+    #[test]
+    fn a_real_server_takes_a_sample_only_to_read_its_own_objects() {
+        // Copies of a sample are the built-in server's; with --read-only the sample
+        // only names the kind whose objects the cluster has.
+        for sample in [pod("a"), widget("w")] {
+            let (_dir, file) = scenario("sample = \"sample.json\"", &sample.to_string());
+            let s = Scenario::load(&file).unwrap();
+            let refusal = s.real_server_refusal(false).unwrap();
+            assert!(refusal.contains("objects.sample"), "{refusal}");
+            assert_eq!(s.real_server_refusal(true), None, "{sample}");
+        }
+    }
 }

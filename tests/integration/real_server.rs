@@ -648,3 +648,117 @@ fn real_server_read_only_measures_the_clusters_own_deployments() {
         }
     }
 }
+
+/// `run --read-only` of `scenario` (TOML, its sample beside it as `sample.yaml` when
+/// `sample` is given) against the real server: its output and report.
+fn read_only_run(
+    scenario: &str,
+    sample: Option<&str>,
+) -> (std::process::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    if let Some(sample) = sample {
+        std::fs::write(dir.path().join("sample.yaml"), sample).unwrap();
+    }
+    let file = dir.path().join("read-only.toml");
+    std::fs::write(&file, scenario).unwrap();
+    let report = dir.path().join("report.json");
+    let out = run_against(&file, &kubeconfig(), &report, &["--read-only"]);
+    let report = std::fs::read(&report)
+        .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (out, report)
+}
+
+/// Every phase of every variant in `report` consistent, with `objects` objects.
+fn assert_consistent_with(report: &serde_json::Value, objects: usize) {
+    for variant in report["variants"].as_array().unwrap() {
+        for phase in variant["phases"].as_array().unwrap() {
+            assert_eq!(phase["consistent"], true, "{variant}");
+            assert_eq!(phase["objects"].as_u64(), Some(objects as u64), "{variant}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a real kube-apiserver; .ci/crosscheck starts one and runs this test"]
+fn real_server_read_only_measures_the_clusters_own_custom_resources_and_nodes() {
+    let kubeconfig = kubeconfig();
+    let namespace = "informer-mem-test-widgets";
+    kubectl(
+        &kubeconfig,
+        &["apply", "-f", "-"],
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {name: widgets.informer-mem.test}\n\
+         spec:\n  group: informer-mem.test\n  scope: Namespaced\n  \
+         names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}\n  \
+         versions:\n  - name: v1\n    served: true\n    storage: true\n    \
+         schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+    );
+    kubectl(
+        &kubeconfig,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/widgets.informer-mem.test",
+        ],
+        "",
+    );
+    kubectl(&kubeconfig, &["create", "namespace", namespace], "");
+    let widget = |i: usize| {
+        format!(
+            "apiVersion: informer-mem.test/v1\nkind: Widget\n\
+             metadata: {{name: w-{i}, namespace: {namespace}}}\nspec: {{size: {i}}}\n"
+        )
+    };
+    let widgets: String = (0..15).map(|i| format!("---\n{}", widget(i))).collect();
+    kubectl(&kubeconfig, &["apply", "-f", "-"], &widgets);
+    let nodes: String = (0..3)
+        .map(|i| {
+            format!(
+                "---\napiVersion: v1\nkind: Node\nmetadata: {{name: informer-mem-test-node-{i}}}\n"
+            )
+        })
+        .collect();
+    kubectl(&kubeconfig, &["create", "-f", "-"], &nodes);
+    let variants = "[[variant]]\nname = \"built-in\"\n\
+                    [[variant]]\nname = \"metadata\"\nprojection = \"metadata\"\n\
+                    [[phase]]\nkind = \"list\"\n[[phase]]\nkind = \"relist\"\n";
+    let (widgets_run, widgets_report) = read_only_run(
+        &format!("name = \"w\"\n[objects]\nsample = \"sample.yaml\"\ncount = 1\n{variants}"),
+        Some(&widget(0)),
+    );
+    let missing = widget(0).replace("kind: Widget", "kind: Gadget");
+    let (gadgets_run, _) = read_only_run(
+        &format!("name = \"g\"\n[objects]\nsample = \"sample.yaml\"\ncount = 1\n{variants}"),
+        Some(&missing),
+    );
+    let node_count = kubectl(&kubeconfig, &["get", "nodes", "-o", "name"], "")
+        .lines()
+        .count();
+    let (nodes_run, nodes_report) = read_only_run(
+        &format!("name = \"n\"\n[objects]\nkind = \"Node\"\ncount = 1\n{variants}"),
+        None,
+    );
+    kubectl(&kubeconfig, &["delete", "-f", "-", "--wait=false"], &nodes);
+    kubectl(
+        &kubeconfig,
+        &["delete", "namespace", namespace, "--wait=false"],
+        "",
+    );
+    kubectl(
+        &kubeconfig,
+        &["delete", "crd", "widgets.informer-mem.test", "--wait=false"],
+        "",
+    );
+    assert!(widgets_run.status.success(), "{widgets_run:?}");
+    assert_consistent_with(&widgets_report, 15);
+    assert!(nodes_run.status.success(), "{nodes_run:?}");
+    assert_consistent_with(&nodes_report, node_count);
+    assert_eq!(gadgets_run.status.code(), Some(2), "{gadgets_run:?}");
+    let said = String::from_utf8_lossy(&gadgets_run.stderr);
+    assert!(
+        said.contains("objects.sample: the server serves no `gadgets` in informer-mem.test/v1")
+            && said.contains("CustomResourceDefinition installed?"),
+        "{said}"
+    );
+}

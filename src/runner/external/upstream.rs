@@ -66,13 +66,12 @@ impl Upstream {
         };
         let side = Side::open(scenario, job, Component::ApiServer, true).await?;
         let forwarder = side.cluster.forwarder(&side.faults)?;
-        // A real server serves no sampled kind (`run --kubeconfig` refuses samples).
         let (addr, gate) = apiserver::serve_gated(
             move |request| {
                 let forwarder = forwarder.clone();
                 async move { forward(forwarder, request).await }
             },
-            None,
+            scenario.objects.kind,
         )
         .await
         .context("failed to serve the proxy on loopback")?;
