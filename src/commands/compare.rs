@@ -54,10 +54,11 @@ pub(super) fn size(config: &SizeConfig) -> anyhow::Result<ExitCode> {
             Ok((file.display().to_string(), report))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let predictions = report::size::predict(&reports, &config.counts)?;
+    let counts = report::size::counted_kinds(&reports, &config.counts)?;
+    let predictions = report::size::predict(&reports, &counts)?;
     output::print(
         "the prediction",
-        report::size::render(&predictions, &config.counts).as_bytes(),
+        report::size::render(&predictions, &counts).as_bytes(),
     )?;
     Ok(ExitCode::from(exit_codes::OK))
 }

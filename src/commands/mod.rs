@@ -74,8 +74,9 @@ pub struct CheckConfig {
 pub struct SizeConfig {
     /// Reports of sweeps over `count`, one per kind.
     pub reports: Vec<PathBuf>,
-    /// The cluster's objects, by kind.
-    pub counts: std::collections::BTreeMap<crate::scenario::ObjectKind, u64>,
+    /// The cluster's objects: each kind's name as given (`Pod`, `pods`, `Widget`) and
+    /// its count.
+    pub counts: Vec<(String, u64)>,
 }
 
 /// Settings of `informer-mem run`.

@@ -78,6 +78,40 @@ pub struct Prediction {
     pub relist_peak: Option<Predicted>,
 }
 
+/// The kinds `--count` names (`given`: each name and its count), matched by the kind's
+/// name or its resource's, in any case: the kinds the reports measure (a custom
+/// resource's from its sample, `Widget` or `widgets`) and the built-in ones. A later
+/// count of a kind replaces an earlier one.
+pub fn counted_kinds(
+    reports: &[(String, Report)],
+    given: &[(String, u64)],
+) -> Result<BTreeMap<ObjectKind, u64>, SizeError> {
+    let measured = reports
+        .iter()
+        .map(|(_, report)| report.scenario.objects.kind);
+    let mut known: Vec<ObjectKind> = ObjectKind::ALL.into_iter().chain(measured).collect();
+    known.sort();
+    known.dedup();
+    given
+        .iter()
+        .map(|(name, n)| {
+            let kind = known
+                .iter()
+                .find(|k| {
+                    name.eq_ignore_ascii_case(k.as_str()) || name.eq_ignore_ascii_case(k.plural())
+                })
+                .ok_or_else(|| {
+                    let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
+                    SizeError::Counts(format!(
+                        "--count {name}={n}: unknown kind {name:?}; expected one of {}",
+                        names.join(", ")
+                    ))
+                })?;
+            Ok((*kind, *n))
+        })
+        .collect()
+}
+
 /// Predicts each variant present in every report at `counts` objects of each report's
 /// kind. `reports` are (file, report) pairs.
 pub fn predict(

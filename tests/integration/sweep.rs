@@ -252,3 +252,46 @@ fn the_fitted_lines_predict_a_larger_run_and_check_and_diff_read_them() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn size_counts_a_custom_resource_by_the_name_its_sample_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("widget.yaml"),
+        "apiVersion: example.com/v1\nkind: Widget\n\
+         metadata: {name: w, namespace: default, generation: 1}\nspec: {size: 3, parts: [a, b]}\n",
+    )
+    .unwrap();
+    let file = dir.path().join("widgets.toml");
+    std::fs::write(
+        &file,
+        "name = \"widgets\"\n[objects]\nsample = \"widget.yaml\"\ncount = 20\n\
+         [sweep]\ncount = [20, 40, 80]\n[[variant]]\nname = \"dynamic\"\n\
+         [[phase]]\nkind = \"list\"\n",
+    )
+    .unwrap();
+    let size = |count: &str| {
+        bin()
+            .arg("size")
+            .arg(&file)
+            .args(["--count", count])
+            .output()
+            .unwrap()
+    };
+    for name in ["Widget", "widgets"] {
+        let predicted = size(&format!("{name}=5000"));
+        assert!(predicted.status.success(), "{predicted:?}");
+        let table = String::from_utf8_lossy(&predicted.stdout);
+        assert!(
+            table.contains("predicted for 5,000 Widget") && table.contains("dynamic"),
+            "{table}"
+        );
+    }
+    let refused = size("Gadget=5");
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("unknown kind \"Gadget\"") && said.contains("Widget"),
+        "{said}"
+    );
+}
