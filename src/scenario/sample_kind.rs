@@ -40,7 +40,7 @@ pub(super) fn sample_kind(
     }
     match ObjectKind::built_in(api_version, kind) {
         Some(kind) => built_in(raw, kind),
-        None => sampled(raw, sample, (api_version, kind)).map_err(|e| e.unwrap_or_else(at_sample)),
+        None => sampled(raw, (sample, given), (api_version, kind)),
     }
 }
 
@@ -77,30 +77,31 @@ fn built_in(raw: &RawObjects, kind: ObjectKind) -> Result<ObjectKind, Problem> {
 }
 
 /// The definition of a kind the tool has no model of, from `sample`'s objects and the
-/// keys of `[objects]` that describe it. A problem with a key, or why the sample's kind
-/// cannot be served.
+/// keys of `[objects]` that describe it. A problem with a key, or at `objects.sample`
+/// (`given`) why the sample's kind cannot be served.
 fn sampled(
     raw: &RawObjects,
-    sample: &Sample,
+    (sample, given): (&Sample, &Spanned<String>),
     (api_version, kind): (&str, &str),
-) -> Result<ObjectKind, Result<Problem, String>> {
+) -> Result<ObjectKind, Problem> {
+    let at_sample = |why: String| Problem::at("objects.sample", given.span(), why);
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     if !servable(group, version, kind) {
-        return Err(Err(format!(
+        return Err(at_sample(format!(
             "`{}`: {kind:?} of {api_version:?} is not a kind an apiserver could serve (a kind \
              of letters and digits, an apiVersion `group/version` or `version`)",
             sample.file
         )));
     }
     if matches!(group, "" | "apps") && version != "v1" {
-        return Err(Err(format!(
+        return Err(at_sample(format!(
             "`{}`: {kind:?} of {api_version:?}: the built-in apiserver serves the {} group \
              at v1 only",
             sample.file,
             if group.is_empty() { "core" } else { "apps" }
         )));
     }
-    let resource = resource(raw, group, kind).map_err(Ok)?;
+    let resource = resource(raw, group, kind)?;
     Ok(SampledKindDef {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
