@@ -17,6 +17,7 @@ mod sample_kind;
 mod scope;
 mod server_side;
 mod sweep;
+mod transform;
 mod variant;
 
 use std::collections::{BTreeMap, HashMap};
