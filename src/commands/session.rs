@@ -53,9 +53,11 @@ impl Session {
         runtime
             .block_on(cluster.check_serves(scenario.objects.kind))
             .with_context(|| {
-                let key = match scenario.objects.kind.generated() {
-                    true => "objects.kind",
-                    false => "objects.sample",
+                // A built-in kind is named by `objects.kind`, any other by its sample.
+                let key = if scenario.objects.kind.generated() {
+                    "objects.kind"
+                } else {
+                    "objects.sample"
                 };
                 format!("{}: {key}", scenario.file.display())
             })?;
