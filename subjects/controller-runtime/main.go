@@ -56,8 +56,8 @@ type reconciler struct {
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	event := r.progress.begin(req.NamespacedName)
-	defer r.progress.end(req.NamespacedName, event)
+	covered := r.progress.begin(req.NamespacedName)
+	defer r.progress.end(req.NamespacedName, covered)
 	if err := r.client.Get(ctx, req.NamespacedName, r.newObject()); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -108,11 +108,11 @@ func (p *progress) begin(req types.NamespacedName) uint64 {
 	return p.pending[req]
 }
 
-// end is a reconcile that began covering event ending.
-func (p *progress) end(req types.NamespacedName, event uint64) {
+// end is a reconcile of req ending that began covering event number covered.
+func (p *progress) end(req types.NamespacedName, covered uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if event != 0 && p.pending[req] == event {
+	if covered != 0 && p.pending[req] == covered {
 		delete(p.pending, req)
 	}
 	if len(p.pending) == 0 {
