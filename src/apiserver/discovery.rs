@@ -181,6 +181,11 @@ pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json
     Json(group_document::<G>(server.spec().kind))
 }
 
+/// The OpenAPI v3 schemas of the core group's kinds, as [`schemas`] describes them.
+pub(super) const CORE_SCHEMAS: &str = include_str!("../../proto/openapi/api__v1.json");
+/// The OpenAPI v3 schemas of the apps group's kinds, as [`schemas`] describes them.
+pub(super) const APPS_SCHEMAS: &str = include_str!("../../proto/openapi/apis__apps__v1.json");
+
 /// The OpenAPI v3 schemas of the kinds the built-in apiserver serves in a group, and of
 /// every schema they refer to, from kube-apiserver v1.37.2's documents
 /// (servers/kube-apiserver/openapischemas prints them; CI checks they are its output).
@@ -188,8 +193,8 @@ pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json
 /// A sampled kind's own group has none: the tool knows its objects, not its schema.
 fn schemas(group: &str) -> Value {
     let text = match group {
-        "" => include_str!("../../proto/openapi/api__v1.json"),
-        "apps" => include_str!("../../proto/openapi/apis__apps__v1.json"),
+        "" => CORE_SCHEMAS,
+        "apps" => APPS_SCHEMAS,
         _ => return json!({}),
     };
     serde_json::from_str(text).expect("the committed schemas are JSON (a unit test reads them)")

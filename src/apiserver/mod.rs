@@ -10,9 +10,11 @@
 //! - `table.rs`: the tables `kubectl get` asks for (`as=Table`);
 //! - `protobuf/`: Kubernetes' protobuf wire, read and written from the JSON kept here;
 //! - `write/` and `patch.rs`: POST, PUT, PATCH, DELETE and deletecollection (`serve`);
+//!   `apply/`: server-side apply along the kinds' schemas, with managedFields;
 //! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes;
 //!   [`serve()`]: the same router on a TCP port.
 
+mod apply;
 mod discovery;
 mod dispatch;
 mod encodings;

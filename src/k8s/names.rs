@@ -1,5 +1,6 @@
 //! Kubernetes' rules for names, label keys and values (apimachinery's
-//! `util/validation`): what the selectors accept and what the built-in server validates.
+//! `util/validation`), and the annotations' size: what the selectors accept and what the
+//! built-in server validates.
 
 /// Why a DNS-1123 subdomain is refused, in kube-apiserver's words.
 pub const DNS_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
@@ -7,6 +8,19 @@ pub const DNS_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of 
 pub const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 /// Why a label value is refused, in kube-apiserver's words.
 pub const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// Most bytes of annotation keys and values one object may carry (apimachinery's
+/// `TotalAnnotationSizeLimitB`, 256 KiB).
+pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
+
+/// The bytes of annotations' keys and values together, as `ValidateAnnotationsSize`
+/// counts them.
+pub fn annotations_size<'a>(annotations: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {
+    annotations
+        .into_iter()
+        .map(|(k, v)| k.len() + v.len())
+        .sum()
+}
 
 /// A DNS-1123 subdomain: at most 253 lowercase alphanumerics, `-` and `.`, alphanumeric at
 /// both ends (object names, label key prefixes).

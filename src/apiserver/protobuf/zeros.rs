@@ -17,15 +17,34 @@ use super::{PLANS, ProtobufError, plan_for};
 
 /// `document` (an object with its `apiVersion` and `kind`) with the fields Go writes at
 /// their zero filled in where it has none, at any depth.
-pub(crate) fn with_go_zeros(mut document: Value) -> Result<Value, ProtobufError> {
+pub(crate) fn with_go_zeros(document: Value) -> Result<Value, ProtobufError> {
+    filled(document, Nil::LeftOut)
+}
+
+/// The empty object of a kind (`apiVersion`, `kind`) as Go's JSON writes it: every field
+/// [`with_go_zeros`] fills, and `null` for each slice or map without `omitempty` (a pod
+/// spec's `containers`), which a stored object always has but the empty one does not.
+pub(crate) fn go_zero_object(api_version: &str, kind: &str) -> Result<Value, ProtobufError> {
+    let empty = serde_json::json!({"apiVersion": api_version, "kind": kind});
+    filled(empty, Nil::Null)
+}
+
+/// What is written for a nil slice or map that Go does not leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nil {
+    LeftOut,
+    Null,
+}
+
+fn filled(mut document: Value, nil: Nil) -> Result<Value, ProtobufError> {
     let text = |field: &str| document[field].as_str().unwrap_or_default().to_owned();
     let plan = plan_for(&text("apiVersion"), &text("kind"))?;
-    fill(&PLANS, plan, &mut document);
+    fill(&PLANS, plan, &mut document, nil);
     Ok(document)
 }
 
 /// Fills the zeros of message `plan` into `value`, its JSON, and into what it holds.
-fn fill(plans: &Plans, plan: usize, value: &mut Value) {
+fn fill(plans: &Plans, plan: usize, value: &mut Value, nil: Nil) {
     let message = &plans.messages[plan];
     if message.special != Special::None {
         return;
@@ -40,7 +59,7 @@ fn fill(plans: &Plans, plan: usize, value: &mut Value) {
         }
         let Scalar::Message(inner) = field.value else {
             if !object.contains_key(&*field.name)
-                && let Some(zero) = zero(plans, field)
+                && let Some(zero) = zero(plans, field, nil)
             {
                 object.insert(field.name.to_string(), zero);
             }
@@ -49,21 +68,25 @@ fn fill(plans: &Plans, plan: usize, value: &mut Value) {
         if field.go.inline {
             // Embedded: its fields are the enclosing object's.
             let mut embedded = Value::Object(std::mem::take(object));
-            fill(plans, inner, &mut embedded);
+            fill(plans, inner, &mut embedded, nil);
             *object = into_map(embedded);
             continue;
         }
         match (object.get_mut(&*field.name), field.shape) {
-            (Some(present), Shape::Single) => fill(plans, inner, present),
+            (Some(present), Shape::Single) => fill(plans, inner, present, nil),
             (Some(Value::Array(items)), Shape::List) => {
-                items.iter_mut().for_each(|item| fill(plans, inner, item));
+                items
+                    .iter_mut()
+                    .for_each(|item| fill(plans, inner, item, nil));
             }
             (Some(Value::Object(entries)), Shape::Map) => {
-                entries.values_mut().for_each(|v| fill(plans, inner, v));
+                entries
+                    .values_mut()
+                    .for_each(|v| fill(plans, inner, v, nil));
             }
             (Some(_), _) => {}
             (None, _) => {
-                if let Some(zero) = zero(plans, field) {
+                if let Some(zero) = zero(plans, field, nil) {
                     object.insert(field.name.to_string(), zero);
                 }
             }
@@ -95,10 +118,15 @@ fn into_map(value: Value) -> Map<String, Value> {
 }
 
 /// Go's JSON of `field` at its zero; `None` where Go leaves it out: a pointer, slice or
-/// map, an `omitzero` field, and an `omitempty` one unless a struct.
-fn zero(plans: &Plans, field: &FieldPlan) -> Option<Value> {
+/// map (unless `nil` writes them), an `omitzero` field, and an `omitempty` one unless a
+/// struct.
+fn zero(plans: &Plans, field: &FieldPlan, nil: Nil) -> Option<Value> {
     let go = field.go;
-    if !go.always || go.omitzero || field.shape != Shape::Single {
+    if field.shape != Shape::Single {
+        let written = nil == Nil::Null && !go.omitempty && !go.omitzero;
+        return written.then_some(Value::Null);
+    }
+    if !go.always || go.omitzero {
         return None;
     }
     Some(match field.value {
@@ -108,7 +136,7 @@ fn zero(plans: &Plans, field: &FieldPlan) -> Option<Value> {
             Special::IntOrString => Value::from(0),
             Special::None => {
                 let mut zero = Value::Object(Map::new());
-                fill(plans, inner, &mut zero);
+                fill(plans, inner, &mut zero, nil);
                 zero
             }
         },

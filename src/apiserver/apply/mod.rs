@@ -1,0 +1,569 @@
+//! Server-side apply (`PATCH` with `application/apply-patch+yaml`): a manager's
+//! configuration merged into the live object along the kind's schema, with what each
+//! manager owns tracked in `metadata.managedFields`, as kube-apiserver v1.37 does it
+//! (structured-merge-diff's `merge.Updater.Apply`, under k8s.io/apiserver's field
+//! manager).
+//!
+//! An apply makes the applier own exactly the fields its configuration sets. A field
+//! another manager owns with a different value is a conflict (409, each field and
+//! manager named) unless `force=true`, which takes it from them. A field the applier
+//! set last time and leaves out now is removed from the object when no other manager
+//! owns it. Fields whose values the apply changed, or removed, are taken from the other
+//! managers that owned them. The shapes come from kube-apiserver's OpenAPI schemas
+//! ([`schema`]); a custom resource's, which this server has no schema of, are deduced
+//! from its values (maps merge by key, lists are replaced whole).
+
+mod schema;
+mod set;
+mod walk;
+
+use serde_json::{Value, json};
+
+use crate::k8s::names::{MAX_ANNOTATIONS_BYTES, annotations_size};
+use crate::scenario::{LAST_APPLIED_ANNOTATION, ObjectKind};
+pub use schema::Shape;
+use set::{FieldSet, path_string};
+use walk::{Reading, compare, field_set, merge, remove};
+
+/// Who writes: the manager (`fieldManager`), and the subresource it writes through
+/// (`status`; `None`: the object's own path).
+#[derive(Debug, Clone, Copy)]
+pub struct Writer<'a> {
+    pub manager: &'a str,
+    pub subresource: Option<&'a str>,
+}
+
+/// What an apply made: the object (without managedFields) and its managedFields entries.
+#[derive(Debug)]
+pub struct Applied {
+    pub object: Value,
+    pub managed_fields: Vec<Value>,
+}
+
+/// Why an apply stored nothing.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ApplyError {
+    /// The configuration is not one of the kind (400).
+    BadRequest(String),
+    /// The configuration does not fit the kind's schema: a field it does not declare, a
+    /// list element without its keys or given twice (400, "failed to create typed patch
+    /// object").
+    Typed(String),
+    /// Fields other managers own with other values (409): the message, and each
+    /// conflict's manager and field.
+    Conflict {
+        message: String,
+        causes: Vec<(String, String)>,
+    },
+}
+
+/// The fields kube-apiserver never records as owned (k8s.io/apiserver's `stripMeta`).
+const STRIPPED: [&[&str]; 12] = [
+    &["f:apiVersion"],
+    &["f:kind"],
+    &["f:metadata"],
+    &["f:metadata", "f:name"],
+    &["f:metadata", "f:namespace"],
+    &["f:metadata", "f:creationTimestamp"],
+    &["f:metadata", "f:selfLink"],
+    &["f:metadata", "f:uid"],
+    &["f:metadata", "f:clusterName"],
+    &["f:metadata", "f:generation"],
+    &["f:metadata", "f:managedFields"],
+    &["f:metadata", "f:resourceVersion"],
+];
+
+/// The fields an endpoint resets, which nobody owns through it (a strategy's
+/// `GetResetFields`): the status through the object's path (and its scale's), and the
+/// spec (with the deletion timestamp and owner references) through the status's.
+fn reset_fields(kind: ObjectKind, subresource: Option<&str>) -> Vec<Vec<String>> {
+    let paths: &[&[&str]] = match subresource {
+        Some("status") => &[
+            &["f:spec"],
+            &["f:metadata", "f:deletionTimestamp"],
+            &["f:metadata", "f:ownerReferences"],
+        ],
+        _ if kind.has_status() => &[&["f:status"]],
+        _ => &[],
+    };
+    paths.iter().map(|p| owned(p)).collect()
+}
+
+fn owned(path: &[&str]) -> Vec<String> {
+    path.iter().map(|e| (*e).to_owned()).collect()
+}
+
+/// One managedFields entry, read (or the writer's, being made).
+#[derive(Debug, Clone)]
+struct Manager {
+    entry: Value,
+    set: FieldSet,
+}
+
+impl Manager {
+    /// Who the entry is: its manager, operation, subresource and (for an update) API
+    /// version, as kube-apiserver's manager identifier.
+    fn identity(&self) -> (String, String, String, String) {
+        let text = |field: &str| self.entry[field].as_str().unwrap_or_default().to_owned();
+        let version = match self.entry["operation"] == "Apply" {
+            true => String::new(),
+            false => text("apiVersion"),
+        };
+        (
+            text("manager"),
+            text("operation"),
+            text("subresource"),
+            version,
+        )
+    }
+
+    /// The manager as a conflict names it: `"kubectl-create" using v1`.
+    fn named(&self) -> String {
+        let mut name = format!("{:?}", self.entry["manager"].as_str().unwrap_or_default());
+        if let Some(subresource) = self.entry["subresource"].as_str() {
+            name.push_str(&format!(" with subresource {subresource:?}"));
+        }
+        if self.entry["operation"] == "Update" {
+            let version = self.entry["apiVersion"].as_str().unwrap_or_default();
+            name.push_str(&format!(" using {version}"));
+        }
+        name
+    }
+}
+
+/// `config` applied to `live` (`None`: the object does not exist, and the apply creates
+/// it) by `applier`, at `now`; `force` takes the fields it conflicts on.
+///
+/// kubectl's own apply (manager `kubectl`) moves an object from client-side apply as
+/// kube-apiserver moves it: a conflict on a field whose value is still what the
+/// last-applied annotation says is no conflict, and the annotation, where there is one,
+/// is rewritten to the configuration just applied.
+pub fn apply(
+    kind: ObjectKind,
+    live: Option<&Value>,
+    config: &Value,
+    (applier, force): (Writer<'_>, bool),
+    now: &Value,
+) -> Result<Applied, ApplyError> {
+    let kubectl = applier.manager == KUBECTL;
+    let result = match applied(kind, live, config, (applier, force), now) {
+        Err(Refusal::Conflicts(conflicts)) if kubectl => {
+            let allowed = live.and_then(|live| agreed_with_last_applied(kind, live));
+            let left: Vec<_> = conflicts
+                .into_iter()
+                .filter(|(_, path)| !allowed.as_ref().is_some_and(|a| a.has(path)))
+                .collect();
+            match left.is_empty() {
+                true => applied(kind, live, config, (applier, true), now),
+                false => Err(Refusal::Conflicts(left)),
+            }
+        }
+        other => other,
+    };
+    let mut applied = result.map_err(|refusal| match refusal {
+        Refusal::Invalid(error) => error,
+        Refusal::Conflicts(conflicts) => conflict(conflicts),
+    })?;
+    if kubectl {
+        sync_last_applied(&mut applied.object, config);
+    }
+    Ok(applied)
+}
+
+/// The manager `kubectl apply --server-side` applies as, whose apply keeps the
+/// client-side apply annotation in step.
+const KUBECTL: &str = "kubectl";
+
+/// Why [`applied`] stored nothing: the configuration, or conflicts (each manager and the
+/// path it owns).
+enum Refusal {
+    Invalid(ApplyError),
+    Conflicts(Vec<(Manager, Vec<String>)>),
+}
+
+impl From<ApplyError> for Refusal {
+    fn from(error: ApplyError) -> Refusal {
+        Refusal::Invalid(error)
+    }
+}
+
+/// [`apply`] as structured-merge-diff's `Updater.Apply` does it.
+fn applied(
+    kind: ObjectKind,
+    live: Option<&Value>,
+    config: &Value,
+    (applier, force): (Writer<'_>, bool),
+    now: &Value,
+) -> Result<Applied, Refusal> {
+    check_config(kind, config)?;
+    let shape = Shape::of(kind);
+    let config_set = field_set(config, shape, Reading::Config).map_err(ApplyError::Typed)?;
+    let mut managers = live.map_or_else(Vec::new, read_managers);
+    let live = live.map_or_else(|| json!({}), without_managed_fields);
+    let ignored = ignored(kind, applier.subresource);
+
+    let identity = (
+        applier.manager.to_owned(),
+        "Apply".to_owned(),
+        applier.subresource.unwrap_or_default().to_owned(),
+        String::new(),
+    );
+    let mut entry = json!({
+        "manager": applier.manager,
+        "operation": "Apply",
+        "apiVersion": kind.api_version(),
+        "fieldsType": "FieldsV1",
+    });
+    if let Some(subresource) = applier.subresource {
+        entry["subresource"] = json!(subresource);
+    }
+    let applied = Manager {
+        entry,
+        set: config_set.recursive_difference(&ignored),
+    };
+    let last = match managers.iter().position(|m| m.identity() == identity) {
+        Some(at) => Some(std::mem::replace(&mut managers[at], applied).set),
+        None => {
+            managers.push(applied);
+            None
+        }
+    };
+    let merged = merge(&live, config, shape);
+    let merged = match last {
+        Some(last) if !last.is_empty() => pruned(merged, &managers, &last, shape),
+        _ => merged,
+    };
+
+    // What the apply changed is taken from the managers that owned it; a field another
+    // manager owns that the apply set to another value is theirs unless forced.
+    let changed = compare(&live, &merged, shape);
+    let [added, modified, removed] = [changed.added, changed.modified, changed.removed]
+        .map(|set| set.recursive_difference(&ignored));
+    let set_now = added.union(&modified);
+    let mut conflicts = Vec::new();
+    for manager in managers.iter_mut().filter(|m| m.identity() != identity) {
+        let lost = manager.set.intersection(&set_now);
+        if !lost.is_empty() {
+            conflicts.extend(lost.paths().into_iter().map(|p| (manager.clone(), p)));
+            manager.set = manager.set.difference(&lost);
+        }
+        manager.set = manager.set.difference(&removed);
+    }
+    if !conflicts.is_empty() && !force {
+        return Err(Refusal::Conflicts(conflicts));
+    }
+
+    // The applier's entry is dated when the apply changed the object (a manager that
+    // applies what is there already gets an entry without a time, as there).
+    let changed = merged != live;
+    let managed_fields = entries(managers, |m| changed && m.identity() == identity, now);
+    Ok(Applied {
+        object: merged,
+        managed_fields,
+    })
+}
+
+/// The managedFields of an update (a create, replace or patch that is not an apply) by
+/// `updater` from `live` (`None`: a create) to `new`: the updater's entry owns what it
+/// changed and what it owned before and did not remove; the other managers lose what it
+/// changed or removed. Nothing changed, nothing moves. The entries are the live
+/// object's, or those `new` carries when it was written to the object's path with
+/// entries of its own, as kube-apiserver takes them; an object without entries gets
+/// none from an update.
+pub fn update(
+    kind: ObjectKind,
+    live: Option<&Value>,
+    new: &Value,
+    updater: Writer<'_>,
+    now: &Value,
+) -> Vec<Value> {
+    let shape = Shape::of(kind);
+    // The entries a write to the object's path sends are taken as they are (kubectl's
+    // move from client-side to server-side apply rewrites them so; `[{}]` empties them);
+    // else the live object's are kept.
+    let sent = new["metadata"]["managedFields"]
+        .as_array()
+        .filter(|entries| !entries.is_empty() && updater.subresource.is_none());
+    let mut managers = match (sent, live) {
+        (Some(entries), _) if entries.len() == 1 && entries[0] == json!({}) => Vec::new(),
+        (Some(_), _) => read_managers(new),
+        (None, Some(live)) => read_managers(live),
+        (None, None) => Vec::new(),
+    };
+    if live.is_some() && managers.is_empty() {
+        // An object nobody has been tracked on stays untracked by updates
+        // (kube-apiserver's `skipNonAppliedManager`).
+        return Vec::new();
+    }
+    // A create compares with the kind's empty object as Go writes it, whose structs are
+    // there already (`spec: {}`): they are not "added".
+    let before = match live {
+        Some(live) => without_managed_fields(live),
+        None => zero_object(kind),
+    };
+    let ignored = ignored(kind, updater.subresource);
+    let changed = compare(&before, &without_managed_fields(new), shape);
+    let [added, modified, removed] = [changed.added, changed.modified, changed.removed]
+        .map(|set| set.recursive_difference(&ignored));
+    let set_now = added.union(&modified);
+    if set_now.is_empty() && removed.is_empty() {
+        return entries(managers, |_| false, now);
+    }
+    let mut entry = json!({
+        "manager": updater.manager,
+        "operation": "Update",
+        "apiVersion": kind.api_version(),
+        "fieldsType": "FieldsV1",
+    });
+    if let Some(subresource) = updater.subresource {
+        entry["subresource"] = json!(subresource);
+    }
+    let mine = Manager {
+        entry,
+        set: FieldSet::default(),
+    };
+    let identity = mine.identity();
+    let at = match managers.iter().position(|m| m.identity() == identity) {
+        Some(at) => at,
+        None => {
+            managers.push(mine);
+            managers.len() - 1
+        }
+    };
+    for (i, manager) in managers.iter_mut().enumerate() {
+        manager.set = match i == at {
+            true => manager.set.difference(&removed).union(&set_now),
+            false => manager.set.difference(&set_now).difference(&removed),
+        };
+    }
+    entries(managers, |m| m.identity() == identity, now)
+}
+
+/// The fields `kind`'s endpoint resets, as a set.
+fn ignored(kind: ObjectKind, subresource: Option<&str>) -> FieldSet {
+    reset_fields(kind, subresource)
+        .iter()
+        .fold(FieldSet::default(), |mut set, path| {
+            set.insert(path);
+            set
+        })
+}
+
+/// `kind`'s empty object, with the fields Go writes at their zero (`{}` for a custom
+/// resource, which has no Go type).
+fn zero_object(kind: ObjectKind) -> Value {
+    match kind.generated() {
+        true => crate::apiserver::protobuf::go_zero_object(kind.api_version(), kind.as_str())
+            .unwrap_or_else(|_| json!({})),
+        false => json!({}),
+    }
+}
+
+/// The managers as managedFields entries, in kube-apiserver's order, without the fields
+/// nobody owns there and without managers left owning nothing; those `dated` get `now`.
+fn entries(managers: Vec<Manager>, dated: impl Fn(&Manager) -> bool, now: &Value) -> Vec<Value> {
+    let stripped = STRIPPED.iter().fold(FieldSet::default(), |mut set, path| {
+        set.insert(&owned(path));
+        set
+    });
+    let mut entries: Vec<Value> = managers
+        .into_iter()
+        .filter_map(|manager| {
+            let set = manager.set.difference(&stripped);
+            let dated = dated(&manager);
+            let mut entry = manager.entry;
+            if dated {
+                entry["time"] = now.clone();
+            }
+            entry["fieldsV1"] = set.to_fields_v1();
+            (!set.is_empty()).then_some(entry)
+        })
+        .collect();
+    sort_entries(&mut entries);
+    entries
+}
+
+/// The fields of the live object's last-applied configuration whose values the object
+/// still has (kube-apiserver's `lastAppliedManager`): kubectl may take them from their
+/// client-side apply managers without a conflict. `None` without a readable annotation
+/// of the kind's version.
+fn agreed_with_last_applied(kind: ObjectKind, live: &Value) -> Option<FieldSet> {
+    let text = live["metadata"]["annotations"][LAST_APPLIED_ANNOTATION].as_str()?;
+    let last: Value = serde_json::from_str(text).ok()?;
+    if last["apiVersion"] != kind.api_version() {
+        return None;
+    }
+    let shape = Shape::of(kind);
+    let set = field_set(&last, shape, Reading::Config).ok()?;
+    let differs = compare(&last, &without_managed_fields(live), shape);
+    Some(
+        set.difference(&differs.modified)
+            .difference(&differs.added)
+            .difference(&differs.removed),
+    )
+}
+
+/// The last-applied annotation, where the object has one, rewritten to `config` (without
+/// the annotation) as Go's JSON encoder writes it: keys sorted, `<`, `>` and `&` escaped,
+/// a newline at the end; dropped when it would take the annotations past their limit
+/// (kube-apiserver's `lastAppliedUpdater`).
+fn sync_last_applied(object: &mut Value, config: &Value) {
+    let Some(annotations) = object["metadata"]["annotations"].as_object_mut() else {
+        return;
+    };
+    if annotations
+        .get(LAST_APPLIED_ANNOTATION)
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return;
+    }
+    let mut last = config.clone();
+    if let Some(theirs) = last
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        theirs.remove(LAST_APPLIED_ANNOTATION);
+    }
+    let mut text = String::new();
+    for c in last.to_string().chars() {
+        match c {
+            '<' => text.push_str("\\u003c"),
+            '>' => text.push_str("\\u003e"),
+            '&' => text.push_str("\\u0026"),
+            '\u{2028}' => text.push_str("\\u2028"),
+            '\u{2029}' => text.push_str("\\u2029"),
+            c => text.push(c),
+        }
+    }
+    text.push('\n');
+    annotations.insert(LAST_APPLIED_ANNOTATION.to_owned(), Value::String(text));
+    let size = annotations_size(
+        annotations
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default())),
+    );
+    if size > MAX_ANNOTATIONS_BYTES {
+        annotations.remove(LAST_APPLIED_ANNOTATION);
+    }
+}
+
+/// What kube-apiserver refuses of a configuration before it reads it along the schema.
+fn check_config(kind: ObjectKind, config: &Value) -> Result<(), ApplyError> {
+    let bad = |m: String| Err(ApplyError::BadRequest(m));
+    if !config.is_object() {
+        return bad("the apply configuration is not an object".to_owned());
+    }
+    let version = config["apiVersion"].as_str().unwrap_or_default();
+    if version != kind.api_version() {
+        return bad(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {version}, expected: {}",
+            kind.api_version()
+        ));
+    }
+    match config["kind"].as_str() {
+        None | Some("") => bad(format!("Object 'Kind' is missing in '{config}'")),
+        Some(given) if given != kind.as_str() => bad(format!(
+            "the kind of the apply configuration ({given}) does not match this endpoint's ({})",
+            kind.as_str()
+        )),
+        Some(_) if !config["metadata"]["managedFields"].is_null() => {
+            bad("metadata.managedFields must be nil".to_owned())
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// The object's managedFields entries, each with the set it owns.
+fn read_managers(live: &Value) -> Vec<Manager> {
+    let entries = live["metadata"]["managedFields"].as_array();
+    entries
+        .into_iter()
+        .flatten()
+        .map(|entry| Manager {
+            set: FieldSet::from_fields_v1(&entry["fieldsV1"]),
+            entry: entry.clone(),
+        })
+        .collect()
+}
+
+fn without_managed_fields(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        meta.remove("managedFields");
+    }
+    object
+}
+
+/// `merged` without what the applier set last time (`last`), left out now, and nobody
+/// owns: structured-merge-diff's `prune`.
+fn pruned(merged: Value, managers: &[Manager], last: &FieldSet, shape: Shape) -> Value {
+    let Ok(present) = field_set(&merged, shape, Reading::Live) else {
+        return merged;
+    };
+    let owned = managers
+        .iter()
+        .fold(FieldSet::default(), |all, m| all.union(&m.set));
+    let gone = present
+        .with_named_fields(shape)
+        .difference(&owned.with_named_fields(shape))
+        .intersection(&last.with_named_fields(shape));
+    remove(&merged, &gone, shape).unwrap_or_else(|| json!({}))
+}
+
+/// The 409 kube-apiserver answers for conflicts, in its words.
+fn conflict(conflicts: Vec<(Manager, Vec<String>)>) -> ApplyError {
+    let causes: Vec<(String, String)> = conflicts
+        .iter()
+        .map(|(m, path)| (format!("conflict with {}", m.named()), path_string(path)))
+        .collect();
+    let message = match conflicts.as_slice() {
+        [(manager, path)] => format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            manager.named(),
+            path_string(path)
+        ),
+        _ => {
+            let mut by_manager: Vec<(String, Vec<String>)> = Vec::new();
+            for (manager, path) in &conflicts {
+                let name = manager.named();
+                match by_manager.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, paths)) => paths.push(path_string(path)),
+                    None => by_manager.push((name, vec![path_string(path)])),
+                }
+            }
+            by_manager.sort();
+            let lines: Vec<String> = by_manager
+                .iter()
+                .flat_map(|(name, paths)| {
+                    std::iter::once(format!("conflicts with {name}:"))
+                        .chain(paths.iter().map(|p| format!("- {p}")))
+                })
+                .collect();
+            format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                lines.join("\n")
+            )
+        }
+    };
+    ApplyError::Conflict { message, causes }
+}
+
+/// managedFields in kube-apiserver's order: appliers before updaters, then by time,
+/// manager, API version and subresource.
+pub fn sort_entries(entries: &mut [Value]) {
+    let text = |e: &Value, f: &str| e[f].as_str().unwrap_or_default().to_owned();
+    entries.sort_by_key(|e| {
+        (
+            text(e, "operation"),
+            text(e, "time"),
+            text(e, "manager"),
+            text(e, "apiVersion"),
+            text(e, "subresource"),
+        )
+    });
+}
+
+#[cfg(test)]
+mod tests;
