@@ -19,7 +19,7 @@ pub enum PatchType {
     Merge,
     /// `application/strategic-merge-patch+json`.
     StrategicMerge,
-    /// `application/apply-patch+yaml`: server-side apply, which this server does not do.
+    /// `application/apply-patch+yaml`: server-side apply ([`crate::apiserver::apply`]).
     Apply,
 }
 
@@ -31,7 +31,7 @@ impl PatchType {
             "application/json-patch+json" => PatchType::Json,
             "application/merge-patch+json" => PatchType::Merge,
             "application/strategic-merge-patch+json" => PatchType::StrategicMerge,
-            "application/apply-patch+yaml" | "application/apply-patch+cbor" => PatchType::Apply,
+            "application/apply-patch+yaml" => PatchType::Apply,
             _ => return None,
         })
     }
@@ -72,7 +72,7 @@ pub fn apply(kind: PatchType, object: &Value, patch: &[u8]) -> Result<Value, Pat
                 merge_map(&mut out, &patch)?;
             }
         }
-        PatchType::Apply => unreachable!("the caller refuses server-side apply"),
+        PatchType::Apply => unreachable!("an apply is not a patch of the object's JSON"),
     }
     Ok(out)
 }

@@ -399,6 +399,8 @@ pub(crate) async fn watch_events(server: &ApiServer, uri: &str) -> Vec<serde_jso
 }
 
 #[cfg(test)]
+mod apply_tests;
+#[cfg(test)]
 mod cluster_tests;
 #[cfg(test)]
 mod field_tests;

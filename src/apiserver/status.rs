@@ -140,6 +140,10 @@ impl IntoResponse for ApiError {
                 None => json!({"name": name, "kind": kind}),
                 Some((kind, group)) => json!({"name": name, "group": group, "kind": kind}),
             };
+            if name.is_empty() {
+                // Left out, as Go's `omitempty` leaves it (a PatchOptions refusal).
+                body["details"].as_object_mut().map(|d| d.remove("name"));
+            }
         }
         if !self.causes.is_empty() {
             let causes: Vec<_> = self

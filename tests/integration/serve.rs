@@ -282,7 +282,8 @@ fn every_bad_request_gets_kube_apiservers_status_and_changes_nothing() {
         (request("PUT", &item, "text/plain", &pod(&name, json!({}))), 415, "UnsupportedMediaType"),
         // Patches.
         (request("PATCH", &item, json, "{}"), 415, "UnsupportedMediaType"),
-        (request("PATCH", &item, "application/apply-patch+yaml", "{}"), 415, "UnsupportedMediaType"),
+        // An apply names its field manager.
+        (request("PATCH", &item, "application/apply-patch+yaml", "{}"), 422, "Invalid"),
         (request("PATCH", &item, smp, "[1]"), 400, "BadRequest"),
         (
             request("PATCH", &item, "application/json-patch+json", r#"[{"op":"remove","path":"/x"}]"#),

@@ -71,49 +71,6 @@ const LATER_MANAGERS: [&str; 6] = [
     "descheduler",
 ];
 
-/// What a manager that wrote all of `object` owns, as FieldsV1: every field but those the
-/// server sets (identity, timestamps, managedFields), `apiVersion`, `kind` and `status`.
-pub fn owned_fields(object: &Value) -> Value {
-    let mut set = Map::new();
-    for (key, value) in object.as_object().into_iter().flatten() {
-        match key.as_str() {
-            "apiVersion" | "kind" | "status" => {}
-            "metadata" => {
-                let mut meta = Map::new();
-                for field in [
-                    "labels",
-                    "annotations",
-                    "generateName",
-                    "ownerReferences",
-                    "finalizers",
-                ] {
-                    if let Some(v) = value.get(field) {
-                        meta.insert(format!("f:{field}"), field_set(field, v));
-                    }
-                }
-                if !meta.is_empty() {
-                    set.insert("f:metadata".to_owned(), Value::Object(meta));
-                }
-            }
-            _ => {
-                set.insert(format!("f:{key}"), root_field_set(key, value));
-            }
-        }
-    }
-    Value::Object(set)
-}
-
-/// What a manager that wrote `object`'s status through the status subresource owns, as
-/// FieldsV1: the fields of its `status` (nothing when it has none).
-pub fn owned_status_fields(object: &Value) -> Value {
-    match &object["status"] {
-        Value::Object(status) if !status.is_empty() => {
-            json!({"f:status": root_field_set("status", &object["status"])})
-        }
-        _ => json!({}),
-    }
-}
-
 /// The set of a top-level field (`spec`, `status`): the apiserver marks no `.` there.
 pub(super) fn root_field_set(field: &str, value: &Value) -> Value {
     let mut set = field_set(field, value);

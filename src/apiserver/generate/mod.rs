@@ -32,7 +32,6 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
-pub use fields::{owned_fields, owned_status_fields};
 #[cfg(test)]
 pub use pod::pod;
 pub use termination::stop as stop_pod;

@@ -33,6 +33,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use crate::apiserver::apply;
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::form::{Form, Wire, object_response};
 use crate::apiserver::group::Group;
@@ -48,7 +49,7 @@ use body::{
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 use options::WriteOptions;
 pub use server_fields::Endpoint;
-use server_fields::finish;
+use server_fields::{Writer, finish};
 use validate::{check_preconditions, object_key};
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands
@@ -121,8 +122,9 @@ pub async fn create<G: Group>(
             &headers,
         )?;
         let object = write.decoded(&body, wire)?;
-        let (key, mut object) = write.received(object, None)?;
+        let (key, object) = write.received(object, None)?;
         let kind = write.kind;
+        let mut object = server_fields::managed(kind, object, None, write.writer());
         defaults::admit(kind, &mut object, None);
         validate::object(kind, &key, &object, Endpoint::Object)?;
         let version = server.write(&key, write.options.dry_run, |current, uid| match current {
@@ -131,23 +133,10 @@ pub async fn create<G: Group>(
                 "AlreadyExists",
                 format!("{} {:?} already exists", kind.resource_name(), key.name),
             )),
-            None => Ok(finish(
-                kind,
-                object,
-                None,
-                uid,
-                (&write.options.field_manager, Endpoint::Object),
-            )),
+            None => Ok(finish(kind, object, None, uid, Endpoint::Object)),
         })?;
         let response = if write.options.dry_run {
-            // Nothing was stored, so there is no resourceVersion to give.
-            let mut object = version.to_value(server.generator());
-            if let Some(meta) = object["metadata"].as_object_mut() {
-                meta.remove("resourceVersion");
-            }
-            write
-                .wire
-                .respond(StatusCode::CREATED, object.to_string().into_bytes())
+            dry_created(&version.to_value(server.generator()), write.wire)
         } else {
             object_response(
                 StatusCode::CREATED,
@@ -204,6 +193,7 @@ pub async fn patch<G: Group, E: Endpointed>(
             &headers,
         )?;
         let patch_type = patch_type(&headers)?;
+        options::check_patch_options(&write.options, patch_type == PatchType::Apply)?;
         if patch_type == PatchType::StrategicMerge && !write.kind.generated() {
             // Strategic merge needs the Go type's patch strategies; kube-apiserver refuses
             // it for a custom resource alike.
@@ -215,7 +205,12 @@ pub async fn patch<G: Group, E: Endpointed>(
             namespace: namespace.clone(),
             name: name.clone(),
         };
+        if patch_type == PatchType::Apply {
+            let response = write.apply(&key, &body)?;
+            return Ok(write.respond(response));
+        }
         let response = write.update(&key, |write, current| {
+            let current = current.ok_or_else(|| ApiError::not_found(write.kind, &key.name))?;
             let patched = patch::apply(patch_type, current, &body).map_err(patch_failed)?;
             let object = write
                 .normalized(patched)
@@ -250,22 +245,18 @@ impl Endpointed for ToStatus {
     const ENDPOINT: Endpoint = Endpoint::Status;
 }
 
-/// The patch a PATCH's Content-Type names: 415 for server-side apply, which this server
-/// does not do, and for any other media type.
+/// The patch a PATCH's Content-Type names: 415 for any other media type (and for an
+/// apply in CBOR, which this server does not read).
 fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    match PatchType::from_content_type(content_type) {
-        Some(PatchType::Apply) => Err(unsupported_media_type(
-            "server-side apply (application/apply-patch+yaml) is not supported by this server; use client-side apply",
-        )),
-        Some(t) => Ok(t),
-        None => Err(unsupported_media_type(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
-        )),
-    }
+    PatchType::from_content_type(content_type).ok_or_else(|| {
+        unsupported_media_type(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+        )
+    })
 }
 
 /// A patch that could not be applied, as kube-apiserver answers it.
@@ -305,6 +296,9 @@ struct Write<'a> {
     namespace: &'a str,
     endpoint: Endpoint,
     options: WriteOptions,
+    /// Whether the write is a server-side apply, whose body is a configuration that
+    /// creates the object when it is missing, and whose managedFields are the apply's.
+    applies: bool,
     warnings: Vec<String>,
     /// The wire of the answer, as `Accept` asks (JSON when it names nothing written here).
     wire: Wire,
@@ -328,6 +322,7 @@ impl<'a> Write<'a> {
             namespace,
             endpoint,
             options: WriteOptions::parse(query, headers)?,
+            applies: false,
             warnings: Vec::new(),
             wire: Form::accepted(headers, kind).map_or(Wire::Json, |(_, wire)| wire),
         })
@@ -398,26 +393,105 @@ impl<'a> Write<'a> {
         Ok((key, object))
     }
 
+    /// Who writes, through which endpoint, and how its managedFields entry is made.
+    fn writer(&self) -> Writer<'_> {
+        Writer {
+            manager: &self.options.field_manager,
+            endpoint: self.endpoint,
+            applied: self.applies,
+        }
+    }
+
+    /// A server-side apply of the configuration `body` (YAML or JSON) to the object
+    /// `key`, which it creates when it is missing (through the object's path only).
+    fn apply(&mut self, key: &NamespacedName, body: &[u8]) -> Result<Response, ApiError> {
+        let config: Value = serde_yaml_ng::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        if self.endpoint == Endpoint::Object
+            && !key.namespace.is_empty()
+            && !self.server.has_namespace(&key.namespace)
+        {
+            return Ok(namespace_not_found(&key.namespace));
+        }
+        self.applies = true;
+        let now = server_fields::now();
+        self.update(key, |write, current| {
+            let applier = apply::Writer {
+                manager: &write.options.field_manager,
+                subresource: write.endpoint.subresource(),
+            };
+            let force = write.options.force.unwrap_or(false);
+            let applied = apply::apply(write.kind, current, &config, (applier, force), &now)
+                .map_err(|e| write.apply_refused(&config, e))?;
+            let mut object = applied.object;
+            object["metadata"]["managedFields"] = Value::Array(applied.managed_fields);
+            let object = write
+                .normalized(object)
+                .map_err(ApiError::invalid_patch_result)?;
+            Ok(write.keyed(object, Some(&key.name))?.1)
+        })
+    }
+
+    /// An apply's refusal, as kube-apiserver answers it: a configuration that does not
+    /// fit the schema is a 500 there, naming the configuration's namespace and name.
+    fn apply_refused(&self, config: &Value, error: apply::ApplyError) -> ApiError {
+        match error {
+            apply::ApplyError::BadRequest(message) => ApiError::bad_request(message),
+            apply::ApplyError::Typed(why) => {
+                let kind = self.kind;
+                let meta = |field: &str| config["metadata"][field].as_str().unwrap_or_default();
+                ApiError::internal(format!(
+                    "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {why}",
+                    meta("namespace"),
+                    meta("name"),
+                    kind.group(),
+                    kind.version(),
+                    kind.as_str()
+                ))
+            }
+            apply::ApplyError::Conflict { message, causes } => {
+                let causes = causes
+                    .into_iter()
+                    .map(|(message, field)| ("FieldManagerConflict", message, field))
+                    .collect();
+                ApiError::new(StatusCode::CONFLICT, "Conflict", message).with_causes(causes)
+            }
+        }
+    }
+
     /// Replaces the live object `key` with what `new_body` makes of its current JSON, in
     /// kube-apiserver's order: preconditions, then admission (to the object) or what the
     /// endpoint does not write put back as it was (to the status), then validation. An
     /// update that empties the finalizers of an object being deleted deletes it (as
     /// stored: its DELETED event still lists them) and answers with the object it made.
+    /// An apply to the object's path creates it when it is missing (`new_body` then
+    /// gets `None`), as a create does; anything else is a 404.
     fn update(
         &mut self,
         key: &NamespacedName,
-        new_body: impl FnOnce(&mut Self, &Value) -> Result<Value, ApiError>,
+        new_body: impl FnOnce(&mut Self, Option<&Value>) -> Result<Value, ApiError>,
     ) -> Result<Response, ApiError> {
         let kind = self.kind;
         let generator = self.server.generator().clone();
         let server = self.server;
         let dry_run = self.options.dry_run;
-        let written = server.write(key, dry_run, |current, _| -> Result<Value, Stop> {
-            let current = current
-                .ok_or_else(|| ApiError::not_found(kind, &key.name))?
-                .to_value(&generator);
-            let mut object = new_body(self, &current)?;
+        let creates = self.applies && self.endpoint == Endpoint::Object;
+        let mut created = false;
+        let written = server.write(key, dry_run, |current, uid| -> Result<Value, Stop> {
+            let Some(current) = current else {
+                if !creates {
+                    return Err(ApiError::not_found(kind, &key.name).into());
+                }
+                created = true;
+                let mut object = new_body(self, None)?;
+                defaults::admit(kind, &mut object, None);
+                validate::object(kind, key, &object, Endpoint::Object)?;
+                return Ok(finish(kind, object, None, uid, Endpoint::Object));
+            };
+            let current = current.to_value(&generator);
+            let object = new_body(self, Some(&current))?;
             check_preconditions(kind, key, &object, &current)?;
+            let mut object = server_fields::managed(kind, object, Some(&current), self.writer());
             let endpoint = self.endpoint;
             let object = match endpoint {
                 Endpoint::Object => {
@@ -428,8 +502,7 @@ impl<'a> Write<'a> {
             };
             validate::object(kind, key, &object, endpoint)?;
             validate::update(kind, key, &object, &current, endpoint)?;
-            let manager = &self.options.field_manager;
-            let mut object = finish(kind, object, Some(&current), "", (manager, endpoint));
+            let mut object = finish(kind, object, Some(&current), "", endpoint);
             if delete::emptied(&object, &current) {
                 object["metadata"]["resourceVersion"] =
                     current["metadata"]["resourceVersion"].clone();
@@ -450,12 +523,14 @@ impl<'a> Write<'a> {
                 return Ok(self.wire.respond(StatusCode::OK, json));
             }
         };
-        Ok(object_response(
-            StatusCode::OK,
-            &generator,
-            &version,
-            self.wire,
-        ))
+        if created && dry_run {
+            return Ok(dry_created(&version.to_value(&generator), self.wire));
+        }
+        let code = match created {
+            true => StatusCode::CREATED,
+            false => StatusCode::OK,
+        };
+        Ok(object_response(code, &generator, &version, self.wire))
     }
 
     /// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
@@ -468,6 +543,16 @@ impl<'a> Write<'a> {
         }
         response
     }
+}
+
+/// The answer to a create that stored nothing (`dryRun=All`): the object it would have
+/// made, without a resourceVersion, as there is none to give.
+fn dry_created(object: &Value, wire: Wire) -> Response {
+    let mut object = object.clone();
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        meta.remove("resourceVersion");
+    }
+    wire.respond(StatusCode::CREATED, object.to_string().into_bytes())
 }
 
 /// 404 for a path to one object at the cluster's scope of a kind that has none there (a

@@ -1,5 +1,5 @@
-//! A write's query parameters: `dryRun`, `fieldManager`, `fieldValidation`, and a
-//! delete's options, checked as kube-apiserver checks them.
+//! A write's query parameters: `dryRun`, `fieldManager`, `fieldValidation`, an apply's
+//! `force`, and a delete's options, checked as kube-apiserver checks them.
 
 use axum::http::{HeaderMap, StatusCode, header};
 
@@ -19,6 +19,10 @@ pub(super) struct WriteOptions {
     pub(super) dry_run: bool,
     /// Who writes, for managedFields.
     pub(super) field_manager: String,
+    /// Whether `fieldManager` was given (an apply must name its manager).
+    pub(super) field_manager_given: bool,
+    /// `force`: an apply takes the fields it conflicts on (only an apply may say it).
+    pub(super) force: Option<bool>,
     /// What to do with unknown fields.
     pub(super) field_validation: FieldValidation,
 }
@@ -31,6 +35,7 @@ impl WriteOptions {
         let dry_run = dry_run(query)?;
         let mut field_manager = None;
         let mut field_validation = FieldValidation::Warn;
+        let mut force = None;
         for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
             if key == "fieldValidation" {
                 field_validation = match &*value {
@@ -51,20 +56,27 @@ impl WriteOptions {
                     ));
                 }
                 field_manager = Some(value.into_owned());
+            } else if key == "force" {
+                force = Some(parse_bool(&value)?);
             }
         }
-        // kube-apiserver's default: the User-Agent up to its first '/' ("kubectl").
+        let field_manager_given = field_manager.as_ref().is_some_and(|m| !m.is_empty());
+        // kube-apiserver's default: the User-Agent up to its first '/' ("kubectl"), and
+        // "unknown" for a request without one.
         let field_manager = field_manager.unwrap_or_else(|| {
             let agent = headers
                 .get(header::USER_AGENT)
                 .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
+                .filter(|agent| !agent.is_empty())
+                .unwrap_or("unknown");
             let product = agent.split('/').next().unwrap_or_default();
             product.chars().take(MAX_FIELD_MANAGER).collect()
         });
         Ok(WriteOptions {
             dry_run,
             field_manager,
+            field_manager_given,
+            force,
             field_validation,
         })
     }
@@ -236,6 +248,30 @@ fn check_propagation_policy(value: &str) -> Result<(), ApiError> {
             ),
         ))
     }
+}
+
+/// kube-apiserver's `ValidatePatchOptions`: an apply names its manager; only an apply
+/// may force.
+pub(super) fn check_patch_options(options: &WriteOptions, apply: bool) -> Result<(), ApiError> {
+    let (field, reason, why) = match (apply, options.field_manager_given, options.force) {
+        (true, false, _) => (
+            "fieldManager",
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+        ),
+        (false, _, Some(_)) => (
+            "force",
+            "FieldValueForbidden",
+            "Forbidden: may not be specified for non-apply patch",
+        ),
+        _ => return Ok(()),
+    };
+    let message = format!("PatchOptions.meta.k8s.io \"\" is invalid: {field}: {why}");
+    Err(
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", message)
+            .about("", "PatchOptions.meta.k8s.io")
+            .with_causes(vec![(reason, why.to_owned(), field.to_owned())]),
+    )
 }
 
 fn invalid_options(field: &str, why: String) -> ApiError {

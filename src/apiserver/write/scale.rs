@@ -20,9 +20,10 @@ use super::options::WriteOptions;
 use super::validate::check_preconditions;
 use super::{patch_failed, patch_type, respond, scoped, writable};
 use crate::apiserver::ApiServer;
+use crate::apiserver::apply;
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::group::Group;
-use crate::apiserver::patch;
+use crate::apiserver::patch::{self, PatchType};
 use crate::apiserver::status::{ApiError, json_response};
 use crate::apiserver::table::selector_text;
 use crate::apiserver::version::NamespacedName;
@@ -72,7 +73,7 @@ pub async fn replace<G: Group>(
 }
 
 /// `PATCH .../{resource}/{name}/scale`: a JSON, merge or strategic merge patch of the
-/// Scale.
+/// Scale (not an apply).
 pub async fn patch<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
@@ -83,7 +84,14 @@ pub async fn patch<G: Group>(
     respond(|| {
         let target = target::<G>(&server, namespace, &resource, name)?;
         let patch_type = patch_type(&headers)?;
+        if patch_type == PatchType::Apply {
+            // kube-apiserver maps a Scale's managedFields onto its Deployment's; not here.
+            return Err(unsupported_media_type(
+                "server-side apply of a Scale is not supported by this server; apply the Deployment's spec.replicas instead",
+            ));
+        }
         let options = WriteOptions::parse(query.as_deref(), &headers)?;
+        super::options::check_patch_options(&options, false)?;
         write(&server, &target, &options, |current| {
             patch::apply(patch_type, current, &body).map_err(patch_failed)
         })
@@ -175,7 +183,8 @@ fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
 }
 
 /// `object` (the Deployment with its new replicas) as stored: a new generation when its
-/// replicas changed, and `manager`'s managedFields entry for the scale subresource.
+/// replicas changed, and `manager`'s managedFields entry for the scale subresource owning
+/// them, taken from whoever owned them ([`apply::update`]).
 fn scaled(mut object: Value, current: &Value, manager: &str) -> Value {
     let changed = object["spec"]["replicas"] != current["spec"]["replicas"];
     let meta = &mut object["metadata"];
@@ -184,37 +193,13 @@ fn scaled(mut object: Value, current: &Value, manager: &str) -> Value {
     }
     let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
     meta["generation"] = json!(generation + i64::from(changed));
-    let mut managed: Vec<Value> = current["metadata"]["managedFields"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    // `spec.replicas` changes hands: no other entry owns it, and an entry left owning
-    // nothing goes, as the field manager drops it.
-    for entry in &mut managed {
-        if let Some(spec) = entry["fieldsV1"]["f:spec"].as_object_mut() {
-            spec.remove("f:replicas");
-            if spec.is_empty()
-                && let Some(fields) = entry["fieldsV1"].as_object_mut()
-            {
-                fields.remove("f:spec");
-            }
-        }
-    }
-    managed.retain(|e| {
-        let owns_nothing = e["fieldsV1"].as_object().is_some_and(|f| f.is_empty());
-        let same = e["manager"] == manager && e["subresource"] == "scale";
-        !owns_nothing && !same
-    });
-    managed.push(json!({
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": "apps/v1",
-        "time": super::server_fields::now(),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:spec": {"f:replicas": {}}},
-        "subresource": "scale",
-    }));
-    meta["managedFields"] = Value::Array(managed);
+    let scaler = apply::Writer {
+        manager,
+        subresource: Some("scale"),
+    };
+    let now = super::server_fields::now();
+    let managed = apply::update(ObjectKind::Deployment, Some(current), &object, scaler, &now);
+    object["metadata"]["managedFields"] = Value::Array(managed);
     object
 }
 

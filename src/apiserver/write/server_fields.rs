@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::apiserver::generate::{self};
+use crate::apiserver::apply;
 use crate::scenario::ObjectKind;
 
 /// Where a write came in: the object's own path, or its status subresource's
@@ -19,7 +19,7 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// The `subresource` of a managedFields entry written through this endpoint.
-    fn subresource(self) -> Option<&'static str> {
+    pub(super) fn subresource(self) -> Option<&'static str> {
         match self {
             Endpoint::Object => None,
             Endpoint::Status => Some("status"),
@@ -27,31 +27,14 @@ impl Endpoint {
     }
 }
 
-/// An update's managedFields: other managers keep their entries, and so do this
-/// manager's entries for other endpoints; its entry for `endpoint` is replaced by `entry`
-/// (`None` when it now owns no field).
-fn managed_after_update(
-    was: &Value,
-    (manager, endpoint): (&str, Endpoint),
-    entry: Option<Value>,
-) -> Vec<Value> {
-    let subresource = endpoint.subresource();
-    let mut managed: Vec<Value> = was["managedFields"]
-        .as_array()
-        .map(|entries| {
-            entries
-                .iter()
-                .filter(|e| {
-                    e["manager"] != manager
-                        || e["operation"] != "Update"
-                        || e["subresource"].as_str() != subresource
-                })
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    managed.extend(entry);
-    managed
+/// Who wrote an object, through which endpoint, and how: an update's entry is made by
+/// [`managed`], an apply's entries come in the object's managedFields
+/// ([`apply::apply`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Writer<'a> {
+    pub(super) manager: &'a str,
+    pub(super) endpoint: Endpoint,
+    pub(super) applied: bool,
 }
 
 /// The time now, in seconds, as a managedFields entry or a creationTimestamp writes it.
@@ -60,22 +43,18 @@ pub(super) fn now() -> Value {
     serde_json::to_value(Time(now)).expect("a time serializes")
 }
 
-/// Sets what the server owns: identity and timestamps, generation, a new Pod's status,
-/// and the writer's managedFields entry. `current` is the live object for an update;
-/// `uid` is the new object's UID for a create. `writer` is the manager and the endpoint
-/// it wrote through; a write to the status has had [`super::status::prepared`] already.
+/// Sets what the server owns: identity and timestamps, generation and a new Pod's
+/// status; the object's managedFields are those [`managed`] made of it before admission.
+/// `current` is the live object for an update; `uid` is the new object's UID for a
+/// create. A write to the status has had [`super::status::prepared`] already.
 pub(super) fn finish(
     kind: ObjectKind,
     mut object: Value,
     current: Option<&Value>,
     uid: &str,
-    (manager, endpoint): (&str, Endpoint),
+    endpoint: Endpoint,
 ) -> Value {
     let now = now();
-    let owned = match endpoint {
-        Endpoint::Object => generate::owned_fields(&object),
-        Endpoint::Status => generate::owned_status_fields(&object),
-    };
     let meta = object["metadata"]
         .as_object_mut()
         .expect("object_key checked the metadata");
@@ -87,34 +66,20 @@ pub(super) fn finish(
     ] {
         meta.remove(server_owned);
     }
-    // kube-apiserver drops a manager's entry once it owns no field.
-    let owns_fields = owned.as_object().is_some_and(|o| !o.is_empty());
-    let mut entry = json!({
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": kind.api_version(),
-        "time": now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": owned,
-    });
-    if let Some(subresource) = endpoint.subresource() {
-        entry["subresource"] = json!(subresource);
-    }
     match current {
         None => {
             meta.insert("uid".to_owned(), json!(uid));
-            meta.insert("creationTimestamp".to_owned(), now);
-            if owns_fields {
-                meta.insert("managedFields".to_owned(), json!([entry]));
-            }
+            meta.insert("creationTimestamp".to_owned(), now.clone());
             if kind.has_generation() {
                 meta.insert("generation".to_owned(), json!(1));
             }
         }
         Some(current) => {
             let was = &current["metadata"];
-            for kept in ["uid", "creationTimestamp"] {
-                meta.insert(kept.to_owned(), was[kept].clone());
+            for kept in ["uid", "creationTimestamp", "generation"] {
+                if let Some(value) = was.get(kept) {
+                    meta.insert(kept.to_owned(), value.clone());
+                }
             }
             // No update starts, ends or changes a deletion (validation refused any that
             // tried).
@@ -123,28 +88,65 @@ pub(super) fn finish(
                     meta.insert(kept.to_owned(), value.clone());
                 }
             }
-            let entry = owns_fields.then_some(entry);
-            let managed = managed_after_update(was, (manager, endpoint), entry);
-            if managed.is_empty() {
-                meta.remove("managedFields");
-            } else {
-                meta.insert("managedFields".to_owned(), Value::Array(managed));
-            }
-            if kind.has_generation() {
-                // The spec changing is what bumps a Pod's or a Deployment's generation; a
-                // custom resource's, any change but its metadata's (it has no status
-                // subresource here).
-                let generation = was["generation"].as_i64().unwrap_or(1);
-                let changed = match kind {
-                    ObjectKind::Sampled(_) => beside_metadata(&object) != beside_metadata(current),
-                    _ => object["spec"] != current["spec"],
-                };
-                object["metadata"]["generation"] = json!(generation + i64::from(changed));
-            }
         }
+    }
+    let managed = object["metadata"]["managedFields"].take();
+    keep_entries(&mut object, managed);
+    if let Some(current) = current
+        && kind.has_generation()
+    {
+        // The spec changing is what bumps a Pod's or a Deployment's generation; a custom
+        // resource's, any change but its metadata's (it has no status subresource here).
+        let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
+        let changed = match kind {
+            ObjectKind::Sampled(_) => beside_metadata(&object) != beside_metadata(current),
+            _ => object["spec"] != current["spec"],
+        };
+        object["metadata"]["generation"] = json!(generation + i64::from(changed));
     }
     keep_status(kind, &mut object, current, endpoint);
     object
+}
+
+/// `object` with the managedFields of its write, made as kube-apiserver's field manager
+/// makes them, before admission (which owns what it adds): an update's by `writer`
+/// ([`apply::update`]); an apply's are made with the object ([`apply::apply`]).
+pub(super) fn managed(
+    kind: ObjectKind,
+    mut object: Value,
+    current: Option<&Value>,
+    writer: Writer<'_>,
+) -> Value {
+    if writer.applied {
+        return object;
+    }
+    let updater = apply::Writer {
+        manager: writer.manager,
+        subresource: writer.endpoint.subresource(),
+    };
+    if current.is_none()
+        && let Some(meta) = object["metadata"].as_object_mut()
+    {
+        // A create's deletion fields are cleared before the field manager sees them.
+        for cleared in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+            meta.remove(cleared);
+        }
+    }
+    let entries = apply::update(kind, current, &object, updater, &now());
+    object["metadata"]["managedFields"] = Value::Array(entries);
+    object
+}
+
+/// `entries` as the object's managedFields, left out when there are none.
+fn keep_entries(object: &mut Value, entries: Value) {
+    let Some(meta) = object["metadata"].as_object_mut() else {
+        return;
+    };
+    if entries.as_array().is_some_and(|e| !e.is_empty()) {
+        meta.insert("managedFields".to_owned(), entries);
+    } else {
+        meta.remove("managedFields");
+    }
 }
 
 /// Status belongs to the status subresource: a create starts a Pod's or a Deployment's

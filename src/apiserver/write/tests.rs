@@ -344,13 +344,14 @@ async fn bad_writes_get_kube_apiserver_status_codes_and_reasons() {
             415,
             "UnsupportedMediaType",
         ),
+        // An apply names its manager.
         (
             "PATCH",
             &item,
             "application/apply-patch+yaml",
             "{}".to_owned(),
-            415,
-            "UnsupportedMediaType",
+            422,
+            "Invalid",
         ),
         ("PATCH", &item, smp, "[1]".to_owned(), 400, "BadRequest"),
         (

@@ -9,14 +9,10 @@ use crate::apiserver::ApiServer;
 use crate::apiserver::status::ApiError;
 use crate::apiserver::version::NamespacedName;
 use crate::k8s::names::{
-    DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, is_dns_label, is_dns_subdomain, is_label_value,
-    qualified_name_error,
+    DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, MAX_ANNOTATIONS_BYTES, annotations_size, is_dns_label,
+    is_dns_subdomain, is_label_value, qualified_name_error,
 };
 use crate::scenario::ObjectKind;
-
-/// Most bytes of annotation keys and values one object may carry (apimachinery's
-/// `TotalAnnotationSizeLimitB`, 256 KiB).
-const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
 
 /// Settles the object's namespace and name against the URL's: fills a missing namespace,
 /// refuses a different one, and for a create draws a name from `generateName`.
@@ -124,11 +120,12 @@ pub(super) fn object(
         }
     }
     // apimachinery's ValidateAnnotationsSize: keys and values together.
-    let size: usize = annotations
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
-        .sum();
+    let size = annotations_size(
+        annotations
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default())),
+    );
     if size > MAX_ANNOTATIONS_BYTES {
         causes.push(
             "FieldValueTooLong",
@@ -138,7 +135,10 @@ pub(super) fn object(
     }
     finalizers(&meta["finalizers"], &mut causes);
     match (kind, endpoint) {
-        (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], &mut causes),
+        (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], "spec", &mut causes),
+        (ObjectKind::Deployment, Endpoint::Object) => {
+            deployment_spec(&object["spec"], &mut causes);
+        }
         (ObjectKind::Deployment, Endpoint::Status) => {
             deployment_status(&object["status"], &mut causes);
         }
@@ -389,6 +389,66 @@ fn changed_fields<'a>(spec: &'a Value, was: &'a Value) -> Vec<&'a str> {
     names
 }
 
+/// A Deployment's spec, as `ValidateDeploymentSpec` checks what a write can get wrong
+/// here: a selector that selects something, template labels it selects, and the template's
+/// pod spec as a Pod's.
+fn deployment_spec(spec: &Value, causes: &mut Causes) {
+    let selector = &spec["selector"];
+    let labels = &spec["template"]["metadata"]["labels"];
+    let empty = |field: &str| {
+        selector[field].as_object().is_none_or(|m| m.is_empty())
+            && selector[field].as_array().is_none_or(Vec::is_empty)
+    };
+    if selector.is_null() {
+        causes.push(
+            "FieldValueRequired",
+            "spec.selector",
+            "Required value".to_owned(),
+        );
+    } else if empty("matchLabels") && empty("matchExpressions") {
+        causes.invalid(
+            "spec.selector",
+            selector,
+            "empty selector is invalid for deployment",
+        );
+    } else if !selects(selector, labels) {
+        causes.invalid(
+            "spec.template.metadata.labels",
+            labels,
+            "`selector` does not match template `labels`",
+        );
+    }
+    pod_spec(&spec["template"]["spec"], "spec.template.spec", causes);
+}
+
+/// Whether a LabelSelector selects an object with `labels`.
+fn selects(selector: &Value, labels: &Value) -> bool {
+    let label = |key: &str| labels[key].as_str();
+    let matched = selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| label(k) == v.as_str());
+    let expressions = selector["matchExpressions"].as_array();
+    matched
+        && expressions.into_iter().flatten().all(|e| {
+            let key = e["key"].as_str().unwrap_or_default();
+            let values: Vec<&str> = e["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            match e["operator"].as_str().unwrap_or_default() {
+                "In" => label(key).is_some_and(|v| values.contains(&v)),
+                "NotIn" => label(key).is_none_or(|v| !values.contains(&v)),
+                "Exists" => label(key).is_some(),
+                "DoesNotExist" => label(key).is_none(),
+                _ => false,
+            }
+        })
+}
+
 /// A Deployment's status counts, as `ValidateDeploymentStatus` checks them: none
 /// negative, and none of the replicas updated, ready or available more than there are
 /// (nor more available than ready).
@@ -432,7 +492,7 @@ fn deployment_status(status: &Value, causes: &mut Causes) {
 }
 
 /// A Pod's containers and the numbers it stores.
-fn pod_spec(spec: &Value, causes: &mut Causes) {
+fn pod_spec(spec: &Value, at: &str, causes: &mut Causes) {
     let containers = spec["containers"]
         .as_array()
         .map(Vec::as_slice)
@@ -440,7 +500,7 @@ fn pod_spec(spec: &Value, causes: &mut Causes) {
     if containers.is_empty() {
         causes.push(
             "FieldValueRequired",
-            "spec.containers",
+            &format!("{at}.containers"),
             "Required value".to_owned(),
         );
     }
@@ -452,14 +512,15 @@ fn pod_spec(spec: &Value, causes: &mut Causes) {
     let all = init
         .iter()
         .enumerate()
-        .map(|(i, c)| (format!("spec.initContainers[{i}]"), c))
+        .map(|(i, c)| (format!("{at}.initContainers[{i}]"), c))
         .chain(
             containers
                 .iter()
                 .enumerate()
-                .map(|(i, c)| (format!("spec.containers[{i}]"), c)),
+                .map(|(i, c)| (format!("{at}.containers[{i}]"), c)),
         );
-    for (at, c) in all {
+    for (field, c) in all {
+        let at = field.as_str();
         let name = c["name"].as_str().unwrap_or_default();
         if name.is_empty() {
             causes.push(
@@ -487,14 +548,14 @@ fn pod_spec(spec: &Value, causes: &mut Causes) {
     // A negative grace period is not refused: a Pod's defaults made it 1.
     if let Some(n) = spec["activeDeadlineSeconds"].as_i64().filter(|n| *n < 1) {
         causes.invalid(
-            "spec.activeDeadlineSeconds",
+            &format!("{at}.activeDeadlineSeconds"),
             &json!(n),
             "must be greater than or equal to 1",
         );
     }
     let tolerations = spec["tolerations"].as_array().map(Vec::as_slice);
     for (i, t) in tolerations.unwrap_or_default().iter().enumerate() {
-        toleration(&format!("spec.tolerations[{i}]"), t, causes);
+        toleration(&format!("{at}.tolerations[{i}]"), t, causes);
     }
 }
 
