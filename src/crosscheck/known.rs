@@ -10,12 +10,6 @@ const COMPACTION: &str = "after etcd compacts, kube-apiserver 1.37 goes on answe
     is that later moment, the 410 an informer meets after a long disconnect, without \
     waiting for the window to roll";
 
-/// Server-side apply. Why it stays.
-const APPLY: &str = "server-side apply is not implemented (its field-ownership merge is a \
-    large part of kube-apiserver that no informer figure depends on); the built-in server \
-    answers 415 UnsupportedMediaType, as a kube-apiserver without apply would, and \
-    client-side apply works";
-
 /// The apps group here. Why it stays.
 const APPS_GROUP: &str = "kube-apiserver's apps/v1 also serves ReplicaSets, StatefulSets, \
     DaemonSets and ControllerRevisions, their scale subresources and every kind's status \
@@ -35,8 +29,6 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("pod-list-running", POD_ZEROS),
     ("pod-get", POD_ZEROS),
     ("pod-get-status", POD_ZEROS),
-    ("patch-apply", APPLY),
-    ("patch-apply-no-manager", APPLY),
     ("list-continue-expired", COMPACTION),
     ("list-exact-compacted", COMPACTION),
     ("watch-compacted", COMPACTION),
