@@ -1,10 +1,11 @@
 """The official Python client against `informer-mem serve` of Deployments (apps/v1): a
 namespace's, every one's, and a watch from resourceVersion 0, each decoded into the
-client's models; then a JSON patch of one's status, as a controller writes it.
+client's models; then a JSON patch of one's status, as a controller writes it, and a
+server-side apply of another's replicas.
 Usage: python deployments.py KUBECONFIG NAMESPACE"""
 import sys
 
-from kubernetes import client, config, watch
+from kubernetes import client, config, dynamic, watch
 
 config.load_kube_config(config_file=sys.argv[1])
 apps = client.AppsV1Api()
@@ -28,3 +29,21 @@ ready = [
 written = apps.patch_namespaced_deployment_status(third.metadata.name, sys.argv[2], ready)
 same = written.metadata.generation == third.metadata.generation
 print(f"status ready {written.status.ready_replicas}/{written.spec.replicas} same generation {same}")
+# Server-side apply through the dynamic client, as a controller that owns a Deployment's
+# replicas applies them (forced: the generated Deployments' replicas are another
+# manager's), to the fifth Deployment (the Node.js client applies to the fourth).
+fifth = mine.items[4]
+dyn = dynamic.DynamicClient(client.ApiClient())
+deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
+body = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": fifth.metadata.name, "namespace": sys.argv[2]},
+    "spec": {"replicas": 5},
+}
+applied = dyn.server_side_apply(
+    deployments, body=body, namespace=sys.argv[2], field_manager="client", force_conflicts=True
+)
+entries = applied.to_dict()["metadata"]["managedFields"]
+owners = [e["manager"] for e in entries if "f:replicas" in e["fieldsV1"].get("f:spec", {})]
+print(f"applied replicas {applied.spec.replicas} owners {','.join(owners)}")
