@@ -101,6 +101,20 @@ struct Manager {
 }
 
 impl Manager {
+    /// A new entry of `writer` for `operation` (`Apply`, `Update`), owning `set`.
+    fn new(kind: ObjectKind, writer: Writer<'_>, operation: &str, set: FieldSet) -> Manager {
+        let mut entry = json!({
+            "manager": writer.manager,
+            "operation": operation,
+            "apiVersion": kind.api_version(),
+            "fieldsType": "FieldsV1",
+        });
+        if let Some(subresource) = writer.subresource {
+            entry["subresource"] = json!(subresource);
+        }
+        Manager { entry, set }
+    }
+
     /// Who the entry is: its manager, operation, subresource and (for an update) API
     /// version, as kube-apiserver's manager identifier.
     fn identity(&self) -> (String, String, String, String) {
@@ -202,25 +216,9 @@ fn applied(
     let live = live.map_or_else(|| json!({}), without_managed_fields);
     let ignored = ignored(kind, applier.subresource);
 
-    let identity = (
-        applier.manager.to_owned(),
-        "Apply".to_owned(),
-        applier.subresource.unwrap_or_default().to_owned(),
-        String::new(),
-    );
-    let mut entry = json!({
-        "manager": applier.manager,
-        "operation": "Apply",
-        "apiVersion": kind.api_version(),
-        "fieldsType": "FieldsV1",
-    });
-    if let Some(subresource) = applier.subresource {
-        entry["subresource"] = json!(subresource);
-    }
-    let applied = Manager {
-        entry,
-        set: config_set.recursive_difference(&ignored),
-    };
+    let set = config_set.recursive_difference(&ignored);
+    let applied = Manager::new(kind, applier, "Apply", set);
+    let identity = applied.identity();
     let last = match managers.iter().position(|m| m.identity() == identity) {
         Some(at) => Some(std::mem::replace(&mut managers[at], applied).set),
         None => {
@@ -236,10 +234,7 @@ fn applied(
 
     // What the apply changed is taken from the managers that owned it; a field another
     // manager owns that the apply set to another value is theirs unless forced.
-    let changed = compare(&live, &merged, shape);
-    let [added, modified, removed] = [changed.added, changed.modified, changed.removed]
-        .map(|set| set.recursive_difference(&ignored));
-    let set_now = added.union(&modified);
+    let (set_now, removed) = changes(&live, &merged, shape, &ignored);
     let mut conflicts = Vec::new();
     for manager in managers.iter_mut().filter(|m| m.identity() != identity) {
         let lost = manager.set.intersection(&set_now);
@@ -302,26 +297,11 @@ pub fn update(
         None => zero_object(kind),
     };
     let ignored = ignored(kind, updater.subresource);
-    let changed = compare(&before, &without_managed_fields(new), shape);
-    let [added, modified, removed] = [changed.added, changed.modified, changed.removed]
-        .map(|set| set.recursive_difference(&ignored));
-    let set_now = added.union(&modified);
+    let (set_now, removed) = changes(&before, &without_managed_fields(new), shape, &ignored);
     if set_now.is_empty() && removed.is_empty() {
         return entries(managers, |_| false, now);
     }
-    let mut entry = json!({
-        "manager": updater.manager,
-        "operation": "Update",
-        "apiVersion": kind.api_version(),
-        "fieldsType": "FieldsV1",
-    });
-    if let Some(subresource) = updater.subresource {
-        entry["subresource"] = json!(subresource);
-    }
-    let mine = Manager {
-        entry,
-        set: FieldSet::default(),
-    };
+    let mine = Manager::new(kind, updater, "Update", FieldSet::default());
     let identity = mine.identity();
     let at = match managers.iter().position(|m| m.identity() == identity) {
         Some(at) => at,
@@ -337,6 +317,22 @@ pub fn update(
         };
     }
     entries(managers, |m| m.identity() == identity, now)
+}
+
+/// What a write from `before` to `after` set (added or modified) and removed, but for the
+/// fields its endpoint resets (`ignored`).
+fn changes(
+    before: &Value,
+    after: &Value,
+    shape: Shape,
+    ignored: &FieldSet,
+) -> (FieldSet, FieldSet) {
+    let changed = compare(before, after, shape);
+    let set = changed.added.union(&changed.modified);
+    (
+        set.recursive_difference(ignored),
+        changed.removed.recursive_difference(ignored),
+    )
 }
 
 /// The fields `kind`'s endpoint resets, as a set.
