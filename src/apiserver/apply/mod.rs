@@ -46,8 +46,8 @@ pub enum ApplyError {
     /// The configuration is not one of the kind (400).
     BadRequest(String),
     /// The configuration does not fit the kind's schema: a field it does not declare, a
-    /// list element without its keys or given twice (400, "failed to create typed patch
-    /// object").
+    /// list element without its keys or given twice (kube-apiserver's 500, "failed to
+    /// create typed patch object").
     Typed(String),
     /// Fields other managers own with other values (409): the message, and each
     /// conflict's manager and field.
@@ -76,7 +76,7 @@ const STRIPPED: [&[&str]; 12] = [
 /// The fields an endpoint resets, which nobody owns through it (a strategy's
 /// `GetResetFields`): the status through the object's path (and its scale's), and the
 /// spec (with the deletion timestamp and owner references) through the status's.
-fn reset_fields(kind: ObjectKind, subresource: Option<&str>) -> Vec<Vec<String>> {
+fn ignored(kind: ObjectKind, subresource: Option<&str>) -> FieldSet {
     let paths: &[&[&str]] = match subresource {
         Some("status") => &[
             &["f:spec"],
@@ -86,7 +86,16 @@ fn reset_fields(kind: ObjectKind, subresource: Option<&str>) -> Vec<Vec<String>>
         _ if kind.has_status() => &[&["f:status"]],
         _ => &[],
     };
-    paths.iter().map(|p| owned(p)).collect()
+    set_of(paths)
+}
+
+/// The set of `paths`.
+fn set_of(paths: &[&[&str]]) -> FieldSet {
+    let mut set = FieldSet::default();
+    for path in paths {
+        set.insert(&owned(path));
+    }
+    set
 }
 
 fn owned(path: &[&str]) -> Vec<String> {
@@ -217,10 +226,16 @@ fn applied(
     let ignored = ignored(kind, applier.subresource);
 
     let set = config_set.recursive_difference(&ignored);
-    let applied = Manager::new(kind, applier, "Apply", set);
+    let mut applied = Manager::new(kind, applier, "Apply", set);
     let identity = applied.identity();
     let last = match managers.iter().position(|m| m.identity() == identity) {
-        Some(at) => Some(std::mem::replace(&mut managers[at], applied).set),
+        Some(at) => {
+            // The entry keeps its time unless this apply changes the object.
+            if let Some(time) = managers[at].entry.get("time") {
+                applied.entry["time"] = time.clone();
+            }
+            Some(std::mem::replace(&mut managers[at], applied).set)
+        }
         None => {
             managers.push(applied);
             None
@@ -335,16 +350,6 @@ fn changes(
     )
 }
 
-/// The fields `kind`'s endpoint resets, as a set.
-fn ignored(kind: ObjectKind, subresource: Option<&str>) -> FieldSet {
-    reset_fields(kind, subresource)
-        .iter()
-        .fold(FieldSet::default(), |mut set, path| {
-            set.insert(path);
-            set
-        })
-}
-
 /// `kind`'s empty object, with the fields Go writes at their zero (`{}` for a custom
 /// resource, which has no Go type).
 fn zero_object(kind: ObjectKind) -> Value {
@@ -358,10 +363,7 @@ fn zero_object(kind: ObjectKind) -> Value {
 /// The managers as managedFields entries, in kube-apiserver's order, without the fields
 /// nobody owns there and without managers left owning nothing; those `dated` get `now`.
 fn entries(managers: Vec<Manager>, dated: impl Fn(&Manager) -> bool, now: &Value) -> Vec<Value> {
-    let stripped = STRIPPED.iter().fold(FieldSet::default(), |mut set, path| {
-        set.insert(&owned(path));
-        set
-    });
+    let stripped = set_of(&STRIPPED);
     let mut entries: Vec<Value> = managers
         .into_iter()
         .filter_map(|manager| {

@@ -123,6 +123,20 @@ fn another_managers_different_value_conflicts_unless_forced_and_the_same_value_i
         bobs.get("time").is_none(),
         "an apply that changes nothing is not dated, and sorts first: {bobs}"
     );
+    let later = json!("2026-11-27T09:00:00Z");
+    let kind = ObjectKind::Deployment;
+    let again = apply(
+        kind,
+        Some(&made),
+        &deployment(2, "nginx:1"),
+        (writer("alice"), false),
+        &later,
+    );
+    let again = stored(again.unwrap());
+    assert_eq!(
+        again["metadata"]["managedFields"][0]["time"], NOW,
+        "an apply that changes nothing keeps its entry's time"
+    );
 
     let now = json!(NOW);
     let kind = ObjectKind::Deployment;
