@@ -18,6 +18,7 @@ use super::ApiServer;
 use super::group::{Group, SampledGroup};
 use super::routes::router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
+use super::websocket;
 use crate::scenario::{ObjectKind, ObjectSpec};
 
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
@@ -127,7 +128,7 @@ where
                     let (answer, gate) = (answer.clone(), gate.clone());
                     async move {
                         gate.pass(request.uri().path()).await;
-                        Ok::<_, Infallible>(answer(request).await)
+                        Ok::<_, Infallible>(websocket::answer(request, answer).await)
                     }
                 });
             tokio::spawn(async move {
@@ -135,6 +136,7 @@ where
                 let _ = http1::Builder::new()
                     .timer(TokioTimer::new())
                     .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+                    .with_upgrades()
                     .await;
             });
         }

@@ -37,6 +37,7 @@ mod table;
 pub mod transport;
 mod version;
 mod watch;
+mod websocket;
 
 pub use loopback::{Gate, serve_gated, serve_loopback};
 pub use routes::router;

@@ -4,6 +4,7 @@
 //! Serving uses real time (watch timeouts and bookmarks fire by the clock) and a real
 //! socket, so unlike `run` nothing here is deterministic; it is a server, not a measurement.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,15 +13,16 @@ use anyhow::Context;
 use axum::Extension;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::watch;
+use tower::ServiceExt;
 
 mod screen;
 
 use super::ApiServer;
 use super::extract::RequestTimeout;
 use super::routes::router;
+use super::websocket;
 use crate::output::{self, Destination};
 use crate::scenario::Scenario;
 
@@ -89,7 +91,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         server.share_encodings(SHARED_ENCODING_BYTES);
         server.yield_during_scans(SCAN_CHUNK);
         let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
-        let connections = GracefulShutdown::new();
+        let connections = watch::Sender::new(false);
         let signal = accept(listener, &app, &connections, &mut signals, config).await;
         // Open watches would hold the connections for up to their timeout.
         server.disconnect_watchers();
@@ -98,7 +100,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             humantime::format_duration(config.shutdown_grace)
         );
         tokio::select! {
-            () = connections.shutdown() => crate::say!("stopped"),
+            () = stop(&connections) => crate::say!("stopped"),
             () = tokio::time::sleep(config.shutdown_grace) => {
                 crate::say!("grace period over; closing the connections still open");
             }
@@ -139,12 +141,20 @@ fn announce(scenario: &Scenario, kubeconfig: &Path, url: &str) -> anyhow::Result
     Ok(())
 }
 
-/// Serves every connection `listener` accepts, each on a task of its own watched by
-/// `connections`, until a stop signal comes; returns it.
+/// Tells every connection `connections` watches to finish the request it serves and
+/// close, and waits until they have. A connection taken over by a WebSocket is no longer
+/// watched: its watch ends with the server's watchers.
+async fn stop(connections: &watch::Sender<bool>) {
+    connections.send_replace(true);
+    connections.closed().await;
+}
+
+/// Serves every connection `listener` accepts, each on a task of its own watching
+/// `connections` for the stop, until a stop signal comes; returns it.
 async fn accept(
     listener: tokio::net::TcpListener,
     app: &axum::Router,
-    connections: &GracefulShutdown,
+    connections: &watch::Sender<bool>,
     signals: &mut StopSignals,
     config: &ServeConfig,
 ) -> StopSignal {
@@ -153,8 +163,15 @@ async fn accept(
             signal = signals.next() => return signal,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let service = TowerToHyperService::new(app.clone());
-                    let watcher = connections.watcher();
+                    let app = app.clone();
+                    let service = hyper::service::service_fn(move |request| {
+                        let app = app.clone();
+                        let routed = |request| async move {
+                            app.oneshot(request).await.unwrap_or_else(|e| match e {})
+                        };
+                        async move { Ok::<_, Infallible>(websocket::answer(request, routed).await) }
+                    });
+                    let mut stopping = connections.subscribe();
                     let header_timeout = config.read_header_timeout;
                     tokio::spawn(async move {
                         let Some(stream) = screen::first_request(stream, header_timeout).await
@@ -165,9 +182,17 @@ async fn accept(
                             .timer(TokioTimer::new())
                             .header_read_timeout(header_timeout)
                             .max_buf_size(screen::MAX_HEAD_BYTES + 64 * 1024)
-                            .serve_connection(TokioIo::new(stream), service);
+                            .serve_connection(TokioIo::new(stream), service)
+                            .with_upgrades();
+                        let mut connection = std::pin::pin!(connection);
                         // A client that hangs up or times out is not the server's error.
-                        let _ = watcher.watch(connection).await;
+                        tokio::select! {
+                            _ = connection.as_mut() => {}
+                            () = async { drop(stopping.wait_for(|stop| *stop).await) } => {
+                                connection.as_mut().graceful_shutdown();
+                                let _ = connection.await;
+                            }
+                        }
                     });
                 }
                 // Out of file descriptors, or a connection reset before it was accepted:
