@@ -11,6 +11,9 @@
 #                                     v0.37.2) with one controller reading its cache
 #   subjects/node/node_modules        @kubernetes/client-node 1.4.0 for informer.mjs
 #                                     (package-lock.json), from the npm registry
+#   target/subjects/fabric8/          fabric8 kubernetes-client 8.0.0's informer (Java 17,
+#                                     subjects/fabric8/pom.xml), its jar beside its
+#                                     dependencies' from Maven Central
 # Go modules come through the Go module proxy, pinned by the go.sum files beside the
 # go.mod files; Go caches the builds, so a second run takes seconds.
 set -euo pipefail
@@ -41,3 +44,6 @@ echo "built $(ls "$out" | tr '\n' ' ')in $out"
 cd "$root/subjects/node"
 npm ci --no-audit --no-fund --silent
 echo "installed @kubernetes/client-node for subjects/node/informer.mjs"
+cd "$root/subjects/fabric8"
+mvn -q -B -Dstyle.color=never package
+echo "built target/subjects/fabric8 (fabric8 kubernetes-client, Java $(java -version 2>&1 | awk -F'"' 'NR==1 {print $2}'))"
