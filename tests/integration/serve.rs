@@ -518,14 +518,7 @@ fn a_watch_over_websocket_is_the_http_watchs_events_one_message_each() {
     let body = http_watch(&served, path, json);
     let lines: Vec<&[u8]> = body.split_inclusive(|&b| b == b'\n').collect();
     assert!(lines.len() > 10, "{} events", lines.len());
-    let texts: Vec<&[u8]> = messages
-        .iter()
-        .map(|m| match m {
-            Message::Text(text) => text.as_bytes(),
-            other => panic!("a JSON event as {other:?}"),
-        })
-        .collect();
-    assert_eq!(texts, lines);
+    assert_eq!(payloads(&messages, true), lines);
 
     let protobuf = "application/vnd.kubernetes.protobuf";
     let (messages, close) = websocket_watch(&served, path, protobuf);
@@ -538,15 +531,21 @@ fn a_watch_over_websocket_is_the_http_watchs_events_one_message_each() {
         frames.push(frame);
         rest = next;
     }
-    let binaries: Vec<&[u8]> = messages
-        .iter()
-        .map(|m| match m {
-            Message::Binary(data) => data.as_ref(),
-            other => panic!("a protobuf event as {other:?}"),
-        })
-        .collect();
-    assert_eq!(binaries, frames);
-    assert_eq!(binaries.len(), lines.len());
+    assert_eq!(payloads(&messages, false), frames);
+    assert_eq!(frames.len(), lines.len());
+}
+
+/// Each message's payload, every message a text one (`text`) or every one binary.
+fn payloads<'a>(messages: &'a [Message], text: bool) -> Vec<&'a [u8]> {
+    let payload = |m: &'a Message| match m {
+        Message::Text(t) if text => t.as_bytes(),
+        Message::Binary(b) if !text => b.as_ref(),
+        other => panic!(
+            "expected only {} messages: {other:?}",
+            ["binary", "text"][usize::from(text)]
+        ),
+    };
+    messages.iter().map(payload).collect()
 }
 
 /// The handshakes golang.org/x/net/websocket refuses, refused as there (checked against
