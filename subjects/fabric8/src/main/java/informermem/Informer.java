@@ -2,10 +2,12 @@
 // then a WATCH over a WebSocket, a relist after a 410) on one resource in one namespace
 // or every namespace, serving informer-mem's status protocol (docs/subjects.md) on LISTEN.
 //
-// Usage: java -cp 'target/subjects/fabric8/*' informermem.Informer KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]
+// Usage: java [-Dinformermem.http=vertx|jdk] -cp 'target/subjects/fabric8/*' informermem.Informer
+//          KUBECONFIG LISTEN [RESOURCE [NAMESPACE]]
 //   RESOURCE: pods, configmaps, secrets, deployments or nodes (no namespace); NAMESPACE:
-//   empty or absent for every one. The status protocol's heap is the JVM's used heap
-//   after a full collection.
+//   empty or absent for every one. informermem.http names fabric8's HTTP client: vertx
+//   (Vert.x 5, kubernetes-client's default, and this program's) or jdk (java.net.http).
+//   The status protocol's heap is the JVM's used heap after a full collection.
 package informermem;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -20,9 +22,12 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.Version;
+import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.vertx5.Vertx5HttpClientFactory;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
@@ -57,12 +62,27 @@ public final class Informer {
             System.err.println("Informer: unknown resource " + resource);
             System.exit(2);
         }
+        String http = System.getProperty("informermem.http", "vertx");
+        // Named, not left to fabric8's lookup, which takes any client on the class path
+        // over its default.
+        HttpClient.Factory httpClient = switch (http) {
+            case "vertx" -> new Vertx5HttpClientFactory();
+            case "jdk" -> new JdkHttpClientFactory();
+            default -> null;
+        };
+        if (httpClient == null) {
+            System.err.println("Informer: unknown informermem.http " + http + " (vertx or jdk)");
+            System.exit(2);
+        }
         Config config = Config.fromKubeconfig(null, Files.readString(Path.of(kubeconfig)), kubeconfig);
-        KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
+        KubernetesClient client = new KubernetesClientBuilder()
+                .withConfig(config)
+                .withHttpClientFactory(httpClient)
+                .build();
         Handled handled = new Handled();
         SharedIndexInformer<? extends HasMetadata> informer =
                 informer(client, type, resource.equals("nodes") ? null : namespace, handled);
-        serve(listen, client, informer, handled);
+        serve(listen, client, http, informer, handled);
         // Ends when the program is ended; a relist after a 410 happens inside.
         informer.start();
         Thread.currentThread().join();
@@ -125,6 +145,7 @@ public final class Informer {
     private static void serve(
             String listen,
             KubernetesClient client,
+            String http,
             SharedIndexInformer<? extends HasMetadata> informer,
             Handled handled)
             throws IOException {
@@ -139,7 +160,7 @@ public final class Informer {
             switch (path) {
                 case "/informer-mem/status" -> {
                     body.put("implementation", "fabric8 kubernetes-client " + Version.clientVersion()
-                            + " (Java " + Runtime.version() + ")");
+                            + " (" + http + " HTTP client, Java " + Runtime.version() + ")");
                     body.put("synced", informer.hasSynced());
                     body.put("stores", List.of(Map.of(
                             "objects", objects.size(),
