@@ -394,12 +394,27 @@ fn real_server_external_subjects_through_the_proxy() {
     let root = env!("CARGO_MANIFEST_DIR");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("external.toml");
-    let subject = |name: &str, version: &str| {
+    // A pod of the cluster's own, outside the run's namespaces: v0.37 watches every
+    // namespace, and the proxy narrows its LIST and WATCH to the variant's.
+    let stray = &format!("informer-mem-test-stray-{}", std::process::id());
+    kubectl(&kubeconfig, &["create", "namespace", stray], "");
+    kubectl(
+        &kubeconfig,
+        &[
+            "-n",
+            stray,
+            "run",
+            "stray",
+            "--image=registry.example/stray",
+        ],
+        "",
+    );
+    let subject = |name: &str, version: &str, namespace: &str| {
         format!(
             r#"[[variant]]
 name = "{name}"
 implementation = "external"
-command = ["{root}/target/subjects/client-go-{version}", "--kubeconfig", "{{kubeconfig}}", "--listen", "{{listen}}", "--resource", "{{resource}}", "--namespace", "{{namespace}}"]
+command = ["{root}/target/subjects/client-go-{version}", "--kubeconfig", "{{kubeconfig}}", "--listen", "{{listen}}", "--resource", "{{resource}}", "--namespace", "{namespace}"]
 status = "http://{{listen}}/informer-mem/status"
 pprof = "http://{{listen}}/debug/pprof"
 "#
@@ -433,13 +448,19 @@ fraction = 0.1
 [[phase]]
 kind = "relist"
 "#,
-            subject("client-go v0.27", "v0.27"),
-            subject("client-go v0.37", "v0.37")
+            subject("client-go v0.27", "v0.27", "{namespace}"),
+            subject("client-go v0.37", "v0.37", "")
         ),
     )
     .unwrap();
     let report = dir.path().join("report.json");
     let out = run_against(&file, &kubeconfig, &report, &["--allow-commands"]);
+    kubectl(&kubeconfig, &["-n", stray, "delete", "pod", "stray"], "");
+    kubectl(
+        &kubeconfig,
+        &["delete", "namespace", stray, "--wait=false"],
+        "",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let namespaces = namespaces_of(&stderr);

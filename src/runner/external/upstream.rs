@@ -7,6 +7,11 @@
 //! cut, held and answered 410 there, and each watch's position (the newest
 //! resourceVersion sent through it) is read as it passes. The program is given a
 //! kubeconfig naming the proxy, so it needs no credentials of its own.
+//!
+//! A program's LIST or WATCH of the scenario's kind in every namespace is narrowed to the
+//! variant's namespace, as the built-in server holds only the scenario's objects: on a
+//! cluster with objects of the kind elsewhere (kube-system's pods), the program caches
+//! what the run made and the model beside it caches, not the cluster's own.
 
 use std::net::SocketAddr;
 
@@ -23,7 +28,7 @@ use crate::cluster::Forwarder;
 use crate::k8s::TruthEntry;
 use crate::measure::Component;
 use crate::report::RequestCounts;
-use crate::scenario::{Phase, PhaseAction, Scenario, Scope};
+use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
 
 /// How long a watch stream the proxy cannot read (not JSON) must carry nothing before it
 /// counts as sent everything.
@@ -66,9 +71,17 @@ impl Upstream {
         };
         let side = Side::open(scenario, job, Component::ApiServer, true).await?;
         let forwarder = side.cluster.forwarder(&side.faults)?;
+        let narrowing = side
+            .namespace
+            .clone()
+            .filter(|_| scenario.objects.kind.namespaced())
+            .map(|namespace| Narrowing::new(scenario.objects.kind, &namespace));
         let (addr, gate) = apiserver::serve_gated(
-            move |request| {
+            move |mut request| {
                 let forwarder = forwarder.clone();
+                if let Some(narrowing) = &narrowing {
+                    narrowing.apply(request.uri_mut());
+                }
                 async move { forward(forwarder, request).await }
             },
             scenario.objects.kind,
@@ -171,6 +184,45 @@ impl Upstream {
     }
 }
 
+/// The paths of the scenario's kind in every namespace, and the variant's namespace's in
+/// their place.
+#[derive(Debug, Clone)]
+struct Narrowing {
+    /// `{root}/{plural}` and `{root}/watch/{plural}` (the old watch path).
+    every: [String; 2],
+    /// `{root}/namespaces/{namespace}/{plural}`, `{root}/watch/namespaces/...`.
+    one: [String; 2],
+}
+
+impl Narrowing {
+    fn new(kind: ObjectKind, namespace: &str) -> Narrowing {
+        let (root, plural) = (kind.api_root(), kind.plural());
+        Narrowing {
+            every: [format!("{root}/{plural}"), format!("{root}/watch/{plural}")],
+            one: [
+                format!("{root}/namespaces/{namespace}/{plural}"),
+                format!("{root}/watch/namespaces/{namespace}/{plural}"),
+            ],
+        }
+    }
+
+    /// `uri` asking for the variant's namespace where it asks for every one; any other
+    /// request as it is.
+    fn apply(&self, uri: &mut http::Uri) {
+        let path = uri.path().trim_end_matches('/');
+        let Some(at) = self.every.iter().position(|every| every == path) else {
+            return;
+        };
+        let narrowed = match uri.query() {
+            Some(query) => format!("{}?{query}", self.one[at]),
+            None => self.one[at].clone(),
+        };
+        if let Ok(narrowed) = narrowed.parse() {
+            *uri = narrowed;
+        }
+    }
+}
+
 /// Carries one of the program's requests to the real server; a request that cannot be
 /// carried is answered 502 with a Status saying why.
 async fn forward(
@@ -222,4 +274,52 @@ fn bad_gateway(why: &str) -> http::Response<crate::cluster::Body> {
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(body)
         .expect("a fixed response is valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn narrowed(kind: ObjectKind, uri: &str) -> String {
+        let mut uri: http::Uri = uri.parse().unwrap();
+        Narrowing::new(kind, "im-1").apply(&mut uri);
+        uri.to_string()
+    }
+
+    #[test]
+    fn a_list_or_watch_in_every_namespace_asks_the_variants_namespace() {
+        assert_eq!(
+            narrowed(ObjectKind::Pod, "/api/v1/pods?limit=500"),
+            "/api/v1/namespaces/im-1/pods?limit=500"
+        );
+        assert_eq!(
+            narrowed(ObjectKind::Pod, "/api/v1/pods"),
+            "/api/v1/namespaces/im-1/pods"
+        );
+        assert_eq!(
+            narrowed(
+                ObjectKind::Deployment,
+                "/apis/apps/v1/deployments?watch=true&resourceVersion=7"
+            ),
+            "/apis/apps/v1/namespaces/im-1/deployments?watch=true&resourceVersion=7"
+        );
+        assert_eq!(
+            narrowed(ObjectKind::Pod, "/api/v1/watch/pods?resourceVersion=7"),
+            "/api/v1/watch/namespaces/im-1/pods?resourceVersion=7"
+        );
+    }
+
+    #[test]
+    fn other_requests_pass_as_they_are() {
+        for uri in [
+            "/api/v1/namespaces/kube-system/pods",
+            "/api/v1/configmaps",
+            "/api/v1/pods/x",
+            "/api/v1/podsx",
+            "/api/v1",
+            "/apis/apps/v1/deployments",
+        ] {
+            assert_eq!(narrowed(ObjectKind::Pod, uri), uri);
+        }
+    }
 }
