@@ -142,11 +142,10 @@ fn element(list: Shape, item: &Value, path: &[String]) -> Result<String, String>
 pub fn merge(live: &Value, config: &Value, shape: Shape) -> Value {
     match (shape.deduced(config), live, config) {
         (
-            Shape::Struct { atomic: false, .. } | Shape::Map { atomic: false, .. },
+            map @ (Shape::Struct { atomic: false, .. } | Shape::Map { atomic: false, .. }),
             Value::Object(live_fields),
             Value::Object(config_fields),
         ) => {
-            let map = shape.deduced(config);
             let mut out = live_fields.clone();
             for (name, value) in config_fields {
                 let merged = match live_fields.get(name) {

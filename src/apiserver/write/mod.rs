@@ -101,6 +101,13 @@ pub async fn patch_cluster<G: Group, E: Endpointed>(
     patch::<G, E>(server, path, query, headers, body).await
 }
 
+/// The 404 a write into `namespace` gets when the server has no such namespace; none for
+/// one it has, or for a cluster-scoped object (no namespace).
+fn unknown_namespace(server: &ApiServer, namespace: &str) -> Option<Response> {
+    (!namespace.is_empty() && !server.has_namespace(namespace))
+        .then(|| namespace_not_found(namespace))
+}
+
 /// `POST {root}/namespaces/{namespace}/{resource}`.
 pub async fn create<G: Group>(
     State(server): State<ApiServer>,
@@ -111,8 +118,8 @@ pub async fn create<G: Group>(
 ) -> Response {
     respond(|| {
         let wire = body_wire(&headers)?;
-        if !namespace.is_empty() && !server.has_namespace(&namespace) {
-            return Ok(namespace_not_found(&namespace));
+        if let Some(refused) = unknown_namespace(&server, &namespace) {
+            return Ok(refused);
         }
         let mut write = Write::new::<G>(
             &server,
@@ -408,10 +415,9 @@ impl<'a> Write<'a> {
         let config: Value = serde_yaml_ng::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
         if self.endpoint == Endpoint::Object
-            && !key.namespace.is_empty()
-            && !self.server.has_namespace(&key.namespace)
+            && let Some(refused) = unknown_namespace(self.server, &key.namespace)
         {
-            return Ok(namespace_not_found(&key.namespace));
+            return Ok(refused);
         }
         self.applies = true;
         let now = server_fields::now();
