@@ -121,10 +121,6 @@ pub struct Machinery<K> {
     started: Instant,
     synced: AtomicBool,
     synced_at: Mutex<Option<Duration>>,
-    /// A resync has happened: from then on client-go's processor hands updates that left
-    /// the resourceVersion alone (a relisted object that did not change) to the handlers
-    /// whose resync was due at the last check, which with one period is all of them.
-    syncing: AtomicBool,
     uid_changed_updates: AtomicU64,
     peak_queue_len: AtomicU64,
     peak_queue_bytes: AtomicU64,
@@ -153,7 +149,6 @@ impl<K: Object> Machinery<K> {
             started: Instant::now(),
             synced: AtomicBool::new(false),
             synced_at: Mutex::new(None),
-            syncing: AtomicBool::new(false),
             uid_changed_updates: AtomicU64::new(0),
             peak_queue_len: AtomicU64::new(0),
             peak_queue_bytes: AtomicU64::new(0),
@@ -200,7 +195,6 @@ impl<K: Object> Machinery<K> {
         }
         let mut queue = lock(&self.queue);
         queue.resync(&lock(&self.store));
-        self.syncing.store(true, Ordering::Relaxed);
         self.note_queue(&queue);
         drop(queue);
         self.queued.notify_one();
@@ -255,10 +249,12 @@ impl<K: Object> Machinery<K> {
                         }
                     }
                     Some(old) if old.meta().resource_version == object.meta().resource_version => {
-                        // client-go treats it as a resync: only handlers due for one see it.
-                        if self.syncing.load(Ordering::Relaxed) {
-                            self.distribute(Kind::Sync, Some(old), object, initial);
-                        }
+                        // client-go treats it as a resync (a relisted object that did not
+                        // change): only handlers due for one see it. A handler is due from
+                        // its registration until a resync check finds it is not, and with
+                        // one period per informer every check finds it due; without a
+                        // period nothing checks. So every handler sees it.
+                        self.distribute(Kind::Sync, Some(old), object, initial);
                     }
                     Some(old) => self.distribute(Kind::Update, Some(old), object, initial),
                 }

@@ -95,6 +95,14 @@ fn separate_informers_hold_a_store_and_a_watch_each_and_a_shared_one_holds_one()
     assert_eq!(delivered(shared, "add"), 5 * 300);
     assert_eq!(separate["events"]["informers"].as_array().unwrap().len(), 5);
     assert_eq!(shared["events"]["informers"].as_array().unwrap().len(), 1);
+    // A relist hands every handler each unchanged object again, as a resync, though no
+    // handler has a resync period (client-go's listeners are syncing until a resync
+    // check finds them not due, and without a period nothing checks).
+    for name in ["5 separate informers", "1 shared informer, 5 handlers"] {
+        let relist = phase(variant(&report, name), "relist");
+        assert_eq!(delivered(relist, "sync"), 5 * 300, "{name}");
+        assert_eq!(delivered(relist, "update"), 0, "{name}");
+    }
 }
 
 #[test]
@@ -115,12 +123,15 @@ fn a_recreate_behind_a_compaction_reaches_handlers_as_an_update_unless_uid_aware
     let compacted = phase(plain, "recreate, compacted");
     assert_eq!(requests(compacted, "list"), 1);
     assert_eq!(delivered(compacted, "update"), 100);
+    // The relist's unchanged objects reach the handler as resyncs, as in client-go.
+    assert_eq!(delivered(compacted, "sync"), 300);
     assert_eq!(compacted["events"]["uid_changed_updates"], 100);
     assert_eq!(delivered(compacted, "delete"), 0);
     let compacted = phase(aware, "recreate, compacted");
     assert_eq!(delivered(compacted, "delete"), 100);
     assert_eq!(delivered(compacted, "add"), 100);
     assert_eq!(delivered(compacted, "update"), 0);
+    assert_eq!(delivered(compacted, "sync"), 300);
     assert_eq!(compacted["events"]["uid_changed_updates"], 0);
     for v in [plain, aware] {
         for p in v["phases"].as_array().unwrap() {

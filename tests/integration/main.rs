@@ -24,5 +24,6 @@ mod runner;
 mod serve;
 mod server_side;
 mod settle;
+mod subjects;
 mod sweep;
 mod util;
