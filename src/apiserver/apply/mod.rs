@@ -69,9 +69,12 @@ const STRIPPED: [&[&str]; 12] = [
     &["f:metadata", "f:uid"],
     &["f:metadata", "f:clusterName"],
     &["f:metadata", "f:generation"],
-    &["f:metadata", "f:managedFields"],
+    MANAGED_FIELDS,
     &["f:metadata", "f:resourceVersion"],
 ];
+
+/// `metadata.managedFields`, the record of ownership.
+const MANAGED_FIELDS: &[&str] = &["f:metadata", "f:managedFields"];
 
 /// The fields an endpoint resets, which nobody owns through it (a strategy's
 /// `GetResetFields`): the status through the object's path (and its scale's), and the
@@ -307,12 +310,17 @@ pub fn update(
     }
     // A create compares with the kind's empty object as Go writes it, whose structs are
     // there already (`spec: {}`): they are not "added".
+    let zero;
     let before = match live {
-        Some(live) => without_managed_fields(live),
-        None => zero_object(kind),
+        Some(live) => live,
+        None => {
+            zero = zero_object(kind);
+            &zero
+        }
     };
-    let ignored = ignored(kind, updater.subresource);
-    let (set_now, removed) = changes(&before, &without_managed_fields(new), shape, &ignored);
+    // The entries themselves are no field anyone owns.
+    let ignored = ignored(kind, updater.subresource).union(&set_of(&[MANAGED_FIELDS]));
+    let (set_now, removed) = changes(before, new, shape, &ignored);
     if set_now.is_empty() && removed.is_empty() {
         return entries(managers, |_| false, now);
     }
@@ -393,7 +401,8 @@ fn agreed_with_last_applied(kind: ObjectKind, live: &Value) -> Option<FieldSet> 
     }
     let shape = Shape::of(kind);
     let set = field_set(&last, shape, Reading::Config).ok()?;
-    let differs = compare(&last, &without_managed_fields(live), shape);
+    // The live object's managedFields differ as an added field, which `set` lacks.
+    let differs = compare(&last, live, shape);
     Some(
         set.difference(&differs.modified)
             .difference(&differs.added)
