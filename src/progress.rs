@@ -144,7 +144,7 @@ fn print_line(progress: Progress<'_>) {
                 } else {
                     "-".to_owned()
                 },
-                s.rss_bytes.to_string(),
+                s.rss_shown(),
                 s.live_heap()
                     .map_or_else(|| "-".to_owned(), |b| b.to_string()),
                 p.measurement.duration_ms

@@ -118,6 +118,16 @@ impl SubjectFigures {
         self.heap.map(|h| h.live_bytes).or(self.reported_heap_bytes)
     }
 
+    /// Its RSS as the table and the progress lines show it: at the end, and the high-water
+    /// mark within the phase when the kernel gave one (the only peak of a program without
+    /// a heap reading).
+    pub fn rss_shown(&self) -> String {
+        match self.rss_peak_bytes {
+            Some(peak) => format!("{} (peak {peak})", self.rss_bytes),
+            None => self.rss_bytes.to_string(),
+        }
+    }
+
     /// The process part of the figures: `end` read at the phase's end, `start` at its start.
     pub fn process(end: &ProcessReading, start: &ProcessReading, peak_reset: bool) -> Self {
         SubjectFigures {

@@ -31,7 +31,8 @@ const SUBJECT_NOTE: &str = "external variants (a program measured from outside):
      without either), kept that heap's growth over its \
      setup as a share of the first phase's, peak the highest HeapAlloc sampled (~), allocs \
      the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
-     resident* is the program's RSS";
+     resident* is the program's RSS at the phase's end (peak: its high-water mark within \
+     the phase, the kernel's VmHWM reset at the phase's start)";
 
 /// What `unchecked` in the store column means, when a row has it.
 const UNCHECKED_NOTE: &str = "store unchecked: the program serves no status, so its store was \
@@ -396,7 +397,7 @@ fn add_subject_rows(
             },
             heap.map_or_else(dash, |h| format!("~{}", thousands(h.allocs))),
             dash(),
-            figures.rss_bytes.to_string(),
+            figures.rss_shown(),
             if figures.store_checked {
                 store_verdict(phase)
             } else {

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Output;
 
+use informer_mem::units::Bytes;
 use serde_json::Value;
 
 use super::util::{bin, fixture, phases};
@@ -145,6 +146,15 @@ fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
     assert_eq!(relist["api_requests"]["expired"], 1);
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(table.contains("python (external)"), "{table}");
+    // A program without a Go heap has its RSS high-water mark as its peak: the table shows
+    // the report's, beside the RSS at the end.
+    let list = &phases(python)[0]["subject"];
+    let shown = format!(
+        "{} (peak {})",
+        Bytes(list["rss_bytes"].as_u64().unwrap()),
+        Bytes(list["rss_peak_bytes"].as_u64().unwrap())
+    );
+    assert!(table.contains(&shown), "{shown} in {table}");
     assert!(
         !table.contains("store unchecked"),
         "every store was read: {table}"
