@@ -201,6 +201,34 @@ impl Metric {
         )
     }
 
+    /// Whether the figure is an amount of memory, in bytes (the rest are counts and
+    /// milliseconds).
+    pub fn is_bytes(self) -> bool {
+        matches!(
+            self,
+            Metric::AllocBytes
+                | Metric::LiveBytes
+                | Metric::PeakLiveBytes
+                | Metric::InformerAllocBytes
+                | Metric::InformerLiveBytes
+                | Metric::InformerPeakLiveBytes
+                | Metric::ApiServerAllocBytes
+                | Metric::ApiServerLiveBytes
+                | Metric::ApiServerPeakLiveBytes
+                | Metric::BytesServed
+                | Metric::QueuePeakBytes
+                | Metric::HandlerPeakBufferBytes
+                | Metric::ResidentBytes
+                | Metric::RssBytes
+                | Metric::RssPeakBytes
+                | Metric::SubjectHeapLiveBytes
+                | Metric::SubjectHeapPeakBytes
+                | Metric::SubjectAllocBytes
+                | Metric::SubjectRssBytes
+                | Metric::SubjectRssPeakBytes
+        )
+    }
+
     /// Whether the figure is an external variant's program's, measured from outside.
     pub fn is_subject(self) -> bool {
         matches!(
@@ -253,5 +281,21 @@ impl FromStr for Metric {
                 let names: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
                 format!("unknown metric {s:?}; expected one of {}", names.join(", "))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metrics_in_bytes_are_the_ones_named_so() {
+        for metric in Metric::ALL {
+            assert_eq!(
+                metric.is_bytes(),
+                metric.as_str().split('_').any(|word| word == "bytes"),
+                "{metric}"
+            );
+        }
     }
 }

@@ -181,21 +181,7 @@ fn mark(verdict: Verdict) -> &'static str {
 fn value(metric: Metric, v: f64) -> String {
     match metric {
         Metric::DurationMs => format!("{v:.1} ms"),
-        Metric::AllocBytes
-        | Metric::LiveBytes
-        | Metric::PeakLiveBytes
-        | Metric::InformerAllocBytes
-        | Metric::InformerLiveBytes
-        | Metric::InformerPeakLiveBytes
-        | Metric::ApiServerAllocBytes
-        | Metric::ApiServerLiveBytes
-        | Metric::ApiServerPeakLiveBytes
-        | Metric::BytesServed
-        | Metric::QueuePeakBytes
-        | Metric::HandlerPeakBufferBytes
-        | Metric::ResidentBytes
-        | Metric::RssBytes
-        | Metric::RssPeakBytes => format!("{} ({})", Bytes(v as u64), thousands(v as u64)),
+        m if m.is_bytes() => format!("{} ({})", Bytes(v as u64), thousands(v as u64)),
         _ => thousands(v as u64),
     }
 }
