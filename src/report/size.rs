@@ -70,6 +70,9 @@ impl Predicted {
 pub struct Prediction {
     /// The variant's name.
     pub variant: String,
+    /// Whether it is an external variant: its figures are its program's heap after GC
+    /// and its process's RSS high-water marks, not the informer's own exact bytes.
+    pub external: bool,
     /// The informer's live bytes once synced (after the first phase).
     pub steady: Predicted,
     /// Its peak within the initial sync (the first phase).
@@ -166,6 +169,7 @@ pub fn predict(
 fn sum(a: Prediction, b: Prediction) -> Prediction {
     Prediction {
         variant: a.variant,
+        external: a.external || b.external,
         steady: a.steady.plus(b.steady),
         initial_peak: a.initial_peak.plus(b.initial_peak),
         relist_peak: a.relist_peak.zip(b.relist_peak).map(|(a, b)| a.plus(b)),
@@ -197,6 +201,10 @@ fn variant_prediction(report: &Report, name: &str, count: u64) -> Option<Predict
         .map(|p| &p.name);
     Some(Prediction {
         variant: name.to_owned(),
+        external: report
+            .fits
+            .iter()
+            .any(|f| f.variant == name && f.metric.is_subject()),
         steady: fit(first, true)?,
         initial_peak: fit(first, false)?,
         relist_peak: relist.and_then(|r| fit(r, false)),
@@ -217,7 +225,11 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
         ]);
     for p in predictions {
         table.add_row([
-            p.variant.clone(),
+            if p.external {
+                format!("{} (external)", p.variant)
+            } else {
+                p.variant.clone()
+            },
             shown(p.steady),
             shown(p.initial_peak),
             p.relist_peak.map_or("-".to_owned(), shown),
@@ -232,13 +244,21 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
         .iter()
         .map(|(kind, n)| format!("{} {kind}", super::table::thousands(*n)))
         .collect();
-    format!(
+    let mut out = format!(
         "predicted for {}:\n{table}\nthe informer's own bytes, from the lines each report's \
          sweep fitted (summed over the kinds); ± the 95% prediction band of the fit, which \
          widens the farther the count is from the measured points (none from a fit of two \
          points); a relist's peak when the scenario has a `relist` phase\n",
         cluster.join(" and ")
-    )
+    );
+    if predictions.iter().any(|p| p.external) {
+        out.push_str(
+            "(external): a program measured from outside: its steady store is its heap after \
+             a forced GC, its peaks its process's RSS high-water marks (its runtime and \
+             libraries included, once for every kind summed)\n",
+        );
+    }
+    out
 }
 
 fn shown(p: Predicted) -> String {
@@ -302,6 +322,30 @@ mod tests {
             text.starts_with("predicted for 100 Pod and 1,000 ConfigMap:"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_programs_prediction_says_it_is_measured_from_outside() {
+        let mut report = swept(ObjectKind::Pod, 1000.0, 50.0);
+        let counts = BTreeMap::from([(ObjectKind::Pod, 100)]);
+        let reports = vec![("built-in.json".to_owned(), report.clone())];
+        let built_in = predict(&reports, &counts).unwrap();
+        assert!(!built_in[0].external);
+        assert!(!render(&built_in, &counts).contains("(external)"));
+        // An external variant's lines are its program's heap after GC and its RSS peak.
+        for fit in &mut report.fits {
+            fit.metric = match fit.metric {
+                Metric::InformerLiveBytes => Metric::SubjectHeapLiveBytes,
+                _ => Metric::SubjectRssPeakBytes,
+            };
+        }
+        let reports = vec![("program.json".to_owned(), report)];
+        let program = predict(&reports, &counts).unwrap();
+        assert!(program[0].external);
+        assert_eq!(program[0].steady, built_in[0].steady);
+        let text = render(&program, &counts);
+        assert!(text.contains(" (external) "), "{text}");
+        assert!(text.contains("RSS high-water marks"), "{text}");
     }
 
     #[test]
