@@ -16,7 +16,7 @@ use tower::ServiceExt;
 
 use super::ApiServer;
 use super::group::{Group, SampledGroup};
-use super::routes::router;
+use super::routes::network_router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
 use super::websocket;
 use crate::scenario::{ObjectKind, ObjectSpec};
@@ -87,7 +87,7 @@ impl ApiServer {
 /// Serves `server` on 127.0.0.1 at a port of the kernel's choosing, on the current
 /// runtime, until the runtime ends; returns the address and the gate, closed.
 pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, Gate)> {
-    let app = router(server.clone());
+    let app = network_router(server.clone());
     serve_gated(
         move |request| {
             let app = app.clone();

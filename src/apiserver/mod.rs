@@ -23,6 +23,7 @@ mod form;
 pub(crate) mod generate;
 mod group;
 mod head;
+mod health;
 mod list;
 mod loopback;
 mod namespaces;

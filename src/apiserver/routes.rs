@@ -18,7 +18,7 @@ use super::query::{Query, Selection};
 use super::status::{ApiError, method_not_allowed, object_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
-use super::{ApiServer, discovery, namespaces, write};
+use super::{ApiServer, discovery, health, namespaces, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
@@ -75,6 +75,14 @@ pub fn router(server: ApiServer) -> Router {
         };
     }
     router.fallback(not_found).with_state(server)
+}
+
+/// The routes served over TCP (`serve`, and `run`'s loopback server for external
+/// variants): the apiserver's, and the health probes that scripts and programs wait on.
+/// The in-process transport leaves the probes out: no client there asks for them, and the
+/// router's own size is part of every report's exact apiserver figures.
+pub fn network_router(server: ApiServer) -> Router {
+    health::routes(router(server))
 }
 
 /// The status subresource of `kind`, in group `G`: the object read (as a GET of it

@@ -21,7 +21,7 @@ mod screen;
 
 use super::ApiServer;
 use super::extract::RequestTimeout;
-use super::routes::router;
+use super::routes::network_router;
 use super::websocket;
 use crate::output::{self, Destination};
 use crate::scenario::Scenario;
@@ -90,7 +90,8 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         server.terminate_slow_watchers();
         server.share_encodings(SHARED_ENCODING_BYTES);
         server.yield_during_scans(SCAN_CHUNK);
-        let app = router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
+        let app =
+            network_router(server.clone()).layer(Extension(RequestTimeout(config.request_timeout)));
         let connections = watch::Sender::new(false);
         let signal = accept(listener, &app, &connections, &mut signals, config).await;
         // Open watches would hold the connections for up to their timeout.
