@@ -59,12 +59,7 @@ fn all_checks(probe: &str, query: Option<&str>) -> Response {
     } else {
         "ok".to_owned()
     };
-    let mut response = text(StatusCode::OK, body);
-    response.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    nosniff(text(StatusCode::OK, body))
 }
 
 /// The verbose answer: a line per check, excluded or passed, a warning naming the
@@ -103,7 +98,15 @@ async fn one_check(Path(check): Path<String>) -> Response {
 
 /// A check the server does not have (or none named, `/livez/`): Go's mux's 404.
 async fn no_such_check() -> Response {
-    let mut response = text(StatusCode::NOT_FOUND, "404 page not found\n".to_owned());
+    nosniff(text(
+        StatusCode::NOT_FOUND,
+        "404 page not found\n".to_owned(),
+    ))
+}
+
+/// `response` with `X-Content-Type-Options: nosniff`, as Go's probe handler and its mux's
+/// 404 send (a single check's answer does not).
+fn nosniff(mut response: Response) -> Response {
     response.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
