@@ -632,6 +632,46 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn the_resync_timer_fires_a_period_after_each_list_and_after_each_resync() {
+        use std::time::Duration;
+        use tokio::time::{Instant, sleep_until};
+        let server = ApiServer::new(ObjectSpec::pods(50));
+        let mut config = VariantConfig::defaults(Implementation::Builtin);
+        config.queue = Some(crate::scenario::QueueKind::RealFifo);
+        config.handlers = 2;
+        config.resync_period_ms = 30_000;
+        let client = transport::client(&server);
+        let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
+        caught_up(&server, &informer).await;
+        let listed = Instant::now();
+        let at = |s: u64| sleep_until(listed + Duration::from_secs(s));
+        // Resync notifications since the last look, every handler together.
+        let resyncs = || {
+            let sync = informer.events_report().unwrap().delivered.sync;
+            informer.begin_phase();
+            sync
+        };
+        resyncs();
+        at(29).await;
+        assert_eq!(resyncs(), 0, "before the period");
+        at(31).await;
+        assert_eq!(resyncs(), 100, "50 pods, two handlers");
+        // The next one is a period after that one, unless a relist starts the timer over.
+        at(45).await;
+        server.disconnect_watchers();
+        server.delete(crate::scenario::Amount::Count(1), &Default::default(), 3);
+        server.compact();
+        caught_up(&server, &informer).await;
+        assert_eq!(informer.status().lists, 2);
+        resyncs();
+        at(62).await;
+        assert_eq!(resyncs(), 0, "the relist at 45 s moved the timer to 75 s");
+        at(76).await;
+        assert_eq!(resyncs(), 98);
+        informer.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn dynamic_informers_follow_the_server_as_typed_ones_do() {
         for implementation in [Implementation::Builtin, Implementation::KubeRuntime] {
             for kind in ObjectKind::ALL {

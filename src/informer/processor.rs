@@ -155,14 +155,50 @@ impl<K: Object> Machinery<K> {
         })
     }
 
-    /// Starts the process loop and one task per handler, as the informer's.
+    /// Starts the process loop, one task per handler and the resync timer (when there is a
+    /// period and a handler to resync for), as the informer's.
     pub fn start(self: &Arc<Self>) -> Vec<tokio::task::JoinHandle<()>> {
         let mut tasks = vec![Component::Informer.spawn(Arc::clone(self).process_loop())];
         for listener in &self.listeners {
             let (machinery, listener) = (Arc::clone(self), Arc::clone(listener));
             tasks.push(Component::Informer.spawn(machinery.run_listener(listener)));
         }
+        if self.config.resync_period_ms > 0 && !self.listeners.is_empty() {
+            let period = Duration::from_millis(self.config.resync_period_ms.into());
+            tasks.push(Component::Informer.spawn(Arc::clone(self).resync_timer(period)));
+        }
         tasks
+    }
+
+    /// The reflector's resync timer (`startResync`), on the virtual clock: it starts when a
+    /// (re)list completes, and fires one period later and one period after each time it
+    /// fired, until the next (re)list starts it over. So time that passes in a phase (a
+    /// `settle` phase's idle, a churn) resyncs as it would in client-go. A `resync` phase
+    /// fires it at once and leaves its schedule alone. (client-go stops the timer while it
+    /// relists; here it runs on until the relist completes, which takes no virtual time
+    /// worth a period.)
+    async fn resync_timer(self: Arc<Self>, period: Duration) {
+        let mut status = self.status.subscribe();
+        let mut lists = 0;
+        loop {
+            // The sender lives in `self`: `wait_for` cannot fail while this task runs.
+            let Ok(listed) = status.wait_for(|s| s.lists > lists).await.map(|s| s.lists) else {
+                return;
+            };
+            lists = listed;
+            let timer = tokio::time::sleep(period);
+            tokio::pin!(timer);
+            loop {
+                tokio::select! {
+                    () = &mut timer => {
+                        self.resync();
+                        timer.as_mut().reset(Instant::now() + period);
+                    }
+                    // Listed again: the timer starts over.
+                    _ = async { status.wait_for(|s| s.lists > lists).await.is_ok() } => break,
+                }
+            }
+        }
     }
 
     /// Takes one reflector event into the queue (the reflector's store is the queue).

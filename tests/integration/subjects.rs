@@ -21,43 +21,75 @@ fn asked(phase: &Value) -> [u64; 3] {
     ["list", "watch", "initial_events_completed"].map(|kind| requests[kind].as_u64().unwrap_or(0))
 }
 
-#[test]
-#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
-fn the_models_handlers_are_told_what_real_client_gos_are() {
+/// Runs `fixture` and checks each program against the model variant that syncs as it does,
+/// phase by phase: the notifications, the requests, a consistent store. Returns the
+/// report.
+fn run_beside_the_model(fixture_name: &str, pairs: &[(&str, &str)]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report.json");
     bin()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("run")
-        .arg(fixture("subjects/handlers.toml"))
+        .arg(fixture(fixture_name))
         .args(["--allow-commands", "--no-chart", "--out"])
         .arg(&out)
         .assert()
         .success();
     let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let variant = |name: &str| {
-        let variants = report["variants"].as_array().unwrap();
-        variants.iter().find(|v| v["name"] == name).unwrap()
-    };
-    let model = variant("model");
-    // Each program beside the model variant that syncs as it does.
-    for (ours, theirs) in [
-        ("model", "model, DeltaFIFO"),
-        ("model", "client-go v0.27"),
-        ("model, watch-list", "client-go v0.37"),
-    ] {
-        for (p, q) in phases(variant(ours)).iter().zip(phases(variant(theirs))) {
+    for &(ours, theirs) in pairs {
+        for (p, q) in phases(variant(&report, ours))
+            .iter()
+            .zip(phases(variant(&report, theirs)))
+        {
             let at = format!("{theirs} in {}", q["name"]);
             assert_eq!(told(p), told(q), "{at}");
             assert_eq!(asked(p), asked(q), "{at}");
             assert_eq!(q["consistent"], true, "{at}");
         }
     }
+    report
+}
+
+fn variant<'a>(report: &'a Value, name: &str) -> &'a Value {
+    let variants = report["variants"].as_array().unwrap();
+    variants.iter().find(|v| v["name"] == name).unwrap()
+}
+
+#[test]
+#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
+fn the_models_handlers_are_told_what_real_client_gos_are() {
+    let report = run_beside_the_model(
+        "subjects/handlers.toml",
+        &[
+            ("model", "model, DeltaFIFO"),
+            ("model", "client-go v0.27"),
+            ("model, watch-list", "client-go v0.37"),
+        ],
+    );
     // A relist tells each handler every object again, none of them changed.
-    let relist = phases(model).last().unwrap();
+    let relist = phases(variant(&report, "model")).last().unwrap();
     assert_eq!(relist["kind"], "relist");
     assert_eq!(
         told(relist),
         [0, 0, 0, 2 * relist["objects"].as_u64().unwrap()]
     );
+}
+
+#[test]
+#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
+fn the_models_resync_timer_fires_when_real_client_gos_does() {
+    let report = run_beside_the_model(
+        "subjects/resync.toml",
+        &[
+            ("model", "client-go v0.27"),
+            ("model, watch-list", "client-go v0.37"),
+        ],
+    );
+    // Each settle phase lasts one firing of the timer: every pod to both handlers.
+    let settles: Vec<_> = phases(variant(&report, "model"))
+        .iter()
+        .filter(|p| p["kind"] == "settle")
+        .map(told)
+        .collect();
+    assert_eq!(settles, [[0, 0, 0, 600]; 2]);
 }
