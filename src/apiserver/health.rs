@@ -16,9 +16,11 @@
 
 use axum::Router;
 use axum::extract::{Path, RawQuery};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::routing::any;
+
+use super::status::{nosniff, page_not_found, text};
 
 /// The checks every probe runs, in the order a verbose answer lists them.
 const CHECKS: [&str; 2] = ["ping", "etcd"];
@@ -38,7 +40,8 @@ pub fn routes<S: Clone + Send + Sync + 'static>(mut router: Router<S>) -> Router
                     }),
                 )
                 .route(&format!("/{probe}/{{check}}"), any(one_check))
-                .route(&format!("/{probe}/"), any(no_such_check));
+                // None named: Go's mux answers as for a check the server does not have.
+                .route(&format!("/{probe}/"), any(async || page_not_found()));
     }
     router
 }
@@ -92,40 +95,15 @@ async fn one_check(Path(check): Path<String>) -> Response {
     if CHECKS.contains(&check.as_str()) {
         text(StatusCode::OK, "ok".to_owned())
     } else {
-        no_such_check().await
+        page_not_found()
     }
-}
-
-/// A check the server does not have (or none named, `/livez/`): Go's mux's 404.
-async fn no_such_check() -> Response {
-    nosniff(text(
-        StatusCode::NOT_FOUND,
-        "404 page not found\n".to_owned(),
-    ))
-}
-
-/// `response` with `X-Content-Type-Options: nosniff`, as Go's probe handler and its mux's
-/// 404 send (a single check's answer does not).
-fn nosniff(mut response: Response) -> Response {
-    response.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
-
-fn text(code: StatusCode, body: String) -> Response {
-    (
-        code,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        body,
-    )
-        .into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
+
     use crate::apiserver::ApiServer;
     use crate::apiserver::generate::test_spec;
 

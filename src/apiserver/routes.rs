@@ -15,7 +15,7 @@ use axum::routing::get;
 use super::form::{Form, Wire};
 use super::group::{Apps, Core, Group, SampledGroup};
 use super::query::{Query, Selection};
-use super::status::{ApiError, method_not_allowed, object_not_found};
+use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
 use super::{ApiServer, discovery, health, namespaces, write};
@@ -82,7 +82,30 @@ pub fn router(server: ApiServer) -> Router {
 /// The in-process transport leaves the probes out: no client there asks for them, and the
 /// router's own size is part of every report's exact apiserver figures.
 pub fn network_router(server: ApiServer) -> Router {
-    health::routes(router(server))
+    let kind = server.spec().kind;
+    health::routes(router(server)).fallback(move |uri: axum::http::Uri| async move {
+        if in_served_group(kind, uri.path()) {
+            unknown_resource()
+        } else {
+            page_not_found()
+        }
+    })
+}
+
+/// Whether `path` lies in a group a server of `kind` objects serves, where kube-apiserver
+/// answers a path it lacks with a `NotFound` Status: `/api` and below, and `/apis/{group}`
+/// and below for a group `/apis` lists. Elsewhere (`/foo`, a group it does not have) it
+/// answers with Go's plain-text 404.
+fn in_served_group(kind: ObjectKind, path: &str) -> bool {
+    if path == "/api" || path.starts_with("/api/") {
+        return true;
+    }
+    let Some(group) = path.strip_prefix("/apis/") else {
+        return false;
+    };
+    let group = group.split('/').next().unwrap_or_default();
+    (Apps::served_with(kind) && group == Apps::name(kind))
+        || (SampledGroup::served_with(kind) && group == SampledGroup::name(kind))
 }
 
 /// The status subresource of `kind`, in group `G`: the object read (as a GET of it

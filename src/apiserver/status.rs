@@ -2,7 +2,7 @@
 
 use axum::body::Body;
 
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -198,4 +198,33 @@ pub fn status(code: StatusCode, reason: &str, message: impl AsRef<str>) -> Respo
 
 pub(super) fn json_response(code: StatusCode, body: Body) -> Response {
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// Go's mux's 404, which kube-apiserver sends for a path outside the groups it serves (and
+/// a health check it does not have): text, not a `Status`.
+pub(super) fn page_not_found() -> Response {
+    nosniff(text(
+        StatusCode::NOT_FOUND,
+        "404 page not found\n".to_owned(),
+    ))
+}
+
+/// `response` with `X-Content-Type-Options: nosniff`, as Go's probe handler and its mux's
+/// 404 send (a single health check's answer does not).
+pub(super) fn nosniff(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// A `text/plain` answer, as Go's handlers write one.
+pub(super) fn text(code: StatusCode, body: String) -> Response {
+    (
+        code,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body,
+    )
+        .into_response()
 }

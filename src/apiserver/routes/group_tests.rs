@@ -267,3 +267,48 @@ async fn a_server_of_a_core_kind_serves_no_named_group() {
         assert_eq!(code, StatusCode::NOT_FOUND, "{path}");
     }
 }
+
+/// Over TCP a path the server lacks is answered as kube-apiserver answers it: a `NotFound`
+/// Status inside a group it serves (`/api`, the groups `/apis` lists), Go's plain-text 404
+/// anywhere else, such as a group it does not serve.
+#[tokio::test]
+async fn over_tcp_a_path_outside_the_served_groups_is_go_s_plain_404() {
+    use tower::ServiceExt;
+    for (server, served, unserved) in [
+        (
+            ApiServer::new(ObjectSpec::pods(3)),
+            "/api/v1/foos",
+            "/apis/apps/v1/deployments",
+        ),
+        (deployments(3), "/apis/apps/v9", "/apis/example.com/v1"),
+    ] {
+        let router = crate::apiserver::routes::network_router(server);
+        for (path, content_type) in [
+            (served, "application/json"),
+            ("/api/v9", "application/json"),
+            (unserved, "text/plain; charset=utf-8"),
+            ("/crosscheck-no-such-path", "text/plain; charset=utf-8"),
+        ] {
+            let request = axum::http::Request::get(path)
+                .body(axum::body::Body::empty())
+                .unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+            let headers = response.headers();
+            assert_eq!(
+                headers[axum::http::header::CONTENT_TYPE],
+                content_type,
+                "{path}"
+            );
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            if content_type == JSON {
+                let status: Value = serde_json::from_slice(&body).unwrap();
+                assert_eq!(status["reason"], "NotFound", "{path}");
+            } else {
+                assert_eq!(&body[..], b"404 page not found\n", "{path}");
+            }
+        }
+    }
+}
