@@ -30,6 +30,11 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let outputs = Outputs::plan(config, &scenario)?;
     let (report, cleanup) = measure(config, &scenario, &outputs)?;
     outputs.write(&report, config.quiet)?;
+    if !config.quiet {
+        for note in heap_notes(&report) {
+            crate::say!("{note}");
+        }
+    }
     if let Some(e) = cleanup {
         return Err(e);
     }
@@ -73,6 +78,42 @@ fn selector_notes(scenario: &Scenario) -> Vec<String> {
             )
         });
     phases.chain(variants).collect()
+}
+
+/// A note for each external variant with no heap reading in any phase: its `live`, `kept`
+/// and `peak` are `-`, and without a word a user would not know why, or what gives them.
+fn heap_notes(report: &Report) -> Vec<String> {
+    report
+        .variants
+        .iter()
+        .filter(|variant| {
+            !variant.phases.is_empty()
+                && variant.phases.iter().all(|phase| {
+                    phase.subject.as_ref().is_some_and(|figures| {
+                        figures.heap.is_none() && figures.reported_heap_bytes.is_none()
+                    })
+                })
+        })
+        .filter_map(|variant| {
+            let subject = &variant.subject.as_ref()?.definition;
+            let status = match &subject.status {
+                Some(status) => format!(
+                    "its status protocol serves no heap (`GET {status}/heap` answered 404; \
+                     the Node.js subject serves it when node runs with --expose-gc)"
+                ),
+                None => "it has no `status`, whose `GET .../heap` a program in any language \
+                         may serve (docs/subjects.md)"
+                    .to_owned(),
+            };
+            Some(format!(
+                "note: variant `{}` has no heap reading: it has no `pprof` (a Go program \
+                 serving net/http/pprof), and {status}; its live, kept and peak are `-`, and \
+                 resident* (its RSS, with the phase's high-water mark) is what is measured of \
+                 its memory",
+                variant.name
+            ))
+        })
+        .collect()
 }
 
 /// Runs `file`'s scenario, its sweep included, against the built-in apiserver and

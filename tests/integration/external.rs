@@ -159,6 +159,11 @@ fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
         !table.contains("store unchecked"),
         "every store was read: {table}"
     );
+    assert!(
+        !stderr(&output).contains("has no heap reading"),
+        "the program reports its heap: {}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -207,6 +212,12 @@ fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
     assert!(
         table.contains("store unchecked: the program serves no status"),
         "{table}"
+    );
+    // Nor a heap: the run says so, and what would give one.
+    assert!(
+        stderr(&output).contains("note: variant `python` has no heap reading: it has no `pprof`"),
+        "{}",
+        stderr(&output)
     );
 }
 
