@@ -225,7 +225,7 @@ fn every_bad_request_gets_kube_apiservers_status_and_changes_nothing() {
     let mut table: Vec<(Vec<u8>, u16, &str)> = vec![
         // Reads: paths, resources, parameters.
         (request("GET", "/api/v1/widgets", "", ""), 404, "NotFound"),
-        (request("GET", "/nothing/here", "", ""), 404, "NotFound"),
+        (request("GET", "/api/nothing/here", "", ""), 404, "NotFound"),
         (request("GET", &format!("{pods}/no-such-pod"), "", ""), 404, "NotFound"),
         (request("GET", "/api/v1/namespaces/nowhere", "", ""), 404, "NotFound"),
         (request("GET", "/api/v1/namespaces/%FF/pods", "", ""), 400, "BadRequest"),
@@ -339,6 +339,20 @@ fn every_bad_request_gets_kube_apiservers_status_and_changes_nothing() {
             "{first}: {message}"
         );
     }
+    // Outside the groups it serves, kube-apiserver's answer is Go's, not a Status.
+    let outside = served.exchange(&request("GET", "/nothing/here", "", ""));
+    assert_eq!(
+        (
+            outside.code,
+            outside.content_type.as_str(),
+            &outside.body[..]
+        ),
+        (
+            404,
+            "text/plain; charset=utf-8",
+            &b"404 page not found\n"[..]
+        )
+    );
     let (_, _, rv_after) = sample(&served);
     assert_eq!(rv_before, rv_after, "a refused request wrote something");
 }
