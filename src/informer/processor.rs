@@ -163,7 +163,7 @@ impl<K: Object> Machinery<K> {
             let (machinery, listener) = (Arc::clone(self), Arc::clone(listener));
             tasks.push(Component::Informer.spawn(machinery.run_listener(listener)));
         }
-        if self.config.resync_period_ms > 0 && !self.listeners.is_empty() {
+        if self.resyncs() {
             let period = Duration::from_millis(self.config.resync_period_ms.into());
             tasks.push(Component::Informer.spawn(Arc::clone(self).resync_timer(period)));
         }
@@ -223,10 +223,15 @@ impl<K: Object> Machinery<K> {
             .fetch_max(queue.heap_bytes(), Ordering::Relaxed);
     }
 
+    /// Whether the informer has a resync timer: a period, and a handler to resync for.
+    fn resyncs(&self) -> bool {
+        self.config.resync_period_ms > 0 && !self.listeners.is_empty()
+    }
+
     /// The resync timer fired: every object in the store is queued as a Sync delta, for
     /// handlers that asked for resyncs. No API call.
     pub fn resync(&self) {
-        if self.config.resync_period_ms == 0 || self.listeners.is_empty() {
+        if !self.resyncs() {
             return;
         }
         let mut queue = lock(&self.queue);
