@@ -9,6 +9,8 @@ use std::path::PathBuf;
 const FILES: &[&str] = &[
     "k8s.io/api/core/v1/generated.proto",
     "k8s.io/api/apps/v1/generated.proto",
+    "k8s.io/api/coordination/v1/generated.proto",
+    "k8s.io/api/events/v1/generated.proto",
     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
 ];
 

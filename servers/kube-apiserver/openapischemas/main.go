@@ -5,6 +5,8 @@
 //
 //	go run ./openapischemas core > ../../proto/openapi/api__v1.json
 //	go run ./openapischemas apps > ../../proto/openapi/apis__apps__v1.json
+//	go run ./openapischemas coordination > ../../proto/openapi/apis__coordination.k8s.io__v1.json
+//	go run ./openapischemas events > ../../proto/openapi/apis__events.k8s.io__v1.json
 //
 // The documents come from k8s.io/kubernetes at the version go.mod pins
 // (api/openapi-spec/v3), found through `go list`.
@@ -34,10 +36,18 @@ var groups = map[string]struct {
 		"io.k8s.api.core.v1.Secret", "io.k8s.api.core.v1.SecretList",
 		"io.k8s.api.core.v1.Node", "io.k8s.api.core.v1.NodeList",
 		"io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.NamespaceList",
+		"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
 	}},
 	"apps": {"apis__apps__v1_openapi.json", []string{
 		"io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.DeploymentList",
 		"io.k8s.api.autoscaling.v1.Scale",
+	}},
+	// What programs write beside their work (leader election, event recorders).
+	"coordination": {"apis__coordination.k8s.io__v1_openapi.json", []string{
+		"io.k8s.api.coordination.v1.Lease", "io.k8s.api.coordination.v1.LeaseList",
+	}},
+	"events": {"apis__events.k8s.io__v1_openapi.json", []string{
+		"io.k8s.api.events.v1.Event", "io.k8s.api.events.v1.EventList",
 	}},
 }
 
@@ -52,11 +62,11 @@ func main() {
 
 func run() error {
 	if len(os.Args) != 2 {
-		return fmt.Errorf("usage: openapischemas core|apps")
+		return fmt.Errorf("usage: openapischemas core|apps|coordination|events")
 	}
 	group, ok := groups[os.Args[1]]
 	if !ok {
-		return fmt.Errorf("no group %q (core or apps)", os.Args[1])
+		return fmt.Errorf("no group %q (core, apps, coordination or events)", os.Args[1])
 	}
 	dir, err := exec.Command("go", "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes").Output()
 	if err != nil {

@@ -57,7 +57,8 @@ pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;s
 /// The first four bytes of every protobuf document.
 const MAGIC: &[u8; 4] = b"k8s\0";
 
-/// Kubernetes' messages: core/v1, apps/v1, meta/v1 and what they import.
+/// Kubernetes' messages: core/v1, apps/v1, coordination/v1, events/v1, meta/v1 and what
+/// they import.
 static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     let descriptors = include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes.descriptors"));
     DescriptorPool::decode(descriptors.as_slice()).expect("build.rs compiled the descriptors")
@@ -153,15 +154,21 @@ impl ProtobufError {
 }
 
 /// The full names the message of `kind` in `api_version` may have, in order: the
-/// group's own (`v1` is core's, `apps/v1` the apps group's), then meta/v1's, which Go's
-/// scheme registers in every group version (`Status`, `DeleteOptions`, `WatchEvent`).
+/// group's own (`v1` is core's, `apps/v1` the apps group's, `coordination.k8s.io/v1` the
+/// package `k8s.io.api.coordination.v1`), then meta/v1's, which Go's scheme registers in
+/// every group version (`Status`, `DeleteOptions`, `WatchEvent`).
 fn message_names(api_version: &str, kind: &str) -> impl Iterator<Item = String> {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let package = match group {
         "" => Some(format!("k8s.io.api.core.{version}")),
         "meta.k8s.io" => Some(format!("k8s.io.apimachinery.pkg.apis.meta.{version}")),
         group if !group.contains('.') => Some(format!("k8s.io.api.{group}.{version}")),
-        _ => None,
+        // Kubernetes' own groups are named `NAME.k8s.io` (`rbac.authorization.k8s.io`:
+        // package `rbac`).
+        group => group.strip_suffix(".k8s.io").map(|name| {
+            let name = name.split('.').next().unwrap_or(name);
+            format!("k8s.io.api.{name}.{version}")
+        }),
     };
     let meta = format!("k8s.io.apimachinery.pkg.apis.meta.v1.{kind}");
     package

@@ -1,9 +1,10 @@
-// Command protofields prints, for every field of the protobuf messages of core/v1, apps/v1
-// and meta/v1, how Go's generated code writes it and how Go's JSON reads it: the table
-// the built-in apiserver's protobuf wire follows (proto/go-fields.tsv). A .proto file
-// cannot say it: whether a field is a pointer (written only when set) or a value (written
-// always, at its zero too), whether its JSON is omitempty, and which fields Go embeds in
-// the enclosing JSON object, and whether Go's JSON leaves it out at its zero.
+// Command protofields prints, for every field of the protobuf messages of core/v1, apps/v1,
+// coordination/v1, events/v1 and meta/v1, how Go's generated code writes it and how Go's
+// JSON reads it: the table the built-in apiserver's protobuf wire follows
+// (proto/go-fields.tsv). A .proto file cannot say it: whether a field is a pointer (written
+// only when set) or a value (written always, at its zero too), whether its JSON is
+// omitempty, and which fields Go embeds in the enclosing JSON object, and whether Go's JSON
+// leaves it out at its zero.
 //
 //	go run ./protofields > ../../proto/go-fields.tsv
 package main
@@ -15,7 +16,9 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,6 +31,9 @@ func main() {
 		corev1.PersistentVolume{}, corev1.PersistentVolumeClaim{},
 		appsv1.Deployment{}, appsv1.DeploymentList{}, appsv1.ReplicaSet{},
 		appsv1.StatefulSet{}, appsv1.DaemonSet{}, appsv1.ControllerRevision{},
+		// What programs write beside their work: leader election's Leases, Events.
+		coordinationv1.Lease{}, coordinationv1.LeaseList{},
+		eventsv1.Event{}, eventsv1.EventList{}, corev1.EventList{},
 		metav1.Status{}, metav1.DeleteOptions{}, metav1.WatchEvent{},
 		metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, metav1.Table{},
 	}
