@@ -7,14 +7,13 @@
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::ApiServer;
 use super::extract::ApiPath;
 use super::form::Form;
 use super::status::{ApiError, namespace_not_found};
-use super::table::{self, Include};
+use super::table::{self, Include, metadata_only};
 
 /// `GET /api/v1/namespaces`.
 pub(super) async fn list(
@@ -84,29 +83,15 @@ pub(super) async fn get(
     wire.respond(StatusCode::OK, body.to_string().into_bytes())
 }
 
-fn metadata_only(namespace: &Value) -> Value {
-    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-           "metadata": namespace["metadata"]})
-}
-
 /// kube-apiserver's namespace table: NAME, STATUS, AGE; the resourceVersion in its
 /// metadata for one namespace, the list's for a list.
 fn table_of(namespaces: &[Value], include: Include, metadata: Option<Value>) -> Value {
-    let now = Timestamp::now();
-    let rows: Vec<Value> = namespaces
-        .iter()
-        .map(|n| {
-            let object = match include {
-                Include::None => Value::Null,
-                Include::Metadata => metadata_only(n),
-                Include::Object => n.clone(),
-            };
-            json!({"cells": table::namespace_cells(n, now), "object": object})
-        })
-        .collect();
-    let metadata = metadata.unwrap_or_else(|| {
-        json!({"resourceVersion": namespaces.first().map_or(Value::Null, |n| n["metadata"]["resourceVersion"].clone())})
-    });
-    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
-           "columnDefinitions": table::namespace_columns(), "rows": rows})
+    let columns = table::namespace_columns();
+    table::of_values(
+        namespaces,
+        columns,
+        table::namespace_cells,
+        include,
+        metadata,
+    )
 }

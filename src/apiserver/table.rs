@@ -69,7 +69,7 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
 }
 
 /// One column definition (a string, as kube-apiserver's printers declare most).
-fn column(name: &str, format: &str, priority: u8, description: &str) -> Value {
+pub(super) fn column(name: &str, format: &str, priority: u8, description: &str) -> Value {
     json!({"name": name, "type": "string", "format": format,
            "description": description, "priority": priority})
 }
@@ -191,6 +191,42 @@ pub(super) fn namespace_cells(namespace: &Value, now: Timestamp) -> Vec<Value> {
             now
         )),
     ]
+}
+
+/// The table of objects kept as JSON (namespaces, Leases, Events): `columns`, and a row
+/// per object of its `cells` with what `include` asks of the object; `metadata` is the
+/// list's, or for one object (`None`) its resourceVersion.
+pub(super) fn of_values(
+    objects: &[Value],
+    columns: Value,
+    cells: impl Fn(&Value, Timestamp) -> Vec<Value>,
+    include: Include,
+    metadata: Option<Value>,
+) -> Value {
+    let now = Timestamp::now();
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|o| {
+            let object = match include {
+                Include::None => Value::Null,
+                Include::Metadata => metadata_only(o),
+                Include::Object => o.clone(),
+            };
+            json!({"cells": cells(o, now), "object": object})
+        })
+        .collect();
+    let metadata = metadata.unwrap_or_else(|| {
+        let version = objects.first().map(|o| &o["metadata"]["resourceVersion"]);
+        json!({"resourceVersion": version.cloned().unwrap_or(Value::Null)})
+    });
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+           "columnDefinitions": columns, "rows": rows})
+}
+
+/// An object kept as JSON as a `PartialObjectMetadata`: its metadata alone.
+pub(super) fn metadata_only(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+           "metadata": object["metadata"]})
 }
 
 /// Appends a Table of one object (a GET, or a watch event's object) to `buf`; with
@@ -613,8 +649,9 @@ fn list(value: &Value) -> &[Value] {
     value.as_array().map_or(&[], Vec::as_slice)
 }
 
-/// The Age cell: `<unknown>` without a creationTimestamp.
-fn age(created: Option<&str>, now: Timestamp) -> String {
+/// The Age cell, or any time's as kube-apiserver's printers write it
+/// (`translateTimestampSince`): `<unknown>` without one.
+pub(super) fn age(created: Option<&str>, now: Timestamp) -> String {
     match created.and_then(|t| t.parse::<Timestamp>().ok()) {
         Some(at) => human_duration(now, at),
         None => "<unknown>".to_owned(),

@@ -77,19 +77,58 @@ const STRIPPED: [&[&str]; 12] = [
 const MANAGED_FIELDS: &[&str] = &["f:metadata", "f:managedFields"];
 
 /// The fields an endpoint resets, which nobody owns through it (a strategy's
-/// `GetResetFields`): the status through the object's path (and its scale's), and the
-/// spec (with the deletion timestamp and owner references) through the status's.
-fn ignored(kind: ObjectKind, subresource: Option<&str>) -> FieldSet {
+/// `GetResetFields`): the status through the object's path (and its scale's) of a kind
+/// with a status subresource, and the spec (with the deletion timestamp and owner
+/// references) through the status's.
+fn ignored(has_status: bool, subresource: Option<&str>) -> FieldSet {
     let paths: &[&[&str]] = match subresource {
         Some("status") => &[
             &["f:spec"],
             &["f:metadata", "f:deletionTimestamp"],
             &["f:metadata", "f:ownerReferences"],
         ],
-        _ if kind.has_status() => &[&["f:status"]],
+        _ if has_status => &[&["f:status"]],
         _ => &[],
     };
     set_of(paths)
+}
+
+/// What an update's ownership reads of the type it writes: a scenario's kind, or a type
+/// the server keeps beside it (a Lease, an Event: `apiserver::records`).
+#[derive(Debug, Clone, Copy)]
+pub struct Typed<'a> {
+    /// The root of its schema.
+    pub shape: Shape,
+    /// The version its managedFields entries name (the version written through).
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    /// Whether it has a status subresource, whose fields its own path resets.
+    pub has_status: bool,
+    /// Whether Go has a type for it (a custom resource has none).
+    pub go_type: bool,
+}
+
+impl Typed<'_> {
+    /// A scenario's kind.
+    pub fn of(kind: ObjectKind) -> Typed<'static> {
+        Typed {
+            shape: Shape::of(kind),
+            api_version: kind.api_version(),
+            kind: kind.as_str(),
+            has_status: kind.has_status(),
+            go_type: kind.generated(),
+        }
+    }
+
+    /// Its empty object, with the fields Go writes at their zero (`{}` without a Go
+    /// type): what a create is compared with.
+    fn zero(&self) -> Value {
+        match self.go_type {
+            true => crate::apiserver::protobuf::go_zero_object(self.api_version, self.kind)
+                .unwrap_or_else(|_| json!({})),
+            false => json!({}),
+        }
+    }
 }
 
 /// The set of `paths`.
@@ -113,12 +152,13 @@ struct Manager {
 }
 
 impl Manager {
-    /// A new entry of `writer` for `operation` (`Apply`, `Update`), owning `set`.
-    fn new(kind: ObjectKind, writer: Writer<'_>, operation: &str, set: FieldSet) -> Manager {
+    /// A new entry of `writer` for `operation` (`Apply`, `Update`) through `api_version`,
+    /// owning `set`.
+    fn new(api_version: &str, writer: Writer<'_>, operation: &str, set: FieldSet) -> Manager {
         let mut entry = json!({
             "manager": writer.manager,
             "operation": operation,
-            "apiVersion": kind.api_version(),
+            "apiVersion": api_version,
             "fieldsType": "FieldsV1",
         });
         if let Some(subresource) = writer.subresource {
@@ -226,10 +266,10 @@ fn applied(
     let config_set = field_set(config, shape, Reading::Config).map_err(ApplyError::Typed)?;
     let mut managers = live.map_or_else(Vec::new, read_managers);
     let live = live.map_or_else(|| json!({}), without_managed_fields);
-    let ignored = ignored(kind, applier.subresource);
+    let ignored = ignored(kind.has_status(), applier.subresource);
 
     let set = config_set.recursive_difference(&ignored);
-    let mut applied = Manager::new(kind, applier, "Apply", set);
+    let mut applied = Manager::new(kind.api_version(), applier, "Apply", set);
     let identity = applied.identity();
     let last = match managers.iter().position(|m| m.identity() == identity) {
         Some(at) => {
@@ -290,7 +330,18 @@ pub fn update(
     updater: Writer<'_>,
     now: &Value,
 ) -> Vec<Value> {
-    let shape = Shape::of(kind);
+    update_of(&Typed::of(kind), live, new, updater, now)
+}
+
+/// [`update`] of an object of the type `typed` describes.
+pub fn update_of(
+    typed: &Typed<'_>,
+    live: Option<&Value>,
+    new: &Value,
+    updater: Writer<'_>,
+    now: &Value,
+) -> Vec<Value> {
+    let shape = typed.shape;
     // The entries a write to the object's path sends are taken as they are (kubectl's
     // move from client-side to server-side apply rewrites them so; `[{}]` empties them);
     // else the live object's are kept.
@@ -314,17 +365,17 @@ pub fn update(
     let before = match live {
         Some(live) => live,
         None => {
-            zero = zero_object(kind);
+            zero = typed.zero();
             &zero
         }
     };
     // The entries themselves are no field anyone owns.
-    let ignored = ignored(kind, updater.subresource).union(&set_of(&[MANAGED_FIELDS]));
+    let ignored = ignored(typed.has_status, updater.subresource).union(&set_of(&[MANAGED_FIELDS]));
     let (set_now, removed) = changes(before, new, shape, &ignored);
     if set_now.is_empty() && removed.is_empty() {
         return entries(managers, |_| false, now);
     }
-    let mine = Manager::new(kind, updater, "Update", FieldSet::default());
+    let mine = Manager::new(typed.api_version, updater, "Update", FieldSet::default());
     let identity = mine.identity();
     let at = match managers.iter().position(|m| m.identity() == identity) {
         Some(at) => at,
@@ -356,16 +407,6 @@ fn changes(
         set.recursive_difference(ignored),
         changed.removed.recursive_difference(ignored),
     )
-}
-
-/// `kind`'s empty object, with the fields Go writes at their zero (`{}` for a custom
-/// resource, which has no Go type).
-fn zero_object(kind: ObjectKind) -> Value {
-    match kind.generated() {
-        true => crate::apiserver::protobuf::go_zero_object(kind.api_version(), kind.as_str())
-            .unwrap_or_else(|_| json!({})),
-        false => json!({}),
-    }
 }
 
 /// The managers as managedFields entries, in kube-apiserver's order, without the fields

@@ -59,7 +59,13 @@ impl Shape {
             ObjectKind::Deployment => "io.k8s.api.apps.v1.Deployment",
             ObjectKind::Sampled(_) => return Shape::Deduced,
         };
-        Shape::read(&schemas()[name])
+        Shape::named(name)
+    }
+
+    /// The root of the schema named `name` (`io.k8s.api.coordination.v1.Lease`); a name
+    /// without a schema here is deduced.
+    pub fn named(name: &str) -> Shape {
+        schemas().get(name).map_or(Shape::Deduced, Shape::read)
     }
 
     /// The shape of `schema`, a node of [`schemas`].
@@ -169,13 +175,18 @@ fn reference(schema: &Value) -> Option<&str> {
 }
 
 /// The schemas of every kind here and of what they refer to, by name: kube-apiserver's
-/// core and apps documents in one (the apps one repeats the core schemas a Deployment
-/// refers to, the same). Parsed on the first apply and kept.
+/// core, apps, coordination and events documents in one (each repeats the schemas of
+/// another group its kinds refer to, the same). Parsed on the first apply and kept.
 fn schemas() -> &'static Map<String, Value> {
     static SCHEMAS: OnceLock<Map<String, Value>> = OnceLock::new();
     SCHEMAS.get_or_init(|| {
         let mut all = Map::new();
-        for text in [discovery::CORE_SCHEMAS, discovery::APPS_SCHEMAS] {
+        for text in [
+            discovery::CORE_SCHEMAS,
+            discovery::APPS_SCHEMAS,
+            discovery::COORDINATION_SCHEMAS,
+            discovery::EVENTS_SCHEMAS,
+        ] {
             let document: Map<String, Value> =
                 serde_json::from_str(text).expect("the committed schemas are JSON");
             all.extend(document);

@@ -12,7 +12,7 @@ use crate::apiserver::protobuf;
 use crate::apiserver::status::ApiError;
 use crate::scenario::ObjectKind;
 
-pub(super) fn unsupported_media_type(message: &str) -> ApiError {
+pub(in crate::apiserver) fn unsupported_media_type(message: &str) -> ApiError {
     ApiError::new(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         "UnsupportedMediaType",
@@ -22,7 +22,7 @@ pub(super) fn unsupported_media_type(message: &str) -> ApiError {
 
 /// The media type of a create's or replace's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum BodyWire {
+pub(in crate::apiserver) enum BodyWire {
     /// `application/json`, or no Content-Type (the first type kube-apiserver serves).
     Json,
     /// `application/yaml`: kube-apiserver's YAML serializer turns it into JSON first
@@ -36,7 +36,7 @@ pub(super) enum BodyWire {
 /// The wire of a create's or replace's body. Any other media type is refused as
 /// kube-apiserver's `NegotiateInputSerializer` refuses one it has no decoder for (415).
 /// kube-apiserver also reads CBOR; this server says it reads JSON, YAML and protobuf.
-pub(super) fn body_wire(headers: &HeaderMap) -> Result<BodyWire, ApiError> {
+pub(in crate::apiserver) fn body_wire(headers: &HeaderMap) -> Result<BodyWire, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap_or("(not text)"))
@@ -63,11 +63,21 @@ const YAML: &str = "application/yaml";
 /// mapping keeps its last value, as kube-apiserver keeps it but under `Strict`
 /// ([`duplicate_fields`] finds them).
 pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
+    decode_as(kind.api_version(), kind.as_str(), body, wire)
+}
+
+/// [`decode`] for `kind` in `api_version` (`coordination.k8s.io/v1`, `Lease`): any type
+/// this server reads.
+pub(in crate::apiserver) fn decode_as(
+    api_version: &str,
+    kind: &str,
+    body: &[u8],
+    wire: BodyWire,
+) -> Result<Value, ApiError> {
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
     let cannot = |why: String| {
         ApiError::bad_request(format!(
-            "{k} in version {v:?} cannot be handled as a {k}: {why}",
-            k = kind.as_str(),
-            v = kind.version(),
+            "{kind} in version {version:?} cannot be handled as a {kind}: {why}"
         ))
     };
     let mut value: Value = match wire {
@@ -80,7 +90,7 @@ pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: BodyWire) -> Result<Va
     let Some(map) = value.as_object_mut() else {
         return Err(cannot("the body is not a JSON object".to_owned()));
     };
-    for (field, expected) in [("apiVersion", kind.api_version()), ("kind", kind.as_str())] {
+    for (field, expected) in [("apiVersion", api_version), ("kind", kind)] {
         match map.get(field).and_then(Value::as_str) {
             None | Some("") => {
                 map.insert(field.to_owned(), json!(expected));
@@ -126,22 +136,7 @@ pub(super) fn normalize(
             v = kind.version(),
         ))
     })?;
-    let mut unknown = Vec::new();
-    unknown_fields(&value, &typed, "", &mut unknown);
-    let unknown = unknown.into_iter().map(|f| format!("unknown field {f:?}"));
-    match validation {
-        FieldValidation::Ignore => {}
-        FieldValidation::Warn => warnings.extend(unknown),
-        FieldValidation::Strict => {
-            let unknown: Vec<String> = unknown.collect();
-            if !unknown.is_empty() {
-                return Err(ApiError::bad_request(format!(
-                    "strict decoding error: {}",
-                    unknown.join(", ")
-                )));
-            }
-        }
-    }
+    unknown_fields(&value, &typed, validation, warnings)?;
     // kube-apiserver's defaults, then what Go's JSON writes at its zero and the client
     // left out, as kube-apiserver answers with them (the kinds here all have a message,
     // so this finds one; a sampled kind's object is kept as it was sent).
@@ -153,8 +148,61 @@ pub(super) fn normalize(
     protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
 }
 
+/// The fields `given` has and `typed` (its typed round trip) lost, reported as
+/// `validation` says: dropped, warned of in `warnings`, or refused (400).
+pub(in crate::apiserver) fn unknown_fields(
+    given: &Value,
+    typed: &Value,
+    validation: FieldValidation,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    let mut unknown = Vec::new();
+    lost_fields(given, typed, "", &mut unknown);
+    let unknown = unknown.into_iter().map(|f| format!("unknown field {f:?}"));
+    reported(unknown.collect(), validation, warnings)
+}
+
+/// Keys a JSON or YAML `body` sets twice in one object, reported as `validation` says
+/// (kube-apiserver's strict decoding refuses them, its default warns; a protobuf body
+/// has none).
+pub(in crate::apiserver) fn duplicated_fields(
+    body: &[u8],
+    wire: BodyWire,
+    validation: FieldValidation,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    if wire == BodyWire::Protobuf {
+        return Ok(());
+    }
+    let duplicates = duplicate_fields(body, wire)
+        .into_iter()
+        .map(|path| format!("duplicate field {:?}", path.trim_start_matches('.')));
+    reported(duplicates.collect(), validation, warnings)
+}
+
+/// What a body has that the type does not take, dealt with as `validation` says:
+/// nothing, a warning each, or a 400 naming them all.
+fn reported(
+    found: Vec<String>,
+    validation: FieldValidation,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    match validation {
+        FieldValidation::Ignore => Ok(()),
+        FieldValidation::Warn => {
+            warnings.extend(found);
+            Ok(())
+        }
+        FieldValidation::Strict if found.is_empty() => Ok(()),
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            found.join(", ")
+        ))),
+    }
+}
+
 /// Paths of the fields `given` has and `kept` (its typed round trip) lost.
-fn unknown_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>) {
+fn lost_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>) {
     match (given, kept) {
         (Value::Object(given), Value::Object(kept)) => {
             for (key, value) in given {
@@ -164,7 +212,7 @@ fn unknown_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>
                     format!("{path}.{key}")
                 };
                 match kept.get(key) {
-                    Some(k) => unknown_fields(value, k, &field, out),
+                    Some(k) => lost_fields(value, k, &field, out),
                     // A null is an absent optional field, not an unknown one.
                     None if value.is_null() => {}
                     None => out.push(field),
@@ -173,7 +221,7 @@ fn unknown_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>
         }
         (Value::Array(given), Value::Array(kept)) => {
             for (i, (g, k)) in given.iter().zip(kept).enumerate() {
-                unknown_fields(g, k, &format!("{path}[{i}]"), out);
+                lost_fields(g, k, &format!("{path}[{i}]"), out);
             }
         }
         _ => {}
@@ -182,7 +230,7 @@ fn unknown_fields(given: &Value, kept: &Value, path: &str, out: &mut Vec<String>
 
 /// What to do with fields the type does not have (the `fieldValidation` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FieldValidation {
+pub(in crate::apiserver) enum FieldValidation {
     /// Drop them silently.
     Ignore,
     /// Drop them and say so in `Warning` headers (kube-apiserver's default).

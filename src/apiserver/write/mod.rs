@@ -42,15 +42,17 @@ use crate::apiserver::status::{ApiError, namespace_not_found};
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::{ApiServer, Removal};
 use crate::scenario::ObjectKind;
-use body::{
-    BodyWire, FieldValidation, body_wire, decode, duplicate_fields, normalize,
+pub(in crate::apiserver) use body::{
+    BodyWire, FieldValidation, body_wire, decode_as, duplicated_fields, unknown_fields,
     unsupported_media_type,
 };
+use body::{decode, normalize};
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
-use options::WriteOptions;
+pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions};
 pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
-use validate::{check_preconditions, object_key};
+pub(in crate::apiserver) use server_fields::{identity, now};
+pub(in crate::apiserver) use validate::{Causes, check_preconditions, metadata, object_key};
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands
 /// for the cluster's scope).
@@ -254,7 +256,7 @@ impl Endpointed for ToStatus {
 
 /// The patch a PATCH's Content-Type names: 415 for any other media type (and for an
 /// apply in CBOR, which this server does not read).
-fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
+pub(in crate::apiserver) fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -267,7 +269,7 @@ fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
 }
 
 /// A patch that could not be applied, as kube-apiserver answers it.
-fn patch_failed(error: PatchError) -> ApiError {
+pub(in crate::apiserver) fn patch_failed(error: PatchError) -> ApiError {
     match error {
         PatchError::Malformed(m) => ApiError::bad_request(m),
         PatchError::DoesNotApply(m) => {
@@ -291,7 +293,9 @@ impl From<ApiError> for Stop {
 }
 
 /// Runs a handler whose errors are `Status` responses.
-fn respond(handler: impl FnOnce() -> Result<Response, ApiError>) -> Response {
+pub(in crate::apiserver) fn respond(
+    handler: impl FnOnce() -> Result<Response, ApiError>,
+) -> Response {
     handler().unwrap_or_else(ApiError::into_response)
 }
 
@@ -348,22 +352,8 @@ impl<'a> Write<'a> {
             }
             return decode(self.kind, body, wire);
         }
-        let duplicates = duplicate_fields(body, wire)
-            .into_iter()
-            .map(|path| format!("duplicate field {:?}", path.trim_start_matches('.')));
-        match self.options.field_validation {
-            FieldValidation::Ignore => {}
-            FieldValidation::Warn => self.warnings.extend(duplicates),
-            FieldValidation::Strict => {
-                let duplicates: Vec<String> = duplicates.collect();
-                if !duplicates.is_empty() {
-                    return Err(ApiError::bad_request(format!(
-                        "strict decoding error: {}",
-                        duplicates.join(", ")
-                    )));
-                }
-            }
-        }
+        let validation = self.options.field_validation;
+        duplicated_fields(body, wire, validation, &mut self.warnings)?;
         decode(self.kind, body, wire)
     }
 
@@ -391,7 +381,7 @@ impl<'a> Write<'a> {
         url_name: Option<&str>,
     ) -> Result<(NamespacedName, Value), ApiError> {
         let key = object_key(
-            self.kind,
+            self.kind.qualified_kind(),
             self.namespace,
             &mut object,
             url_name,
@@ -496,7 +486,7 @@ impl<'a> Write<'a> {
             };
             let current = current.to_value(&generator);
             let object = new_body(self, Some(&current))?;
-            check_preconditions(kind, key, &object, &current)?;
+            check_preconditions(kind.resource_name(), key, &object, &current)?;
             let mut object = server_fields::managed(kind, object, Some(&current), self.writer());
             let endpoint = self.endpoint;
             let object = match endpoint {
@@ -539,16 +529,21 @@ impl<'a> Write<'a> {
         Ok(object_response(code, &generator, &version, self.wire))
     }
 
-    /// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
-    fn respond(&self, mut response: Response) -> Response {
-        for w in &self.warnings {
-            let value = format!("299 - {w:?}");
-            if let Ok(value) = header::HeaderValue::from_str(&value) {
-                response.headers_mut().append(header::WARNING, value);
-            }
-        }
-        response
+    /// `response` with the write's warnings ([`warned`]).
+    fn respond(&self, response: Response) -> Response {
+        warned(response, &self.warnings)
     }
+}
+
+/// `response` with one `Warning: 299` header per warning, as kube-apiserver sends them.
+pub(in crate::apiserver) fn warned(mut response: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        let value = format!("299 - {w:?}");
+        if let Ok(value) = header::HeaderValue::from_str(&value) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
 }
 
 /// The answer to a create that stored nothing (`dryRun=All`): the object it would have

@@ -2,6 +2,7 @@
 //! `force`, and a delete's options, checked as kube-apiserver checks them.
 
 use axum::http::{HeaderMap, StatusCode, header};
+use serde_json::Value;
 
 use super::body::FieldValidation;
 use crate::apiserver::generate::Generator;
@@ -14,21 +15,21 @@ const MAX_FIELD_MANAGER: usize = 128;
 
 /// Query parameters of a write.
 #[derive(Debug)]
-pub(super) struct WriteOptions {
+pub(in crate::apiserver) struct WriteOptions {
     /// `dryRun=All`: check and answer, but store nothing.
-    pub(super) dry_run: bool,
+    pub(in crate::apiserver) dry_run: bool,
     /// Who writes, for managedFields.
-    pub(super) field_manager: String,
+    pub(in crate::apiserver) field_manager: String,
     /// Whether `fieldManager` was given (an apply must name its manager).
     pub(super) field_manager_given: bool,
     /// `force`: an apply takes the fields it conflicts on (only an apply may say it).
     pub(super) force: Option<bool>,
     /// What to do with unknown fields.
-    pub(super) field_validation: FieldValidation,
+    pub(in crate::apiserver) field_validation: FieldValidation,
 }
 
 impl WriteOptions {
-    pub(super) fn parse(
+    pub(in crate::apiserver) fn parse(
         query: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<WriteOptions, ApiError> {
@@ -85,8 +86,8 @@ impl WriteOptions {
 /// DeleteOptions, from the body or, when there is none, the query (kube-apiserver reads
 /// one or the other, never both).
 #[derive(Debug, Default)]
-pub(super) struct DeleteOptions {
-    pub(super) dry_run: bool,
+pub(in crate::apiserver) struct DeleteOptions {
+    pub(in crate::apiserver) dry_run: bool,
     /// `preconditions.uid`: delete only this incarnation.
     pub(super) uid: Option<String>,
     /// `preconditions.resourceVersion`: delete only this version.
@@ -100,7 +101,10 @@ pub(super) struct DeleteOptions {
 }
 
 impl DeleteOptions {
-    pub(super) fn parse(query: Option<&str>, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    pub(in crate::apiserver) fn parse(
+        query: Option<&str>,
+        body: &[u8],
+    ) -> Result<DeleteOptions, ApiError> {
         let options = if body.iter().all(u8::is_ascii_whitespace) {
             DeleteOptions::from_query(query)?
         } else {
@@ -175,7 +179,16 @@ impl DeleteOptions {
         generator: &Generator,
         current: &Version,
     ) -> Result<(), ApiError> {
-        let value = current.to_value(generator);
+        self.check_object(kind.plural(), &current.to_value(generator))
+    }
+
+    /// [`DeleteOptions::check`] of the object `value`, of the resource named `resource` in
+    /// messages.
+    pub(in crate::apiserver) fn check_object(
+        &self,
+        resource: &str,
+        value: &Value,
+    ) -> Result<(), ApiError> {
         let field = |f: &str| value["metadata"][f].as_str().unwrap_or_default().to_owned();
         let name = field("name");
         let conflict = |what: &str, wanted: &str, actual: String| {
@@ -183,8 +196,7 @@ impl DeleteOptions {
                 StatusCode::CONFLICT,
                 "Conflict",
                 format!(
-                    "Operation cannot be fulfilled on {} {name:?}: Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}",
-                    kind.plural()
+                    "Operation cannot be fulfilled on {resource} {name:?}: Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {actual}"
                 ),
             )
         };

@@ -139,7 +139,7 @@ fn write(
         for field in ["resourceVersion", "uid"] {
             asked["metadata"][field] = scale["metadata"][field].clone();
         }
-        check_preconditions(*kind, key, &asked, &current)?;
+        check_preconditions(kind.resource_name(), key, &asked, &current)?;
         Ok(scaled(object, &current, &options.field_manager))
     })?;
     Ok(scale_response(&version.to_value(&generator)))

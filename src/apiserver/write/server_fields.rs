@@ -38,7 +38,7 @@ pub(super) struct Writer<'a> {
 }
 
 /// The time now, in seconds, as a managedFields entry or a creationTimestamp writes it.
-pub(super) fn now() -> Value {
+pub(in crate::apiserver) fn now() -> Value {
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
     serde_json::to_value(Time(now)).expect("a time serializes")
 }
@@ -54,7 +54,33 @@ pub(super) fn finish(
     uid: &str,
     endpoint: Endpoint,
 ) -> Value {
-    let now = now();
+    identity(&mut object, current, uid, kind.has_generation());
+    if let Some(current) = current
+        && kind.has_generation()
+    {
+        // The spec changing is what bumps a Pod's or a Deployment's generation; a custom
+        // resource's, any change but its metadata's (it has no status subresource here).
+        let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
+        let changed = match kind {
+            ObjectKind::Sampled(_) => beside_metadata(&object) != beside_metadata(current),
+            _ => object["spec"] != current["spec"],
+        };
+        object["metadata"]["generation"] = json!(generation + i64::from(changed));
+    }
+    keep_status(kind, &mut object, current, endpoint);
+    object
+}
+
+/// What the server owns of every object's metadata: a create's UID and creationTimestamp
+/// (and a first generation, for a kind `with_generation`), an update's kept from
+/// `current`; no resourceVersion (the store sets it), no deletion the write did not
+/// find; and the managedFields [`managed`] made, left out when there are none.
+pub(in crate::apiserver) fn identity(
+    object: &mut Value,
+    current: Option<&Value>,
+    uid: &str,
+    with_generation: bool,
+) {
     let meta = object["metadata"]
         .as_object_mut()
         .expect("object_key checked the metadata");
@@ -69,8 +95,8 @@ pub(super) fn finish(
     match current {
         None => {
             meta.insert("uid".to_owned(), json!(uid));
-            meta.insert("creationTimestamp".to_owned(), now.clone());
-            if kind.has_generation() {
+            meta.insert("creationTimestamp".to_owned(), now());
+            if with_generation {
                 meta.insert("generation".to_owned(), json!(1));
             }
         }
@@ -91,21 +117,7 @@ pub(super) fn finish(
         }
     }
     let managed = object["metadata"]["managedFields"].take();
-    keep_entries(&mut object, managed);
-    if let Some(current) = current
-        && kind.has_generation()
-    {
-        // The spec changing is what bumps a Pod's or a Deployment's generation; a custom
-        // resource's, any change but its metadata's (it has no status subresource here).
-        let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
-        let changed = match kind {
-            ObjectKind::Sampled(_) => beside_metadata(&object) != beside_metadata(current),
-            _ => object["spec"] != current["spec"],
-        };
-        object["metadata"]["generation"] = json!(generation + i64::from(changed));
-    }
-    keep_status(kind, &mut object, current, endpoint);
-    object
+    keep_entries(object, managed);
 }
 
 /// `object` with the managedFields of its write, made as kube-apiserver's field manager

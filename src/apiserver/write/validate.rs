@@ -16,8 +16,8 @@ use crate::scenario::ObjectKind;
 
 /// Settles the object's namespace and name against the URL's: fills a missing namespace,
 /// refuses a different one, and for a create draws a name from `generateName`.
-pub(super) fn object_key(
-    kind: ObjectKind,
+pub(in crate::apiserver) fn object_key(
+    kind: &str,
     namespace: &str,
     object: &mut Value,
     url_name: Option<&str>,
@@ -76,12 +76,13 @@ pub(super) fn object_key(
     })
 }
 
-/// A 422 Invalid naming the object and what is wrong with it.
-fn invalid_object(kind: ObjectKind, name: &str, what: &str) -> ApiError {
+/// A 422 Invalid naming the object (by its kind, qualified by its group: `Pod`,
+/// `Deployment.apps`) and what is wrong with it.
+fn invalid_object(kind: &str, name: &str, what: &str) -> ApiError {
     ApiError::new(
         StatusCode::UNPROCESSABLE_ENTITY,
         "Invalid",
-        format!("{} {name:?} is invalid: {what}", kind.qualified_kind()),
+        format!("{kind} {name:?} is invalid: {what}"),
     )
 }
 
@@ -99,10 +100,27 @@ pub(super) fn object(
     endpoint: Endpoint,
 ) -> Result<(), ApiError> {
     let mut causes = Causes::default();
+    metadata(key, &object["metadata"], &mut causes);
+    match (kind, endpoint) {
+        (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], "spec", &mut causes),
+        (ObjectKind::Deployment, Endpoint::Object) => {
+            deployment_spec(&object["spec"], &mut causes);
+        }
+        (ObjectKind::Deployment, Endpoint::Status) => {
+            deployment_status(&object["status"], &mut causes);
+        }
+        _ => {}
+    }
+    causes.into_result(kind.qualified_kind(), &key.name)
+}
+
+/// `ValidateObjectMeta`'s checks of every kind: the name is a DNS-1123 subdomain; label
+/// keys are qualified names and values valid label values; annotation keys are qualified
+/// names, all annotations together at most 256 KiB; the finalizers.
+pub(in crate::apiserver) fn metadata(key: &NamespacedName, meta: &Value, causes: &mut Causes) {
     if !is_dns_subdomain(&key.name) {
         causes.invalid("metadata.name", &json!(key.name), DNS_SUBDOMAIN);
     }
-    let meta = &object["metadata"];
     for (k, v) in meta["labels"].as_object().into_iter().flatten() {
         let field = "metadata.labels";
         if let Some(why) = qualified_name_error(k) {
@@ -133,18 +151,7 @@ pub(super) fn object(
             format!("Too long: may not be more than {MAX_ANNOTATIONS_BYTES} bytes"),
         );
     }
-    finalizers(&meta["finalizers"], &mut causes);
-    match (kind, endpoint) {
-        (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], "spec", &mut causes),
-        (ObjectKind::Deployment, Endpoint::Object) => {
-            deployment_spec(&object["spec"], &mut causes);
-        }
-        (ObjectKind::Deployment, Endpoint::Status) => {
-            deployment_status(&object["status"], &mut causes);
-        }
-        _ => {}
-    }
-    causes.into_result(kind, &key.name)
+    finalizers(&meta["finalizers"], causes);
 }
 
 /// `ValidateFinalizers`: each a qualified name, and not both of the garbage collector's.
@@ -186,7 +193,7 @@ pub(super) fn update(
     if (kind, endpoint) == (ObjectKind::Pod, Endpoint::Object) {
         pod_spec_update(&object["spec"], &current["spec"], &mut causes);
     }
-    causes.into_result(kind, &key.name)
+    causes.into_result(kind.qualified_kind(), &key.name)
 }
 
 fn deletion_update(new: &Value, was: &Value, causes: &mut Causes) {
@@ -604,14 +611,19 @@ fn toleration(at: &str, t: &Value, causes: &mut Causes) {
 
 /// The fields at fault, gathered as kube-apiserver's field.ErrorList.
 #[derive(Debug, Default)]
-struct Causes(Vec<(&'static str, String, String)>);
+pub(in crate::apiserver) struct Causes(Vec<(&'static str, String, String)>);
 
 impl Causes {
-    fn push(&mut self, reason: &'static str, field: &str, message: String) {
+    pub(in crate::apiserver) fn push(
+        &mut self,
+        reason: &'static str,
+        field: &str,
+        message: String,
+    ) {
         self.0.push((reason, message, field.to_owned()));
     }
 
-    fn invalid(&mut self, field: &str, value: &Value, why: &str) {
+    pub(in crate::apiserver) fn invalid(&mut self, field: &str, value: &Value, why: &str) {
         self.push(
             "FieldValueInvalid",
             field,
@@ -619,11 +631,21 @@ impl Causes {
         );
     }
 
+    /// A required field left out (`FieldValueRequired`).
+    pub(in crate::apiserver) fn required(&mut self, field: &str) {
+        self.push("FieldValueRequired", field, "Required value".to_owned());
+    }
+
     /// `Ok` when nothing is at fault; else 422 with every cause, worded as
     /// kube-apiserver words them (one: `field: message`; more: `[a: x, b: y]`), its
-    /// `details` naming the object by kind (`Pod`), as `errors.NewInvalid` does, so that
-    /// kubectl prints `The Pod "x" is invalid`.
-    fn into_result(self, kind: ObjectKind, name: &str) -> Result<(), ApiError> {
+    /// `details` naming the object by `kind`, qualified by its group (`Pod`,
+    /// `Deployment.apps`), as `errors.NewInvalid` does, so that kubectl prints `The Pod
+    /// "x" is invalid`.
+    pub(in crate::apiserver) fn into_result(
+        self,
+        kind: &'static str,
+        name: &str,
+    ) -> Result<(), ApiError> {
         let mut listed: Vec<String> = self.0.iter().map(|(_, m, f)| format!("{f}: {m}")).collect();
         let what = match listed.len() {
             0 => return Ok(()),
@@ -631,19 +653,22 @@ impl Causes {
             _ => format!("[{}]", listed.join(", ")),
         };
         Err(invalid_object(kind, name, &what)
-            .about(name, kind.qualified_kind())
+            .about(name, kind)
             .with_causes(self.0))
     }
 }
 
-/// Refuses an update written against another version or another object (HTTP 409).
-pub(super) fn check_preconditions(
-    kind: ObjectKind,
+/// Refuses an update written against another version or another object (HTTP 409), of
+/// `resource` (as messages name it: `pods`, `leases.coordination.k8s.io`).
+pub(in crate::apiserver) fn check_preconditions(
+    resource: &'static str,
     key: &NamespacedName,
     object: &Value,
     current: &Value,
 ) -> Result<(), ApiError> {
-    let conflict = |message: String| ApiError::new(StatusCode::CONFLICT, "Conflict", message);
+    let conflict = |message: String| {
+        ApiError::new(StatusCode::CONFLICT, "Conflict", message).about(&key.name, resource)
+    };
     let field = |v: &Value, f: &str| v["metadata"][f].as_str().unwrap_or_default().to_owned();
     let rv = field(object, "resourceVersion");
     if !rv.is_empty() && rv.parse::<u64>().is_err() {
@@ -654,8 +679,7 @@ pub(super) fn check_preconditions(
     }
     if !rv.is_empty() && rv != field(current, "resourceVersion") {
         return Err(conflict(format!(
-            "Operation cannot be fulfilled on {} {:?}: the object has been modified; please apply your changes to the latest version and try again",
-            kind.plural(),
+            "Operation cannot be fulfilled on {resource} {:?}: the object has been modified; please apply your changes to the latest version and try again",
             key.name
         )));
     }
