@@ -15,6 +15,44 @@ use super::ApiServer;
 use super::group::{Apps, Core, Group, SampledGroup};
 use crate::scenario::ObjectKind;
 
+/// Where a router serves, which decides what discovery lists: in process, to the
+/// informer under test ([`InProcess`]), or over the network (`serve`, `run`'s loopback
+/// server), where the server also keeps the records programs write beside the
+/// scenario's objects (Leases, Events: `records::Network`).
+pub trait Serving: Send + Sync + 'static {
+    /// Named groups served beside the scenario's kind's, in `/apis`'s order.
+    fn groups() -> Vec<Value>;
+    /// Resources of the core group beside the scenario's kinds, as `/api/v1` lists them.
+    fn core_resources() -> Vec<Value>;
+    /// The same, as the core group's OpenAPI document describes them.
+    fn core_described() -> Vec<Described>;
+    /// The OpenAPI documents of the named groups beside the scenario's kind's, by root
+    /// (`apis/coordination.k8s.io/v1`).
+    fn documents() -> Vec<(&'static str, Value)>;
+}
+
+/// In process: the scenario's objects, nothing else.
+#[derive(Debug)]
+pub struct InProcess;
+
+impl Serving for InProcess {
+    fn groups() -> Vec<Value> {
+        Vec::new()
+    }
+
+    fn core_resources() -> Vec<Value> {
+        Vec::new()
+    }
+
+    fn core_described() -> Vec<Described> {
+        Vec::new()
+    }
+
+    fn documents() -> Vec<(&'static str, Value)> {
+        Vec::new()
+    }
+}
+
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
 pub async fn version() -> Json<Value> {
     Json(json!({
@@ -44,12 +82,14 @@ pub async fn api_versions(headers: HeaderMap) -> Json<Value> {
 }
 
 /// `/apis`: the named groups this server serves (`apps` when the scenario's kind is in
-/// it, a sampled kind's own group; see [`Group::served_with`]).
-pub async fn api_groups(State(server): State<ApiServer>) -> Json<Value> {
+/// it, a sampled kind's own group; see [`Group::served_with`]), and those `S` serves
+/// beside them, in kube-apiserver's order.
+pub async fn api_groups<S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
     let kind = server.spec().kind;
     let apps = Apps::served_with(kind).then(|| group_of::<Apps>(kind));
+    let records = S::groups();
     let sampled = SampledGroup::served_with(kind).then(|| group_of::<SampledGroup>(kind));
-    let groups: Vec<Value> = apps.into_iter().chain(sampled).collect();
+    let groups: Vec<Value> = apps.into_iter().chain(records).chain(sampled).collect();
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }
 
@@ -62,9 +102,27 @@ pub async fn api_group<G: Group>(State(server): State<ApiServer>) -> Json<Value>
 }
 
 fn group_of<G: Group>(served: ObjectKind) -> Value {
-    let (name, version) = (G::name(served), G::version(served));
+    named_group(G::name(served), G::version(served))
+}
+
+/// A named group of one version, as `/apis` lists it.
+pub(super) fn named_group(name: &str, version: &str) -> Value {
     let version = json!({"groupVersion": format!("{name}/{version}"), "version": version});
     json!({"name": name, "versions": [version], "preferredVersion": version})
+}
+
+/// `/api/v1`: the core group's resources ([`group_resources`]), and those `S` serves
+/// beside them.
+pub async fn core_resources<S: Serving>(server: State<ApiServer>) -> Json<Value> {
+    let Json(mut list) = group_resources::<Core>(server).await;
+    let beside = S::core_resources();
+    if !beside.is_empty()
+        && let Some(resources) = list["resources"].as_array_mut()
+    {
+        resources.extend(beside);
+        resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    }
+    Json(list)
 }
 
 /// `/api/v1`, `/apis/{group}/v1`: the resources of a group this server serves. Only the
@@ -149,27 +207,27 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
 
 /// `/openapi/v3`: where each group's document is, with a hash of it (kubectl caches
 /// a document by server and hash; the documents differ by kind).
-pub async fn openapi_v3_paths(State(server): State<ApiServer>) -> Json<Value> {
+pub async fn openapi_v3_paths<S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
     let kind = server.spec().kind;
-    let entry = |document: Value| {
-        let mut hasher = std::hash::DefaultHasher::new();
-        std::hash::Hash::hash(&document.to_string(), &mut hasher);
-        std::hash::Hasher::finish(&hasher)
-    };
-    let core = entry(group_document::<Core>(kind));
-    let mut paths = json!({
-        "api/v1": {"serverRelativeURL": format!("/openapi/v3/api/v1?hash={core:016X}")},
-    });
+    let mut documents = vec![("api/v1", core_document::<S>(kind))];
     if Apps::served_with(kind) {
-        let apps = entry(group_document::<Apps>(kind));
-        paths["apis/apps/v1"] =
-            json!({"serverRelativeURL": format!("/openapi/v3/apis/apps/v1?hash={apps:016X}")});
+        documents.push(("apis/apps/v1", group_document::<Apps>(kind)));
     }
+    documents.extend(S::documents());
     if SampledGroup::served_with(kind) {
         let root = kind.api_root().trim_start_matches('/');
-        let hash = entry(group_document::<SampledGroup>(kind));
-        paths[root] = json!({"serverRelativeURL": format!("/openapi/v3/{root}?hash={hash:016X}")});
+        documents.push((root, group_document::<SampledGroup>(kind)));
     }
+    let paths: serde_json::Map<String, Value> = documents
+        .into_iter()
+        .map(|(root, document)| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(&document.to_string(), &mut hasher);
+            let hash = std::hash::Hasher::finish(&hasher);
+            let url = format!("/openapi/v3/{root}?hash={hash:016X}");
+            (root.to_owned(), json!({"serverRelativeURL": url}))
+        })
+        .collect();
     Json(json!({ "paths": paths }))
 }
 
@@ -181,28 +239,85 @@ pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json
     Json(group_document::<G>(server.spec().kind))
 }
 
+/// `/openapi/v3/api/v1`: the core group's document, with the paths of the resources `S`
+/// serves beside the scenario's kinds.
+pub async fn openapi_v3_core<S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
+    Json(core_document::<S>(server.spec().kind))
+}
+
+fn core_document<S: Serving>(kind: ObjectKind) -> Value {
+    let mut resources = described(kind, "");
+    resources.extend(S::core_described());
+    document("", "v1", Core::root(kind), &resources)
+}
+
 /// The OpenAPI v3 schemas of the core group's kinds, as [`schemas`] describes them.
 pub(super) const CORE_SCHEMAS: &str = include_str!("../../proto/openapi/api__v1.json");
 /// The OpenAPI v3 schemas of the apps group's kinds, as [`schemas`] describes them.
 pub(super) const APPS_SCHEMAS: &str = include_str!("../../proto/openapi/apis__apps__v1.json");
+/// The OpenAPI v3 schema of Leases (`coordination.k8s.io/v1`), as [`schemas`] describes
+/// them: served beside the scenario's kind ([`super::records`]).
+pub(super) const COORDINATION_SCHEMAS: &str =
+    include_str!("../../proto/openapi/apis__coordination.k8s.io__v1.json");
+/// The OpenAPI v3 schema of Events in `events.k8s.io/v1` (the core group's document has
+/// them in `v1`), as [`schemas`] describes them.
+pub(super) const EVENTS_SCHEMAS: &str =
+    include_str!("../../proto/openapi/apis__events.k8s.io__v1.json");
 
 /// The OpenAPI v3 schemas of the kinds the built-in apiserver serves in a group, and of
 /// every schema they refer to, from kube-apiserver v1.37.2's documents
 /// (servers/kube-apiserver/openapischemas prints them; CI checks they are its output).
 /// Parsed when a document is asked for, so that a server holds none of them between.
 /// A sampled kind's own group has none: the tool knows its objects, not its schema.
-fn schemas(group: &str) -> Value {
+pub(super) fn schemas(group: &str) -> Value {
     let text = match group {
         "" => CORE_SCHEMAS,
         "apps" => APPS_SCHEMAS,
+        "coordination.k8s.io" => COORDINATION_SCHEMAS,
+        "events.k8s.io" => EVENTS_SCHEMAS,
         _ => return json!({}),
     };
     serde_json::from_str(text).expect("the committed schemas are JSON (a unit test reads them)")
 }
 
 fn group_document<G: Group>(kind: ObjectKind) -> Value {
+    let (name, version) = (G::name(kind), G::version(kind));
+    document(name, version, G::root(kind), &described(kind, name))
+}
+
+/// A resource an OpenAPI document describes: its kind, plural and scope, and whether it
+/// is written here (its PATCH, with the `fieldValidation` parameter kubectl looks for).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Described {
+    pub(super) kind: &'static str,
+    pub(super) plural: &'static str,
+    pub(super) namespaced: bool,
+    pub(super) written: bool,
+}
+
+/// The resources of group `group` a server of `served` objects serves: its kinds there,
+/// and namespaces in the core group.
+pub(super) fn described(served: ObjectKind, group: &str) -> Vec<Described> {
+    let kinds = ObjectKind::in_group(served, group).map(|k| Described {
+        kind: k.as_str(),
+        plural: k.plural(),
+        namespaced: k.namespaced(),
+        written: k == served,
+    });
+    let namespaces = group.is_empty().then_some(Described {
+        kind: "Namespace",
+        plural: "namespaces",
+        namespaced: false,
+        written: false,
+    });
+    kinds.chain(namespaces).collect()
+}
+
+/// The OpenAPI v3 document of group `name` at `version`, served under `root`, for
+/// `resources`: each resource's LIST, the PATCH of those written here, and the schemas of
+/// the group's kinds.
+pub(super) fn document(name: &str, version: &str, root: &str, resources: &[Described]) -> Value {
     let mut paths = serde_json::Map::new();
-    let (name, version, root) = (G::name(kind), G::version(kind), G::root(kind));
     // The group as kube's operation IDs spell it: `Core`, `Apps`, `ExampleCom`.
     let group: String = match name {
         "" => "Core".into(),
@@ -222,50 +337,49 @@ fn group_document<G: Group>(kind: ObjectKind) -> Value {
             first.to_uppercase().chain(chars).collect::<String>()
         })
     });
+    let gvk = |kind: &str| json!({"group": name, "version": version, "kind": kind});
     // Each kind the group lists, by its LIST: `kubectl explain` finds a resource's kind
     // in its path's operations, then its schema by that kind.
-    let listed = ObjectKind::in_group(kind, name).map(|k| (k.as_str(), k.plural(), k.namespaced()));
-    let namespaces = name
-        .is_empty()
-        .then_some(("Namespace", "namespaces", false));
-    for (kind, plural, namespaced) in listed.chain(namespaces) {
-        let (path, scope) = match namespaced {
+    for resource in resources {
+        let (path, scope) = match resource.namespaced {
             true => (
-                format!("{root}/namespaces/{{namespace}}/{plural}"),
+                format!("{root}/namespaces/{{namespace}}/{}", resource.plural),
                 "Namespaced",
             ),
-            false => (format!("{root}/{plural}"), ""),
+            false => (format!("{root}/{}", resource.plural), ""),
         };
         paths.insert(
             path,
             json!({
                 "get": {
-                    "operationId": format!("list{api}{scope}{kind}"),
+                    "operationId": format!("list{api}{scope}{}", resource.kind),
                     "x-kubernetes-action": "list",
-                    "x-kubernetes-group-version-kind": {"group": name, "version": version, "kind": kind},
+                    "x-kubernetes-group-version-kind": gvk(resource.kind),
                 },
             }),
         );
     }
-    if kind.group() == name {
-        let (path, scope) = if kind.namespaced() {
+    let parameter = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
+    for resource in resources.iter().filter(|r| r.written) {
+        let (path, scope) = if resource.namespaced {
             (
-                format!("{root}/namespaces/{{namespace}}/{}/{{name}}", kind.plural()),
+                format!(
+                    "{root}/namespaces/{{namespace}}/{}/{{name}}",
+                    resource.plural
+                ),
                 "Namespaced",
             )
         } else {
-            (format!("{root}/{}/{{name}}", kind.plural()), "")
+            (format!("{root}/{}/{{name}}", resource.plural), "")
         };
-        let parameter =
-            |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
         paths.insert(
             path,
             json!({
                 "patch": {
-                    "operationId": format!("patch{api}{scope}{}", kind.as_str()),
+                    "operationId": format!("patch{api}{scope}{}", resource.kind),
                     "parameters": [parameter("dryRun"), parameter("fieldManager"), parameter("fieldValidation")],
                     "x-kubernetes-action": "patch",
-                    "x-kubernetes-group-version-kind": {"group": name, "version": version, "kind": kind.as_str()},
+                    "x-kubernetes-group-version-kind": gvk(resource.kind),
                 },
             }),
         );

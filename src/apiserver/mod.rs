@@ -30,6 +30,7 @@ mod namespaces;
 mod patch;
 pub(crate) mod protobuf;
 mod query;
+mod records;
 mod routes;
 mod serve;
 mod state;
@@ -62,6 +63,11 @@ use crate::scenario::{Amount, ObjectSpec, Scope};
 use generate::{Generator, ObjectId};
 use state::State;
 use version::{NamespacedName, Version, Written};
+
+/// The namespaces kube-apiserver makes when it starts (its system namespaces
+/// controller): where programs take their Leases (`kube-system`) and write their Events
+/// when their objects live elsewhere.
+const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 /// A handle to the server; clones share it.
 #[derive(Debug, Clone)]
@@ -605,17 +611,20 @@ impl ApiServer {
         self.shared.head.subscribe()
     }
 
-    /// Whether `namespace` exists: one the objects are spread over, or `default`.
+    /// Whether `namespace` exists: one the objects are spread over, or one of
+    /// kube-apiserver's own ([`SYSTEM_NAMESPACES`]).
     pub fn has_namespace(&self, namespace: &str) -> bool {
-        namespace == "default" || self.namespace_ordinal(namespace).is_some()
+        SYSTEM_NAMESPACES.contains(&namespace) || self.namespace_ordinal(namespace).is_some()
     }
 
-    /// Namespace `name` as kube-apiserver serves one it made (`default`) or one a client
-    /// created: a uid of its own, the server's epoch as its creation time, and the
-    /// label kube-apiserver sets with its managedFields entry. `None` if there is none.
+    /// Namespace `name` as kube-apiserver serves one it made ([`SYSTEM_NAMESPACES`]) or
+    /// one a client created: a uid of its own, the server's epoch as its creation time,
+    /// and the label kube-apiserver sets with its managedFields entry. `None` if there is
+    /// none.
     pub fn namespace_object(&self, name: &str) -> Option<serde_json::Value> {
-        let ordinal = match name {
-            "default" => self.spec().namespaces,
+        let ordinal = match SYSTEM_NAMESPACES.iter().position(|n| *n == name) {
+            // After the objects' namespaces, `default` first, as before the others.
+            Some(i) if self.namespace_ordinal(name).is_none() => self.spec().namespaces + i as u32,
             _ => self.namespace_ordinal(name)?,
         };
         let created = generate::epoch_time();
@@ -660,11 +669,13 @@ impl ApiServer {
         Ok(scan.page.items.len() as u64)
     }
 
-    /// The namespaces a client can see, `default` among them, by name.
+    /// The namespaces a client can see, kube-apiserver's own among them, by name.
     pub(crate) fn namespace_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.shared.namespaces.keys().cloned().collect();
-        if !names.iter().any(|n| n == "default") {
-            names.push("default".to_owned());
+        for system in SYSTEM_NAMESPACES {
+            if !names.iter().any(|n| n == system) {
+                names.push(system.to_owned());
+            }
         }
         names.sort();
         names

@@ -12,9 +12,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use super::discovery::{InProcess, Serving};
 use super::form::{Form, Wire};
 use super::group::{Apps, Core, Group, SampledGroup};
 use super::query::{Query, Selection};
+use super::records::{self, Network, Records};
 use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
@@ -22,8 +24,13 @@ use super::{ApiServer, discovery, health, namespaces, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
-/// The apiserver's routes, ready to serve on any transport.
+/// The apiserver's routes in process, ready to serve on any transport.
 pub fn router(server: ApiServer) -> Router {
+    routes::<InProcess>(server)
+}
+
+/// The apiserver's routes, with discovery as `S` has it.
+fn routes<S: Serving>(server: ApiServer) -> Router {
     let router = Router::new()
         .route(
             "/version",
@@ -35,19 +42,19 @@ pub fn router(server: ApiServer) -> Router {
         )
         .route(
             "/api/v1",
-            get(discovery::group_resources::<Core>).fallback(method_not_allowed),
+            get(discovery::core_resources::<S>).fallback(method_not_allowed),
         )
         .route(
             "/apis",
-            get(discovery::api_groups).fallback(method_not_allowed),
+            get(discovery::api_groups::<S>).fallback(method_not_allowed),
         )
         .route(
             "/openapi/v3",
-            get(discovery::openapi_v3_paths).fallback(method_not_allowed),
+            get(discovery::openapi_v3_paths::<S>).fallback(method_not_allowed),
         )
         .route(
             "/openapi/v3/api/v1",
-            get(discovery::openapi_v3_group::<Core>).fallback(method_not_allowed),
+            get(discovery::openapi_v3_core::<S>).fallback(method_not_allowed),
         );
     let kind = server.spec().kind;
     let router = cluster_scope::<Core>(router, kind)
@@ -78,12 +85,16 @@ pub fn router(server: ApiServer) -> Router {
 }
 
 /// The routes served over TCP (`serve`, and `run`'s loopback server for external
-/// variants): the apiserver's, and the health probes that scripts and programs wait on.
-/// The in-process transport leaves the probes out: no client there asks for them, and the
-/// router's own size is part of every report's exact apiserver figures.
+/// variants): the apiserver's, the health probes that scripts and programs wait on, and
+/// the Leases and Events programs write beside the scenario's objects ([`records`]).
+/// The in-process transport leaves the probes and the records out: no client there asks
+/// for them, and the router's own size is part of every report's exact apiserver
+/// figures.
 pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
-    health::routes(router(server)).fallback(move |uri: axum::http::Uri| async move {
+    let records = records::routes(Records::new(server.clone()));
+    let router = health::routes(routes::<Network>(server)).merge(records);
+    router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {
             unknown_resource()
         } else {
@@ -106,6 +117,7 @@ fn in_served_group(kind: ObjectKind, path: &str) -> bool {
     let group = group.split('/').next().unwrap_or_default();
     (Apps::served_with(kind) && group == Apps::name(kind))
         || (SampledGroup::served_with(kind) && group == SampledGroup::name(kind))
+        || records::GROUPS.iter().any(|api| api.group() == group)
 }
 
 /// The status subresource of `kind`, in group `G`: the object read (as a GET of it

@@ -707,7 +707,7 @@ async fn namespaces_are_listed_and_got_as_json_metadata_or_tables() {
     let server = ApiServer::new(spec.clone());
     let mut expected: Vec<String> = (0..spec.namespaces)
         .map(|i| generate::namespace(&spec, i))
-        .chain(["default".to_owned()])
+        .chain(["default", "kube-node-lease", "kube-public", "kube-system"].map(String::from))
         .collect();
     expected.sort();
     expected.dedup();
@@ -736,6 +736,13 @@ async fn namespaces_are_listed_and_got_as_json_metadata_or_tables() {
     assert_eq!(one["rows"].as_array().unwrap().len(), 1);
     let whole = &get_accepting(&server, "/api/v1/namespaces/default", "application/json").await[0];
     assert_eq!(whole["kind"], "Namespace");
+    let system = &get_accepting(
+        &server,
+        "/api/v1/namespaces/kube-system",
+        "application/json",
+    )
+    .await[0];
+    assert_ne!(system["metadata"]["uid"], whole["metadata"]["uid"]);
     let missing = &get_accepting(&server, "/api/v1/namespaces/nope", "application/json").await[0];
     assert_eq!(missing["code"], 404);
     let watch =

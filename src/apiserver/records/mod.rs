@@ -1,0 +1,665 @@
+//! Leases and Events: what a program writes beside the objects it watches, kept so that
+//! a controller runs against the built-in apiserver as it runs in a cluster. A
+//! controller-runtime manager or client-go's `leaderelection` takes a Lease in
+//! `coordination.k8s.io/v1` before it starts its controllers (without one it never
+//! asks for the objects at all), and event recorders write Events, in `v1` (client-go's
+//! `record`) or `events.k8s.io/v1` (`tools/events`); `kubectl get events`, `kubectl
+//! describe` and `kubectl get leases` read them back.
+//!
+//! Served over TCP only ([`super::routes::network_router`]: `serve`, `run`'s loopback
+//! server for external variants, crosscheck), as kube-apiserver serves them: create,
+//! get, list (label and field selectors), replace (a PUT of a missing one creates it),
+//! JSON, merge and strategic-merge patches, delete and deletecollection, in JSON or
+//! protobuf, as tables for kubectl, each write with its managedFields entry. Not served:
+//! watches of them, and server-side apply (415).
+//!
+//! The records keep resourceVersions of their own, apart from the scenario's objects':
+//! a Lease renewed every two seconds on the wall clock would otherwise move the versions
+//! a run's objects get, which every report's figures follow, and no client compares
+//! versions across resources. No phase writes them and no informer under test reads
+//! them, so they stay out of every report.
+
+mod api;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+pub use api::Api;
+use api::Stored;
+
+use super::ApiServer;
+use super::apply;
+use super::discovery::{Described, Serving, document as group_document, named_group, schemas};
+use super::extract::{ApiBody, ApiPath};
+use super::form::{Form, Wire};
+use super::patch::{self, PatchType};
+use super::protobuf;
+use super::query::Query;
+use super::status::{ApiError, method_not_allowed, namespace_not_found};
+use super::table::{self, metadata_only};
+use super::version::NamespacedName;
+use super::write::{
+    self, BodyWire, DeleteOptions, FieldValidation, WriteOptions, body_wire, decode_as,
+    duplicated_fields, unknown_fields, unsupported_media_type,
+};
+use crate::apiserver::generate;
+
+/// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
+pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
+
+/// Over the network: the scenario's objects and the records, which discovery lists.
+#[derive(Debug)]
+pub struct Network;
+
+impl Serving for Network {
+    fn groups() -> Vec<Value> {
+        GROUPS.map(|api| named_group(api.group(), "v1")).into()
+    }
+
+    fn core_resources() -> Vec<Value> {
+        vec![resource(Api::CoreEvent)]
+    }
+
+    fn core_described() -> Vec<Described> {
+        vec![described(Api::CoreEvent)]
+    }
+
+    fn documents() -> Vec<(&'static str, Value)> {
+        GROUPS.map(|api| (&api.root()[1..], document(api))).into()
+    }
+}
+
+/// The records one server keeps; clones share them.
+#[derive(Debug, Clone)]
+pub struct Records {
+    /// The server whose namespaces they live in, and whose seed draws their UIDs.
+    server: ApiServer,
+    store: Arc<Mutex<Store>>,
+}
+
+#[derive(Debug, Default)]
+struct Store {
+    /// Each record in the form it is kept in (Events as `v1`), by resource, namespace
+    /// and name.
+    objects: BTreeMap<(Stored, String, String), Value>,
+    /// The newest resourceVersion a record got (their own: see the module's notes).
+    resource_version: u64,
+    /// Records created so far, which numbers each one's UID.
+    created: u32,
+}
+
+impl Records {
+    /// No records yet, beside `server`'s objects.
+    pub fn new(server: ApiServer) -> Records {
+        Records {
+            server,
+            store: Arc::default(),
+        }
+    }
+
+    fn store(&self) -> MutexGuard<'_, Store> {
+        // Every change is made whole before the lock is let go.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The records' routes, their groups' discovery documents among them.
+pub fn routes(records: Records) -> Router {
+    let mut router = Router::new();
+    for api in Api::ALL {
+        let (root, plural) = (api.root(), api.plural());
+        router = router
+            .route(
+                &format!("{root}/{plural}"),
+                get(move |state, query, headers| list(state, api, None, query, headers))
+                    .fallback(method_not_allowed),
+            )
+            .route(
+                &format!("{root}/namespaces/{{namespace}}/{plural}"),
+                get(move |state, ApiPath(namespace), query, headers| {
+                    list(state, api, Some(namespace), query, headers)
+                })
+                .post(move |state, path, query, headers, body| {
+                    create(state, api, path, query, headers, body)
+                })
+                .delete(move |state, ApiPath(namespace), query, body| {
+                    delete_collection(state, api, namespace, query, body)
+                })
+                .fallback(method_not_allowed),
+            )
+            .route(
+                &format!("{root}/namespaces/{{namespace}}/{plural}/{{name}}"),
+                get(move |state, path, query, headers| read(state, api, path, query, headers))
+                    .put(move |state, path, query, headers, body| {
+                        replace(state, api, path, query, headers, body)
+                    })
+                    .patch(move |state, path, query, headers, body| {
+                        patch(state, api, path, query, headers, body)
+                    })
+                    .delete(move |state, path, query, body| delete(state, api, path, query, body))
+                    .fallback(method_not_allowed),
+            );
+    }
+    for api in GROUPS {
+        let root = api.root();
+        router = router
+            .route(
+                &format!("/apis/{}", api.group()),
+                get(move || async move {
+                    let mut group = named_group(api.group(), "v1");
+                    group["kind"] = json!("APIGroup");
+                    group["apiVersion"] = json!("v1");
+                    axum::Json(group)
+                })
+                .fallback(method_not_allowed),
+            )
+            .route(
+                root,
+                get(move || async move {
+                    axum::Json(json!({
+                        "kind": "APIResourceList", "apiVersion": "v1",
+                        "groupVersion": api.api_version(), "resources": [resource(api)],
+                    }))
+                })
+                .fallback(method_not_allowed),
+            )
+            .route(
+                &format!("/openapi/v3{root}"),
+                get(move || async move { axum::Json(document(api)) }).fallback(method_not_allowed),
+            );
+    }
+    router.with_state(records)
+}
+
+/// Whether `path` is one of the records' (their groups', or the core group's Events):
+/// what a program writes beside the objects, which `run`'s gate lets through before
+/// the program has its objects.
+pub fn written_at(path: &str) -> bool {
+    if GROUPS
+        .iter()
+        .any(|api| path.starts_with(&format!("/apis/{}/", api.group())))
+    {
+        return true;
+    }
+    let Some(rest) = path.strip_prefix("/api/v1/") else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    matches!(
+        parts.as_slice(),
+        ["events", ..] | ["namespaces", _, "events", ..]
+    )
+}
+
+/// The resource `api` as its group's `APIResourceList` lists it: no `watch` among its
+/// verbs (kubectl then does not offer one).
+pub fn resource(api: Api) -> Value {
+    json!({
+        "name": api.plural(), "singularName": api.kind().to_lowercase(), "namespaced": true,
+        "kind": api.kind(),
+        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update"],
+        "shortNames": api.short_names(),
+    })
+}
+
+/// The resource `api` as an OpenAPI document describes it.
+pub fn described(api: Api) -> Described {
+    Described {
+        kind: api.kind(),
+        plural: api.plural(),
+        namespaced: true,
+        written: true,
+    }
+}
+
+/// The OpenAPI v3 document of the named group of `api`.
+pub fn document(api: Api) -> Value {
+    let document = group_document(api.group(), "v1", api.root(), &[described(api)]);
+    debug_assert!(schemas(api.group()).is_object());
+    document
+}
+
+/// A kept record as `api` gives it: in its version, with the fields Go writes at their
+/// zero and without those its `omitempty` leaves out.
+fn in_version(api: Api, stored: &Value) -> Result<Value, ApiError> {
+    protobuf::with_go_zeros(api.out_of_store(stored.clone()))
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// 404 for a record that does not exist.
+fn not_found(api: Api, name: &str) -> ApiError {
+    let resource = api.resource_name();
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        format!("{resource} {name:?} not found"),
+    )
+    .about(name, resource)
+}
+
+/// `GET {root}/namespaces/{namespace}/{plural}/{name}`.
+async fn read(
+    State(records): State<Records>,
+    api: Api,
+    ApiPath((namespace, name)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let (form, wire) = match Form::of_request(&headers, None, query.as_deref()) {
+        Ok((form, wire, _)) => (form, wire),
+        Err(refused) => return *refused,
+    };
+    write::respond(|| {
+        let store = records.store();
+        let key = (api.stored(), namespace, name);
+        let Some(stored) = store.objects.get(&key) else {
+            return Err(not_found(api, &key.2));
+        };
+        let object = in_version(api, stored)?;
+        Ok(answer(api, form, wire, vec![object], None))
+    })
+}
+
+/// `GET {root}/{plural}` (every namespace) and `{root}/namespaces/{namespace}/{plural}`.
+async fn list(
+    State(records): State<Records>,
+    api: Api,
+    namespace: Option<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let (form, wire, query) = match Form::of_request(&headers, None, query.as_deref()) {
+        Ok(request) => request,
+        Err(refused) => return *refused,
+    };
+    if query.watch {
+        return ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!(
+                "this server does not watch {} (a program writes them; no informer under test reads them)",
+                api.resource_name()
+            ),
+        )
+        .into_response();
+    }
+    write::respond(|| {
+        let store = records.store();
+        let objects = selected(&store, api, namespace.as_deref(), &query)?
+            .map(|(_, stored)| in_version(api, stored))
+            .collect::<Result<Vec<_>, _>>()?;
+        let metadata = json!({"resourceVersion": store.resource_version.to_string()});
+        Ok(answer(api, form, wire, objects, Some(metadata)))
+    })
+}
+
+/// The kept records of `api` in `namespace` (every one's: `None`) that the query's
+/// label and field selectors select, in key order.
+fn selected<'s>(
+    store: &'s Store,
+    api: Api,
+    namespace: Option<&str>,
+    query: &Query,
+) -> Result<impl Iterator<Item = (&'s (Stored, String, String), &'s Value)>, ApiError> {
+    let fields = api
+        .field_selector(&query.field_selector)
+        .map_err(ApiError::bad_request)?;
+    let labels = query.label_selector.clone();
+    let namespace = namespace.map(str::to_owned);
+    Ok(store
+        .objects
+        .iter()
+        .filter(move |((stored, ns, _), object)| {
+            let labels_of = object["metadata"]["labels"].as_object().map(|labels| {
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                    .collect()
+            });
+            *stored == api.stored()
+                && namespace.as_deref().is_none_or(|n| n == ns)
+                && labels.matches(&labels_of.unwrap_or_default())
+                && fields.matches_with(|field| Api::field_value(object, field))
+        }))
+}
+
+/// One record (`metadata` `None`) or a list of them, in the form and wire asked for.
+fn answer(
+    api: Api,
+    form: Form,
+    wire: Wire,
+    mut objects: Vec<Value>,
+    metadata: Option<Value>,
+) -> Response {
+    let body = match (form, metadata) {
+        (Form::Table(include), metadata) => {
+            let cells = |object: &Value, now| api.cells(&api.into_store(object.clone()), now);
+            table::of_values(&objects, api.columns(), cells, include, metadata)
+        }
+        (Form::Metadata, None) => metadata_only(&objects[0]),
+        (Form::Metadata, Some(metadata)) => json!({
+            "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": metadata, "items": objects.iter().map(metadata_only).collect::<Vec<_>>(),
+        }),
+        (Form::Full, None) => objects.swap_remove(0),
+        (Form::Full, Some(metadata)) => {
+            for object in &mut objects {
+                // A list's items leave out what the list says.
+                if let Some(fields) = object.as_object_mut() {
+                    fields.remove("kind");
+                    fields.remove("apiVersion");
+                }
+            }
+            json!({"kind": format!("{}List", api.kind()), "apiVersion": api.api_version(),
+                   "metadata": metadata, "items": objects})
+        }
+    };
+    wire.respond(StatusCode::OK, body.to_string().into_bytes())
+}
+
+/// One write's request: its options, its body's wire, the warnings for its answer.
+struct Request {
+    api: Api,
+    options: WriteOptions,
+    warnings: Vec<String>,
+    wire: Wire,
+}
+
+impl Request {
+    fn new(api: Api, query: Option<&str>, headers: &HeaderMap) -> Result<Request, ApiError> {
+        Ok(Request {
+            api,
+            options: WriteOptions::parse(query, headers)?,
+            warnings: Vec::new(),
+            wire: Form::accepted(headers, None).map_or(Wire::Json, |(_, wire)| wire),
+        })
+    }
+
+    /// A create's or replace's body as this version's object: decoded, keys set twice
+    /// and unknown fields dealt with as `fieldValidation` says, through the type.
+    fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
+        let validation = self.options.field_validation;
+        duplicated_fields(body, wire, validation, &mut self.warnings)?;
+        let object = decode_as(self.api.api_version(), self.api.kind(), body, wire)?;
+        typed(
+            self.api,
+            self.options.field_validation,
+            &mut self.warnings,
+            object,
+        )
+    }
+
+    /// The answer `object` (kept form) makes, with the request's warnings.
+    fn respond(&self, code: StatusCode, stored: &Value) -> Result<Response, ApiError> {
+        let mut object = in_version(self.api, stored)?;
+        if self.options.dry_run && code == StatusCode::CREATED {
+            // Nothing was stored, so there is no version to give.
+            object["metadata"]
+                .as_object_mut()
+                .map(|m| m.remove("resourceVersion"));
+        }
+        let response = self.wire.respond(code, object.to_string().into_bytes());
+        Ok(write::warned(response, &self.warnings))
+    }
+}
+
+/// `object` through the type of `api`'s version, its unknown fields dealt with as
+/// `validation` says, with Go's zero fields.
+fn typed(
+    api: Api,
+    validation: FieldValidation,
+    warnings: &mut Vec<String>,
+    object: Value,
+) -> Result<Value, ApiError> {
+    let typed = api.through_type(&object).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{k} in version \"v1\" cannot be handled as a {k}: {e}",
+            k = api.kind()
+        ))
+    })?;
+    unknown_fields(&object, &typed, validation, warnings)?;
+    protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
+}
+
+impl Records {
+    /// Writes the record `key` that `new` makes of the live one (in the request's
+    /// version; `None` when there is none), as kube-apiserver writes it: preconditions,
+    /// the writer's managedFields, validation, what the server owns, a resourceVersion of
+    /// the records' own. `creates` says whether a missing record may be created.
+    fn write(
+        &self,
+        (api, options): (Api, &WriteOptions),
+        key: &NamespacedName,
+        creates: bool,
+        new: impl FnOnce(Option<&Value>) -> Result<Value, ApiError>,
+    ) -> Result<(StatusCode, Value), ApiError> {
+        let mut store = self.store();
+        let id = (api.stored(), key.namespace.clone(), key.name.clone());
+        let kept = store.objects.get(&id).cloned();
+        let live = kept
+            .as_ref()
+            .map(|kept| in_version(api, kept))
+            .transpose()?;
+        if live.is_none() && !creates {
+            return Err(not_found(api, &key.name));
+        }
+        let mut object = new(live.as_ref())?;
+        if let Some(live) = &live {
+            write::check_preconditions(api.resource_name(), key, &object, live)?;
+            if api == Api::Lease && object["metadata"]["resourceVersion"].is_null() {
+                // A Lease's strategy allows no unconditional update.
+                let why = "must be specified for an update";
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Invalid",
+                    format!(
+                        "{} {:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: {why}",
+                        api.qualified_kind(),
+                        key.name
+                    ),
+                ));
+            }
+        }
+        let writer = apply::Writer {
+            manager: &options.field_manager,
+            subresource: None,
+        };
+        let entries = apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now());
+        object["metadata"]["managedFields"] = Value::Array(entries);
+        let mut stored = protobuf::with_go_zeros(api.into_store(object))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        api.validate(key, &stored, kept.as_ref())?;
+        let uid = match kept {
+            Some(_) => String::new(),
+            None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
+        };
+        write::identity(&mut stored, kept.as_ref(), &uid, false);
+        let code = match kept {
+            Some(_) => StatusCode::OK,
+            None => StatusCode::CREATED,
+        };
+        if options.dry_run {
+            return Ok((code, stored));
+        }
+        store.resource_version += 1;
+        stored["metadata"]["resourceVersion"] = json!(store.resource_version.to_string());
+        if code == StatusCode::CREATED {
+            store.created += 1;
+        }
+        store.objects.insert(id, stored.clone());
+        Ok((code, stored))
+    }
+}
+
+/// `POST {root}/namespaces/{namespace}/{plural}`.
+async fn create(
+    State(records): State<Records>,
+    api: Api,
+    ApiPath(namespace): ApiPath<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let request = (api, query.as_deref(), &headers, &body[..]);
+        records.post_or_put(request, &namespace, None)
+    })
+}
+
+/// `PUT {root}/namespaces/{namespace}/{plural}/{name}`: creates the record when it is
+/// missing, as both kinds' strategies allow.
+async fn replace(
+    State(records): State<Records>,
+    api: Api,
+    ApiPath((namespace, name)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let request = (api, query.as_deref(), &headers, &body[..]);
+        records.post_or_put(request, &namespace, Some(&name))
+    })
+}
+
+impl Records {
+    /// A create (`name`: `None`, the body names it) or a replace of the record the body
+    /// holds, in `namespace`.
+    fn post_or_put(
+        &self,
+        (api, query, headers, body): (Api, Option<&str>, &HeaderMap, &[u8]),
+        namespace: &str,
+        name: Option<&str>,
+    ) -> Result<Response, ApiError> {
+        let wire = body_wire(headers)?;
+        if !self.server.has_namespace(namespace) {
+            return Ok(namespace_not_found(namespace));
+        }
+        let mut request = Request::new(api, query, headers)?;
+        let mut object = request.decoded(body, wire)?;
+        let kind = api.qualified_kind();
+        let key = write::object_key(kind, namespace, &mut object, name, &self.server)?;
+        let (code, stored) = self.write((api, &request.options), &key, true, |live| {
+            match (live, name) {
+                (Some(_), None) => Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "AlreadyExists",
+                    format!("{} {:?} already exists", api.resource_name(), key.name),
+                )
+                .about(&key.name, api.resource_name())),
+                _ => Ok(object),
+            }
+        })?;
+        request.respond(code, &stored)
+    }
+}
+
+/// `PATCH {root}/namespaces/{namespace}/{plural}/{name}`: a JSON, merge or
+/// strategic-merge patch of a record there is.
+async fn patch(
+    State(records): State<Records>,
+    api: Api,
+    ApiPath((namespace, name)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let patch_type = write::patch_type(&headers)?;
+        if patch_type == PatchType::Apply {
+            return Err(unsupported_media_type(
+                "server-side apply of leases and events is not served here - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+            ));
+        }
+        let mut request = Request::new(api, query.as_deref(), &headers)?;
+        let key = NamespacedName { namespace, name };
+        let validation = request.options.field_validation;
+        let warnings = &mut request.warnings;
+        let (code, stored) = records.write((api, &request.options), &key, false, |live| {
+            let live = live.expect("a patch writes only a record there is");
+            let patched = patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
+            let mut object = typed(api, validation, warnings, patched)
+                .map_err(ApiError::invalid_patch_result)?;
+            write::object_key(
+                api.qualified_kind(),
+                &key.namespace,
+                &mut object,
+                Some(&key.name),
+                &records.server,
+            )?;
+            Ok(object)
+        })?;
+        request.respond(code, &stored)
+    })
+}
+
+/// `DELETE {root}/namespaces/{namespace}/{plural}/{name}`: answered with a `Success`
+/// Status naming it, as kube-apiserver answers for kinds without graceful deletion.
+async fn delete(
+    State(records): State<Records>,
+    api: Api,
+    ApiPath((namespace, name)): ApiPath<(String, String)>,
+    RawQuery(query): RawQuery,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let options = DeleteOptions::parse(query.as_deref(), &body)?;
+        let mut store = records.store();
+        let id = (api.stored(), namespace, name);
+        let Some(stored) = store.objects.get(&id) else {
+            return Err(not_found(api, &id.2));
+        };
+        options.check_object(api.resource_name(), stored)?;
+        let uid = stored["metadata"]["uid"].clone();
+        if !options.dry_run {
+            store.objects.remove(&id);
+        }
+        let (kind, group) = (api.plural(), api.group());
+        let mut details = json!({"name": id.2, "kind": kind, "uid": uid});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                            "status": "Success", "details": details});
+        Ok(Wire::Json.respond(StatusCode::OK, status.to_string().into_bytes()))
+    })
+}
+
+/// `DELETE {root}/namespaces/{namespace}/{plural}`: every record the selectors select,
+/// answered with the list of them.
+async fn delete_collection(
+    State(records): State<Records>,
+    api: Api,
+    namespace: String,
+    RawQuery(query): RawQuery,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let options = DeleteOptions::parse(query.as_deref(), &body)?;
+        let parsed = Query::parse(query.as_deref().unwrap_or_default())?;
+        let mut store = records.store();
+        let ids: Vec<_> = selected(&store, api, Some(&namespace), &parsed)?
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut gone = Vec::new();
+        for id in ids {
+            let object = match options.dry_run {
+                true => store.objects.get(&id).cloned(),
+                false => store.objects.remove(&id),
+            };
+            gone.extend(object.map(|o| in_version(api, &o)).transpose()?);
+        }
+        let metadata = json!({"resourceVersion": store.resource_version.to_string()});
+        Ok(answer(api, Form::Full, Wire::Json, gone, Some(metadata)))
+    })
+}
+
+#[cfg(test)]
+mod tests;
