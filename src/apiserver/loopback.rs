@@ -3,10 +3,13 @@
 //! requests until the run has measured the program before it got any object. The same
 //! serving, gate and all, carries the proxy `run` puts in front of a real server.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::http::{Method, StatusCode, Uri};
 
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -16,21 +19,30 @@ use tower::ServiceExt;
 
 use super::ApiServer;
 use super::group::{Group, SampledGroup};
+use super::records;
 use super::routes::network_router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
 use super::websocket;
+use crate::report::RefusedRequest;
 use crate::scenario::{ObjectKind, ObjectSpec};
 
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
 /// namespaces'), and under a sampled kind's own group (`/apis/example.com/v1alpha1/`),
-/// until it is opened; discovery passes.
+/// until it is opened; discovery and the records (a leader election's Lease, Events)
+/// pass. It also keeps the requests the server refused, to name when a program fails.
 #[derive(Debug, Clone)]
 pub struct Gate {
     open: watch::Sender<bool>,
     knocked: Arc<AtomicBool>,
     /// The root of the served kind's resources, when it is in neither of those groups.
     root: Option<&'static str>,
+    refused: Arc<Mutex<Refused>>,
 }
+
+/// Requests answered with a 4xx or 5xx, by method, path and status: how many times, and
+/// the first answer's message (a `Status`'s, or the text of a plain one).
+#[derive(Debug, Default)]
+struct Refused(BTreeMap<(String, String, u16), (u64, String)>);
 
 impl Gate {
     /// A closed gate in front of `kind`'s resources.
@@ -39,7 +51,66 @@ impl Gate {
             open: watch::Sender::new(false),
             knocked: Arc::new(AtomicBool::new(false)),
             root: SampledGroup::served_with(kind).then(|| kind.api_root()),
+            refused: Arc::default(),
         }
+    }
+
+    /// Notes a request the server refused (4xx, 5xx) with the message of its answer
+    /// `body`; not a read of one object that is not there (a leader election asks for
+    /// its Lease before it makes it): that is an answer, not something the server lacks.
+    fn refused(&self, method: &Method, uri: &Uri, status: StatusCode, body: &[u8]) {
+        let message = match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(answer) => {
+                let details = &answer["details"];
+                let named = details["name"].as_str().is_some_and(|n| !n.is_empty());
+                if method == Method::GET
+                    && status == StatusCode::NOT_FOUND
+                    && named
+                    && details["kind"] != "namespaces"
+                {
+                    return;
+                }
+                answer["message"].as_str().unwrap_or_default().to_owned()
+            }
+            Err(_) => String::from_utf8_lossy(body).trim().to_owned(),
+        };
+        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (method.to_string(), uri.path().to_owned(), status.as_u16());
+        refused.0.entry(key).or_insert((0, message)).0 += 1;
+    }
+
+    /// The requests the server refused since the last [`Gate::take_refused`], for an
+    /// error that says why a program did not get on (`""` without any): `; the server
+    /// refused 12 request(s): POST /apis/example.com/v1/namespaces/default/widgets: 404
+    /// "the server could not find the requested resource" (x12)`.
+    pub fn refusals(&self) -> String {
+        let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        match RefusedRequest::summary(&Gate::listed(&refused)) {
+            summary if summary.is_empty() => summary,
+            summary => format!("; {summary}"),
+        }
+    }
+
+    /// The requests the server refused since the last call, taken.
+    pub fn take_refused(&self) -> Vec<RefusedRequest> {
+        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        let listed = Gate::listed(&refused);
+        refused.0.clear();
+        listed
+    }
+
+    fn listed(refused: &Refused) -> Vec<RefusedRequest> {
+        let listed =
+            refused.0.iter().map(
+                |((method, path, status), (count, message))| RefusedRequest {
+                    method: method.clone(),
+                    path: path.clone(),
+                    status: *status,
+                    message: message.clone(),
+                    count: *count,
+                },
+            );
+        listed.collect()
     }
 
     /// Whether a request has come to the closed gate: the client is ready to list.
@@ -57,7 +128,8 @@ impl Gate {
             path.strip_prefix(root)
                 .is_some_and(|rest| rest.starts_with('/'))
         };
-        if !under("/api/v1") && !under("/apis/apps/v1") && !self.root.is_some_and(under) {
+        let held = under("/api/v1") || under("/apis/apps/v1") || self.root.is_some_and(under);
+        if !held || records::written_at(path) {
             return;
         }
         let mut open = self.open.subscribe();
@@ -128,7 +200,20 @@ where
                     let (answer, gate) = (answer.clone(), gate.clone());
                     async move {
                         gate.pass(request.uri().path()).await;
-                        Ok::<_, Infallible>(websocket::answer(request, answer).await)
+                        let (method, uri) = (request.method().clone(), request.uri().clone());
+                        let response = websocket::answer(request, answer).await;
+                        let status = response.status();
+                        if !status.is_client_error() && !status.is_server_error() {
+                            return Ok::<_, Infallible>(response);
+                        }
+                        // A refusal is a small body, whole: read to say what it said.
+                        let (parts, body) = response.into_parts();
+                        let body = http_body_util::BodyExt::collect(body)
+                            .await
+                            .map(|b| b.to_bytes())
+                            .unwrap_or_default();
+                        gate.refused(&method, &uri, status, &body);
+                        Ok(axum::response::Response::from_parts(parts, body.into()))
                     }
                 });
             tokio::spawn(async move {

@@ -13,7 +13,7 @@ use crate::measure;
 use crate::output::{self, Destination};
 use crate::progress::{Mode, Reporter};
 use crate::report::export::{self, ExportFormat};
-use crate::report::{Report, ScenarioInfo, fit, render_table};
+use crate::report::{RefusedRequest, Report, ScenarioInfo, fit, render_table};
 use crate::runner;
 use crate::scenario::{Scenario, Sweep};
 
@@ -31,7 +31,10 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let (report, cleanup) = measure(config, &scenario, &outputs)?;
     outputs.write(&report, config.quiet)?;
     if !config.quiet {
-        for note in heap_notes(&report) {
+        for note in heap_notes(&report)
+            .into_iter()
+            .chain(refusal_notes(&report))
+        {
             crate::say!("{note}");
         }
     }
@@ -78,6 +81,41 @@ fn selector_notes(scenario: &Scenario) -> Vec<String> {
             )
         });
     phases.chain(variants).collect()
+}
+
+/// A note for each external variant whose program the server refused requests of: a
+/// kind or a subresource it needs and the server lacks (a controller's second informer,
+/// a webhook's), which a user would otherwise see only as a program that does less than
+/// in a cluster, or in its log.
+fn refusal_notes(report: &Report) -> Vec<String> {
+    report
+        .variants
+        .iter()
+        .filter_map(|variant| {
+            let subject = variant.subject.as_ref()?;
+            let phases = variant.phases.iter().filter_map(|p| p.subject.as_deref());
+            let mut refused: Vec<RefusedRequest> = Vec::new();
+            for request in subject.setup.iter().chain(phases).flat_map(|f| &f.refused) {
+                let same = |r: &&mut RefusedRequest| {
+                    (&r.method, &r.path, r.status)
+                        == (&request.method, &request.path, request.status)
+                };
+                match refused.iter_mut().find(same) {
+                    Some(known) => known.count += request.count,
+                    None => refused.push(request.clone()),
+                }
+            }
+            let summary = RefusedRequest::summary(&refused);
+            (!summary.is_empty()).then(|| {
+                format!(
+                    "note: for variant `{}`, {summary} (each phase's are in the report: \
+                     `subject.refused`); a program that needs them may not run as it does \
+                     in a cluster",
+                    variant.name
+                )
+            })
+        })
+        .collect()
 }
 
 /// A note for each external variant with no heap reading in any phase: its `live`, `kept`

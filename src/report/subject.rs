@@ -76,6 +76,58 @@ pub struct SubjectFigures {
     /// server (the phase's consistency); without it, the phase ended on a quiet process and
     /// the store is unchecked.
     pub store_checked: bool,
+    /// The program's requests the server refused within the phase (or its setup): what
+    /// it asks for that the server lacks. Absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedRequest>,
+}
+
+/// Requests of a program that the server answered with a 4xx or 5xx, by method, path and
+/// status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedRequest {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The answer's status code.
+    pub status: u16,
+    /// The first answer's message (its `Status`'s, or its text).
+    pub message: String,
+    /// How many times the server refused it.
+    pub count: u64,
+}
+
+/// The most refusals a summary names (the first ones by method and path).
+const NAMED_REFUSALS: usize = 8;
+
+impl RefusedRequest {
+    /// `refused` in words, for a message (`""` when empty): `the server refused 12
+    /// request(s): POST /apis/example.com/v1/namespaces/default/widgets: 404 "the server
+    /// could not find the requested resource" (x12)`.
+    pub fn summary(refused: &[RefusedRequest]) -> String {
+        if refused.is_empty() {
+            return String::new();
+        }
+        let total: u64 = refused.iter().map(|r| r.count).sum();
+        let mut named: Vec<String> = refused
+            .iter()
+            .take(NAMED_REFUSALS)
+            .map(|r| {
+                format!(
+                    "{} {}: {} {:?} (x{})",
+                    r.method, r.path, r.status, r.message, r.count
+                )
+            })
+            .collect();
+        if refused.len() > NAMED_REFUSALS {
+            named.push(format!("and {} more", refused.len() - NAMED_REFUSALS));
+        }
+        format!(
+            "the server refused {total} request(s): {}",
+            named.join(", ")
+        )
+    }
 }
 
 /// The Go heap after `runtime.GC()`, from runtime.MemStats.

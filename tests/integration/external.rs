@@ -222,6 +222,52 @@ fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
 }
 
 #[test]
+fn a_program_that_takes_a_lease_and_records_events_runs_as_in_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(dir.path(), &scenario("records", ""), &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let program = &report["variants"][1];
+    assert!(
+        program["subject"]["setup"].get("refused").is_none(),
+        "{program}"
+    );
+    for phase in phases(program) {
+        assert_eq!(phase["consistent"], true);
+        assert!(phase["subject"].get("refused").is_none(), "{phase}");
+    }
+    assert!(
+        !stderr(&output).contains("the server refused"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn requests_the_server_refuses_are_in_the_report_and_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(
+        dir.path(),
+        &scenario("asks-widgets", ""),
+        &["--allow-commands"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let refused = &report.unwrap()["variants"][1]["subject"]["setup"]["refused"];
+    assert_eq!(
+        refused,
+        &serde_json::json!([{"method": "GET", "path": "/apis/example.com/v1/widgets",
+            "status": 404, "message": "404 page not found", "count": 1}])
+    );
+    assert!(
+        stderr(&output).contains(
+            "note: for variant `python`, the server refused 1 request(s): GET /apis/example.com/v1/widgets: 404 \"404 page not found\" (x1)"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn a_program_whose_heap_reads_cost_it_cpu_is_still_found_quiet() {
     // Each sample costs the program 40 ms of CPU, five a second: without the sampler's cost
     // taken out, a 500 ms quiet window (10 ms allowed) would never come and every phase

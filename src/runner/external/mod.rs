@@ -202,14 +202,23 @@ impl<'a> Run<'a> {
         while !self.gate.knocked() {
             if let Some(status) = self.program.exited() {
                 anyhow::bail!(
-                    "before it asked for any object: {}",
-                    self.program.describe_exit(status)
+                    "before it asked for any object: {}{}",
+                    self.program.describe_exit(status),
+                    self.gate.refusals()
                 );
             }
             if tokio::time::Instant::now() >= deadline {
+                // What the server refused is why, when it refused anything (a Lease
+                // in a namespace it lacks, a kind it does not serve).
+                let why = match self.gate.refusals() {
+                    refusals if refusals.is_empty() => {
+                        ": is it pointed at the kubeconfig the run gives it ({kubeconfig})?"
+                            .to_owned()
+                    }
+                    refusals => refusals,
+                };
                 anyhow::bail!(
-                    "the program asked for no {} within {} (`timeout`): is it pointed at \
-                     the kubeconfig the run gives it ({{kubeconfig}})?{}",
+                    "the program asked for no {} within {} (`timeout`){why}{}",
                     self.scenario.objects.kind.plural(),
                     humantime::format_duration(timeout),
                     self.program.output_tail()
@@ -238,6 +247,7 @@ impl<'a> Run<'a> {
         let end = self.read_process()?;
         let mut figures = SubjectFigures::process(&end, &start, false);
         self.fill_heap(&mut figures, heap).await?;
+        figures.refused = self.gate.take_refused();
         Ok((figures, status.and_then(|s| s.implementation)))
     }
 
@@ -311,6 +321,7 @@ impl<'a> Run<'a> {
         }
         self.handled_before = caught.status.as_ref().and_then(|s| s.handled);
         figures.store_checked = caught.stores.is_some();
+        figures.refused = self.gate.take_refused();
         let truth = &caught.truth;
         let (objects, consistency) = match &caught.stores {
             Some(stores) => (
@@ -364,7 +375,14 @@ impl<'a> Run<'a> {
             scope,
             sampling,
         )
-        .await?;
+        .await
+        .map_err(|e| {
+            // What the server refused is often why (a kind it does not serve).
+            match self.gate.refusals() {
+                refusals if refusals.is_empty() => e,
+                refusals => anyhow::anyhow!("{e:#}{refusals}"),
+            }
+        })?;
         self.caught_up.now();
         Ok(caught)
     }
