@@ -4,7 +4,11 @@
 // controllers do. The cache is the informer being measured. It serves net/http/pprof and
 // informer-mem's status protocol (docs/subjects.md) on --listen: the store is the cache's
 // informer's, and a resourceVersion counts as applied once the controller has reconciled
-// every event up to it. It runs until it is stopped.
+// every event up to it. With --leader-elect-namespace it elects a leader with a Lease
+// there before its controller starts, as a deployed manager does (kubebuilder's
+// --leader-elect), and with --record-events its reconciler records an Event for each
+// object it reconciles (events.k8s.io/v1, through the manager's event recorder). It runs
+// until it is stopped.
 package main
 
 import (
@@ -28,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -48,18 +53,24 @@ var objects = map[string]func() client.Object{
 	"deployments": func() client.Object { return &appsv1.Deployment{} },
 }
 
-// reconciler reads the object of each request from the cache and does nothing else.
+// reconciler reads the object of each request from the cache and, with a recorder,
+// records an Event about it; nothing else.
 type reconciler struct {
 	client    client.Client
 	newObject func() client.Object
 	progress  *progress
+	recorder  events.EventRecorder
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	covered := r.progress.begin(req.NamespacedName)
 	defer r.progress.end(req.NamespacedName, covered)
-	if err := r.client.Get(ctx, req.NamespacedName, r.newObject()); err != nil {
+	object := r.newObject()
+	if err := r.client.Get(ctx, req.NamespacedName, object); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.recorder != nil {
+		r.recorder.Eventf(object, nil, corev1.EventTypeNormal, "Reconciled", "Reconcile", "read from the cache")
 	}
 	return ctrl.Result{}, nil
 }
@@ -207,6 +218,8 @@ func main() {
 	resource := flag.String("resource", "pods", "pods, configmaps, secrets, nodes or deployments")
 	stripManagedFields := flag.Bool("strip-managed-fields", false, "cache.Options.DefaultTransform = cache.TransformStripManagedFields()")
 	noDeepCopy := flag.Bool("unsafe-disable-deep-copy", false, "cache.Options.DefaultUnsafeDisableDeepCopy: the reconciler's Get returns the cache's own object")
+	leaderElectNamespace := flag.String("leader-elect-namespace", "", "elect a leader with a Lease in this namespace before the controller starts")
+	recordEvents := flag.Bool("record-events", false, "record an Event (events.k8s.io/v1) for each object reconciled")
 	flag.Parse()
 	// A manager sets its logger first thing, as kubebuilder's main does: until one is set,
 	// controller-runtime keeps a deferred logger for every reconcile's WithValues (for 30
@@ -229,12 +242,20 @@ func main() {
 	if *noDeepCopy {
 		options.Cache.DefaultUnsafeDisableDeepCopy = noDeepCopy
 	}
+	if *leaderElectNamespace != "" {
+		options.LeaderElection = true
+		options.LeaderElectionID = "controller-runtime-manager.informer-mem.dev"
+		options.LeaderElectionNamespace = *leaderElectNamespace
+	}
 	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		log.Fatal(err)
 	}
 	progress := newProgress()
 	r := &reconciler{client: mgr.GetClient(), newObject: newObject, progress: progress}
+	if *recordEvents {
+		r.recorder = mgr.GetEventRecorder("controller-runtime-manager")
+	}
 	// Watches with EnqueueRequestForObject is what For does, with the handler tracked.
 	enqueue := tracked{enqueue: &handler.EnqueueRequestForObject{}, progress: progress}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(*resource).Watches(newObject(), enqueue).Complete(r); err != nil {

@@ -93,3 +93,35 @@ fn the_models_resync_timer_fires_when_real_client_gos_does() {
         .collect();
     assert_eq!(settles, [[0, 0, 0, 600]; 2]);
 }
+
+#[test]
+#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
+fn a_controller_that_elects_a_leader_and_records_events_runs_as_deployed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    let run = bin()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(fixture("subjects/controller.toml"))
+        .args(["--allow-commands", "--no-chart", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(!stderr.contains("the server refused"), "{stderr}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let program = variant(&report, "controller-runtime, leader election, events");
+    assert!(
+        program["subject"]["setup"].get("refused").is_none(),
+        "{program}"
+    );
+    let model = phases(variant(&report, "model"));
+    for (phase, theirs) in phases(program).iter().zip(model) {
+        let at = &phase["name"];
+        assert_eq!(phase["consistent"], true, "{at}");
+        assert_eq!(phase["objects"], theirs["objects"], "{at}");
+        // The Lease renewed and each reconcile's Event written, none of them refused.
+        assert!(phase["subject"].get("refused").is_none(), "{at}: {phase}");
+    }
+    assert_eq!(told(&phases(program)[0])[0], 300, "each pod reconciled");
+}
