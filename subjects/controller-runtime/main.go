@@ -7,8 +7,9 @@
 // every event up to it. With --leader-elect-namespace it elects a leader with a Lease
 // there before its controller starts, as a deployed manager does (kubebuilder's
 // --leader-elect), and with --record-events its reconciler records an Event for each
-// object it reconciles (events.k8s.io/v1, through the manager's event recorder). It runs
-// until it is stopped.
+// object it reconciles, through the manager's event recorder of either API
+// (events.k8s.io/v1: GetEventRecorder; v1: GetEventRecorderFor). It runs until it is
+// stopped.
 package main
 
 import (
@@ -32,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -59,7 +59,7 @@ type reconciler struct {
 	client    client.Client
 	newObject func() client.Object
 	progress  *progress
-	recorder  events.EventRecorder
+	record    func(object client.Object)
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -69,8 +69,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, object); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.recorder != nil {
-		r.recorder.Eventf(object, nil, corev1.EventTypeNormal, "Reconciled", "Reconcile", "read from the cache")
+	if r.record != nil {
+		r.record(object)
 	}
 	return ctrl.Result{}, nil
 }
@@ -219,7 +219,7 @@ func main() {
 	stripManagedFields := flag.Bool("strip-managed-fields", false, "cache.Options.DefaultTransform = cache.TransformStripManagedFields()")
 	noDeepCopy := flag.Bool("unsafe-disable-deep-copy", false, "cache.Options.DefaultUnsafeDisableDeepCopy: the reconciler's Get returns the cache's own object")
 	leaderElectNamespace := flag.String("leader-elect-namespace", "", "elect a leader with a Lease in this namespace before the controller starts")
-	recordEvents := flag.Bool("record-events", false, "record an Event (events.k8s.io/v1) for each object reconciled")
+	recordEvents := flag.String("record-events", "", "record an Event for each object reconciled, through the recorder of this API: events.k8s.io (GetEventRecorder) or v1 (GetEventRecorderFor)")
 	flag.Parse()
 	// A manager sets its logger first thing, as kubebuilder's main does: until one is set,
 	// controller-runtime keeps a deferred logger for every reconcile's WithValues (for 30
@@ -253,8 +253,20 @@ func main() {
 	}
 	progress := newProgress()
 	r := &reconciler{client: mgr.GetClient(), newObject: newObject, progress: progress}
-	if *recordEvents {
-		r.recorder = mgr.GetEventRecorder("controller-runtime-manager")
+	switch *recordEvents {
+	case "":
+	case "events.k8s.io":
+		recorder := mgr.GetEventRecorder("controller-runtime-manager")
+		r.record = func(object client.Object) {
+			recorder.Eventf(object, nil, corev1.EventTypeNormal, "Reconciled", "Reconcile", "read from the cache")
+		}
+	case "v1":
+		recorder := mgr.GetEventRecorderFor("controller-runtime-manager")
+		r.record = func(object client.Object) {
+			recorder.Event(object, corev1.EventTypeNormal, "Reconciled", "read from the cache")
+		}
+	default:
+		log.Fatalf("--record-events %q: not events.k8s.io or v1", *recordEvents)
 	}
 	// Watches with EnqueueRequestForObject is what For does, with the handler tracked.
 	enqueue := tracked{enqueue: &handler.EnqueueRequestForObject{}, progress: progress}
