@@ -269,7 +269,7 @@ pub(super) const EVENTS_SCHEMAS: &str =
 /// (servers/kube-apiserver/openapischemas prints them; CI checks they are its output).
 /// Parsed when a document is asked for, so that a server holds none of them between.
 /// A sampled kind's own group has none: the tool knows its objects, not its schema.
-pub(super) fn schemas(group: &str) -> Value {
+fn schemas(group: &str) -> Value {
     let text = match group {
         "" => CORE_SCHEMAS,
         "apps" => APPS_SCHEMAS,
