@@ -28,7 +28,7 @@ use super::version::Version;
 use crate::scenario::ObjectKind;
 
 /// kube-apiserver's default watch timeout when the client sets none (`--min-request-timeout`).
-const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
+pub(super) const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(1800);
 /// kube-apiserver sends a bookmark about every minute to watchers that allow them...
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// ...and one about two seconds before the watch's deadline.

@@ -10,8 +10,9 @@
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
 //! get, list (label and field selectors), replace (a PUT of a missing one creates it),
 //! JSON, merge and strategic-merge patches, delete and deletecollection, in JSON or
-//! protobuf, as tables for kubectl, each write with its managedFields entry. Not served:
-//! watches of them, and server-side apply (415).
+//! protobuf, as tables for kubectl, each write with its managedFields entry, and watched
+//! ([`watch`]). Events expire an hour after their last write, as kube-apiserver's
+//! `--event-ttl` has etcd delete them. Not served: server-side apply (415).
 //!
 //! The records keep resourceVersions of their own, apart from the scenario's objects':
 //! a Lease renewed every two seconds on the wall clock would otherwise move the versions
@@ -20,9 +21,11 @@
 //! them, so they stay out of every report.
 
 mod api;
+mod watch;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -30,9 +33,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 pub use api::Api;
 use api::Stored;
+use watch::{Change, History};
 
 use super::ApiServer;
 use super::apply;
@@ -42,6 +47,7 @@ use super::form::{Form, Wire};
 use super::patch::{self, PatchType};
 use super::protobuf;
 use super::query::Query;
+use super::state::EventKind;
 use super::status::{ApiError, method_not_allowed, namespace_not_found};
 use super::table::{self, metadata_only};
 use super::version::NamespacedName;
@@ -84,15 +90,100 @@ pub struct Records {
     store: Arc<Mutex<Store>>,
 }
 
-#[derive(Debug, Default)]
+/// A record's resource, namespace and name.
+type Key = (Stored, String, String);
+
+/// How long an Event is kept after its last write: kube-apiserver's `--event-ttl`
+/// default.
+const EVENT_TTL: Duration = Duration::from_secs(60 * 60);
+
+#[derive(Debug)]
 struct Store {
-    /// Each record in the form it is kept in (Events as `v1`), by resource, namespace
-    /// and name.
-    objects: BTreeMap<(Stored, String, String), Value>,
+    /// Each record in the form it is kept in (Events as `v1`).
+    objects: BTreeMap<Key, Value>,
     /// The newest resourceVersion a record got (their own: see the module's notes).
     resource_version: u64,
     /// Records created so far, which numbers each one's UID.
     created: u32,
+    /// The newest changes, for watches.
+    history: History,
+    /// The newest resourceVersion, for watches waiting for the next change.
+    head: tokio::sync::watch::Sender<u64>,
+    /// When each Event expires.
+    expiries: BTreeMap<Key, Instant>,
+    /// Events by when they expire, soonest first (the TTL is one, so in write order); an
+    /// Event written again since is here once more, and only its entry in `expiries`
+    /// counts.
+    expiring: VecDeque<(Instant, Key)>,
+}
+
+impl Store {
+    fn new() -> Store {
+        Store {
+            objects: BTreeMap::new(),
+            resource_version: 0,
+            created: 0,
+            history: History::default(),
+            head: tokio::sync::watch::Sender::new(0),
+            expiries: BTreeMap::new(),
+            expiring: VecDeque::new(),
+        }
+    }
+
+    /// Keeps `object` as the record `key` at the next resourceVersion, and tells the
+    /// watches; an Event then expires `EVENT_TTL` from `now`. Returns what it keeps.
+    fn put(&mut self, key: Key, mut object: Value, now: Instant) -> Value {
+        self.resource_version += 1;
+        let rv = self.resource_version;
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        if key.0 == Stored::Event {
+            let at = now + EVENT_TTL;
+            self.expiries.insert(key.clone(), at);
+            self.expiring.push_back((at, key.clone()));
+        }
+        let before = self.objects.insert(key.clone(), object.clone());
+        let kind = match before {
+            Some(_) => EventKind::Modified,
+            None => EventKind::Added,
+        };
+        self.changed(Change::new(rv, kind, key, object.clone(), before));
+        object
+    }
+
+    /// Deletes the record `key` at the next resourceVersion, and tells the watches.
+    /// Returns it as it was, at the deletion's resourceVersion.
+    fn remove(&mut self, key: &Key) -> Option<Value> {
+        let mut object = self.objects.remove(key)?;
+        self.expiries.remove(key);
+        self.resource_version += 1;
+        let rv = self.resource_version;
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        let change = Change::new(rv, EventKind::Deleted, key.clone(), object.clone(), None);
+        self.changed(change);
+        Some(object)
+    }
+
+    fn changed(&mut self, change: Change) {
+        self.history.push(change);
+        self.head.send_replace(self.resource_version);
+    }
+
+    /// Deletes the Events whose time is up at `now`.
+    fn expire(&mut self, now: Instant) {
+        while let Some((at, _)) = self.expiring.front()
+            && *at <= now
+        {
+            let (at, key) = self.expiring.pop_front().expect("there is a front");
+            if self.expiries.get(&key) == Some(&at) {
+                self.remove(&key);
+            }
+        }
+    }
+
+    /// When an Event may next expire.
+    fn next_expiry(&self) -> Option<Instant> {
+        self.expiring.front().map(|(at, _)| *at)
+    }
 }
 
 impl Records {
@@ -100,13 +191,16 @@ impl Records {
     pub fn new(server: ApiServer) -> Records {
         Records {
             server,
-            store: Arc::default(),
+            store: Arc::new(Mutex::new(Store::new())),
         }
     }
 
+    /// The records, the Events whose time is up deleted.
     fn store(&self) -> MutexGuard<'_, Store> {
         // Every change is made whole before the lock is let go.
-        self.store.lock().unwrap_or_else(|e| e.into_inner())
+        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        store.expire(Instant::now());
+        store
     }
 }
 
@@ -198,13 +292,12 @@ pub fn written_at(path: &str) -> bool {
     )
 }
 
-/// The resource `api` as its group's `APIResourceList` lists it: no `watch` among its
-/// verbs (kubectl then does not offer one).
+/// The resource `api` as its group's `APIResourceList` lists it.
 pub fn resource(api: Api) -> Value {
     json!({
         "name": api.plural(), "singularName": api.kind().to_lowercase(), "namespaced": true,
         "kind": api.kind(),
-        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update"],
+        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
         "shortNames": api.short_names(),
     })
 }
@@ -265,7 +358,8 @@ async fn read(
     })
 }
 
-/// `GET {root}/{plural}` (every namespace) and `{root}/namespaces/{namespace}/{plural}`.
+/// `GET {root}/{plural}` (every namespace) and `{root}/namespaces/{namespace}/{plural}`:
+/// a LIST, or with `watch` a WATCH.
 async fn list(
     State(records): State<Records>,
     api: Api,
@@ -277,20 +371,20 @@ async fn list(
         Ok(request) => request,
         Err(refused) => return *refused,
     };
-    if query.watch {
-        return ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "MethodNotAllowed",
-            format!(
-                "this server does not watch {} (a program writes them; no informer under test reads them)",
-                api.resource_name()
-            ),
-        )
-        .into_response();
-    }
+    let filter = match query
+        .validated()
+        .and_then(|query| Ok((Filter::new(api, namespace, &query)?, query)))
+    {
+        Ok((filter, query)) if query.watch => {
+            return watch::serve(records, api, filter, &query, (form, wire));
+        }
+        Ok((filter, _)) => filter,
+        Err(refused) => return refused.into_response(),
+    };
     write::respond(|| {
         let store = records.store();
-        let objects = selected(&store, api, namespace.as_deref(), &query)?
+        let objects = (store.objects.iter())
+            .filter(|(key, object)| filter.matches(key, object))
             .map(|(_, stored)| in_version(api, stored))
             .collect::<Result<Vec<_>, _>>()?;
         let metadata = json!({"resourceVersion": store.resource_version.to_string()});
@@ -298,34 +392,42 @@ async fn list(
     })
 }
 
-/// The kept records of `api` in `namespace` (every one's: `None`) that the query's
-/// label and field selectors select, in key order.
-fn selected<'s>(
-    store: &'s Store,
-    api: Api,
-    namespace: Option<&str>,
-    query: &Query,
-) -> Result<impl Iterator<Item = (&'s (Stored, String, String), &'s Value)>, ApiError> {
-    let fields = api
-        .field_selector(&query.field_selector)
-        .map_err(ApiError::bad_request)?;
-    let labels = query.label_selector.clone();
-    let namespace = namespace.map(str::to_owned);
-    Ok(store
-        .objects
-        .iter()
-        .filter(move |((stored, ns, _), object)| {
-            let labels_of = object["metadata"]["labels"].as_object().map(|labels| {
-                labels
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-                    .collect()
-            });
-            *stored == api.stored()
-                && namespace.as_deref().is_none_or(|n| n == ns)
-                && labels.matches(&labels_of.unwrap_or_default())
-                && fields.matches_with(|field| Api::field_value(object, field))
-        }))
+/// Which records a LIST, a WATCH or a deletecollection selects: of one resource, in one
+/// namespace or every one, by label and field selectors.
+#[derive(Debug)]
+struct Filter {
+    stored: Stored,
+    namespace: Option<String>,
+    labels: crate::k8s::LabelSelector,
+    fields: crate::k8s::FieldSelector,
+}
+
+impl Filter {
+    /// The query's selectors over `api`'s records in `namespace` (every one's: `None`);
+    /// a field `api` is not selected by is a 400.
+    fn new(api: Api, namespace: Option<String>, query: &Query) -> Result<Filter, ApiError> {
+        Ok(Filter {
+            stored: api.stored(),
+            namespace,
+            labels: query.label_selector.clone(),
+            fields: (api.field_selector(&query.field_selector)).map_err(ApiError::bad_request)?,
+        })
+    }
+
+    fn matches(&self, (stored, namespace, _): &Key, object: &Value) -> bool {
+        let labels = object["metadata"]["labels"].as_object().map(|labels| {
+            labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                .collect()
+        });
+        *stored == self.stored
+            && self.namespace.as_ref().is_none_or(|n| n == namespace)
+            && self.labels.matches(&labels.unwrap_or_default())
+            && self
+                .fields
+                .matches_with(|field| Api::field_value(object, field))
+    }
 }
 
 /// One record (`metadata` `None`) or a list of them, in the form and wire asked for.
@@ -481,13 +583,10 @@ impl Records {
         if options.dry_run {
             return Ok((code, stored));
         }
-        store.resource_version += 1;
-        stored["metadata"]["resourceVersion"] = json!(store.resource_version.to_string());
         if code == StatusCode::CREATED {
             store.created += 1;
         }
-        store.objects.insert(id, stored.clone());
-        Ok((code, stored))
+        Ok((code, store.put(id, stored, Instant::now())))
     }
 }
 
@@ -612,7 +711,7 @@ async fn delete(
         options.check_object(api.resource_name(), stored)?;
         let uid = stored["metadata"]["uid"].clone();
         if !options.dry_run {
-            store.objects.remove(&id);
+            store.remove(&id);
         }
         let (kind, group) = (api.plural(), api.group());
         let mut details = json!({"name": id.2, "kind": kind, "uid": uid});
@@ -637,15 +736,17 @@ async fn delete_collection(
     write::respond(|| {
         let options = DeleteOptions::parse(query.as_deref(), &body)?;
         let parsed = Query::parse(query.as_deref().unwrap_or_default())?;
+        let filter = Filter::new(api, Some(namespace), &parsed)?;
         let mut store = records.store();
-        let ids: Vec<_> = selected(&store, api, Some(&namespace), &parsed)?
-            .map(|(id, _)| id.clone())
+        let ids: Vec<Key> = (store.objects.iter())
+            .filter(|(key, object)| filter.matches(key, object))
+            .map(|(key, _)| key.clone())
             .collect();
         let mut gone = Vec::new();
         for id in ids {
             let object = match options.dry_run {
                 true => store.objects.get(&id).cloned(),
-                false => store.objects.remove(&id),
+                false => store.remove(&id),
             };
             gone.extend(object.map(|o| in_version(api, &o)).transpose()?);
         }
@@ -656,3 +757,5 @@ async fn delete_collection(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod watch_tests;

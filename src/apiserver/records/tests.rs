@@ -14,16 +14,16 @@ use crate::apiserver::protobuf;
 use crate::apiserver::routes::network_router;
 use crate::scenario::ObjectSpec;
 
-const JSON: &str = "application/json";
-const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+pub(super) const JSON: &str = "application/json";
+pub(super) const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
 
 /// A client of one network router.
-struct Client {
+pub(super) struct Client {
     router: Router,
 }
 
 impl Client {
-    fn new(server: &ApiServer) -> Client {
+    pub(super) fn new(server: &ApiServer) -> Client {
         Client {
             router: network_router(server.clone()),
         }
@@ -59,7 +59,7 @@ impl Client {
         (code, bytes.to_vec())
     }
 
-    async fn send(
+    pub(super) async fn send(
         &self,
         method: &str,
         uri: &str,
@@ -76,16 +76,33 @@ impl Client {
         (code, serde_json::from_slice(&bytes).unwrap_or_default())
     }
 
-    async fn get(&self, uri: &str) -> (StatusCode, Value) {
+    pub(super) async fn get(&self, uri: &str) -> (StatusCode, Value) {
         self.send("GET", uri, JSON, &Value::Null).await
+    }
+
+    /// The events of the watch `uri` (which ends by its `timeoutSeconds`), each line as
+    /// JSON.
+    pub(super) async fn watch(&self, uri: &str, accept: &str) -> Vec<Value> {
+        let (code, bytes) = self
+            .raw("GET", uri, &[("accept", accept)], Vec::new())
+            .await;
+        assert_eq!(code, StatusCode::OK, "{uri}");
+        let text = String::from_utf8(bytes).expect("a JSON watch is text");
+        assert!(text.is_empty() || text.ends_with('\n'), "{text}");
+        text.lines()
+            .map(|line| {
+                assert!(line.starts_with(r#"{"type":"#), "type first: {line}");
+                serde_json::from_str(line).expect("each line is an event")
+            })
+            .collect()
     }
 }
 
-fn pods() -> ApiServer {
+pub(super) fn pods() -> ApiServer {
     ApiServer::new(ObjectSpec::pods(4))
 }
 
-fn lease(name: &str, holder: &str, rv: Option<&str>) -> Value {
+pub(super) fn lease(name: &str, holder: &str, rv: Option<&str>) -> Value {
     let mut lease = json!({
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": name, "namespace": "default"},
@@ -100,7 +117,7 @@ fn lease(name: &str, holder: &str, rv: Option<&str>) -> Value {
 }
 
 /// A `v1` Event about pod `pod` in `ns`, as client-go's `record` writes one.
-fn recorded(name: &str, ns: &str, pod: &str) -> Value {
+pub(super) fn recorded(name: &str, ns: &str, pod: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": name, "namespace": ns, "labels": {"app": "test"}},
@@ -437,8 +454,13 @@ async fn writes_kube_apiserver_refuses_are_refused_in_its_words() {
         refused["message"],
         r#"strict decoding error: unknown field "spec.holder""#
     );
-    let (code, refused) = client.get(&format!("{LEASES}?watch=true")).await;
-    assert_eq!(code, StatusCode::METHOD_NOT_ALLOWED, "{refused}");
+    let watch = format!("{LEASES}?watch=true&resourceVersionMatch=NotOlderThan");
+    let (code, refused) = client.get(&watch).await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+    );
     let apply = "application/apply-patch+yaml";
     let (code, _) = client
         .send(
