@@ -22,14 +22,8 @@ const POD_ZEROS: &str = "generated pods leave out two fields Go's JSON writes at
     (21 bytes a condition, 15 a container: about 120 of a pod's 5 to 8 KB); every pod report's figures were measured \
     without them, and pods written through the API carry them";
 
-/// Watches of the records (Leases, Events). Why they stay unserved.
-const RECORD_WATCHES: &str = "the built-in server keeps the Leases and Events programs \
-    write so that they run as in a cluster, and answers a watch of them 405: leader \
-    election and event recorders never watch them, and no informer under test reads them";
-
 /// (request id, why the difference stays).
 pub const KNOWN: &[(&str, &str)] = &[
-    ("lease-watch", RECORD_WATCHES),
     ("deploy-group-resources", APPS_GROUP),
     ("pod-list", POD_ZEROS),
     ("pod-list-running", POD_ZEROS),
