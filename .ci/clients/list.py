@@ -14,3 +14,12 @@ events = watch.Watch().stream(
     v1.list_namespaced_pod, sys.argv[2], resource_version="0", timeout_seconds=2
 )
 print(f"watch {sum(1 for _ in events)}")
+# An Event written, then watched: the records a controller writes beside its cache.
+namespace = sys.argv[2]
+v1.create_namespaced_event(namespace, {
+    "metadata": {"name": "python.1"},
+    "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pods.items[0].metadata.name},
+    "reason": "Seen", "message": "seen by python", "type": "Normal",
+})
+events = watch.Watch().stream(v1.list_namespaced_event, namespace, timeout_seconds=1)
+print("events watch " + " ".join(f"{e['type']} {e['object'].metadata.name}" for e in events))
