@@ -31,6 +31,7 @@ mod patch;
 pub(crate) mod protobuf;
 mod query;
 mod records;
+mod reviews;
 mod routes;
 mod serve;
 mod state;

@@ -20,7 +20,7 @@ use super::records::{self, Network, Records};
 use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
-use super::{ApiServer, discovery, health, namespaces, write};
+use super::{ApiServer, discovery, health, namespaces, reviews, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
@@ -93,7 +93,9 @@ fn routes<S: Serving>(server: ApiServer) -> Router {
 pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
     let records = records::routes(Records::new(server.clone()));
-    let router = health::routes(routes::<Network>(server)).merge(records);
+    let router = health::routes(routes::<Network>(server))
+        .merge(records)
+        .merge(reviews::routes());
     router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {
             unknown_resource()
@@ -118,6 +120,7 @@ fn in_served_group(kind: ObjectKind, path: &str) -> bool {
     (Apps::served_with(kind) && group == Apps::name(kind))
         || (SampledGroup::served_with(kind) && group == SampledGroup::name(kind))
         || records::GROUPS.iter().any(|api| api.group() == group)
+        || reviews::REVIEW_GROUPS.contains(&group)
 }
 
 /// The status subresource of `kind`, in group `G`: the object read (as a GET of it

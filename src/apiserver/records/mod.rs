@@ -47,6 +47,7 @@ use super::form::{Form, Wire};
 use super::patch::{self, PatchType};
 use super::protobuf;
 use super::query::Query;
+use super::reviews::REVIEW_GROUPS;
 use super::state::EventKind;
 use super::status::{ApiError, method_not_allowed, namespace_not_found};
 use super::table::{self, metadata_only};
@@ -60,13 +61,17 @@ use crate::apiserver::generate;
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 
-/// Over the network: the scenario's objects and the records, which discovery lists.
+/// Over the network: the scenario's objects, the records and the reviews
+/// ([`super::reviews`]), which discovery lists.
 #[derive(Debug)]
 pub struct Network;
 
 impl Serving for Network {
     fn groups() -> Vec<Value> {
-        GROUPS.map(|api| named_group(api.group(), "v1")).into()
+        // kube-apiserver's order: events.k8s.io, the reviews' groups, coordination.k8s.io.
+        let [events, leases] = GROUPS.map(|api| api.group());
+        let names = [events].into_iter().chain(REVIEW_GROUPS).chain([leases]);
+        names.map(|name| named_group(name, "v1")).collect()
     }
 
     fn core_resources() -> Vec<Value> {

@@ -1,5 +1,5 @@
 // Command protofields prints, for every field of the protobuf messages of core/v1, apps/v1,
-// coordination/v1, events/v1 and meta/v1, how Go's generated code writes it and how Go's
+// coordination/v1, events/v1, authentication/v1, authorization/v1 and meta/v1, how Go's generated code writes it and how Go's
 // JSON reads it: the table the built-in apiserver's protobuf wire follows
 // (proto/go-fields.tsv). A .proto file cannot say it: whether a field is a pointer (written
 // only when set) or a value (written always, at its zero too), whether its JSON is
@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -34,6 +36,10 @@ func main() {
 		// What programs write beside their work: leader election's Leases, Events.
 		coordinationv1.Lease{}, coordinationv1.LeaseList{},
 		eventsv1.Event{}, eventsv1.EventList{}, corev1.EventList{},
+		// What programs and kubectl ask of the server: who am I, may I.
+		authenticationv1.SelfSubjectReview{},
+		authorizationv1.SelfSubjectAccessReview{}, authorizationv1.SelfSubjectRulesReview{},
+		authorizationv1.SubjectAccessReview{}, authorizationv1.LocalSubjectAccessReview{},
 		metav1.Status{}, metav1.DeleteOptions{}, metav1.WatchEvent{},
 		metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, metav1.Table{},
 	}
