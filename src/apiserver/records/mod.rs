@@ -185,6 +185,11 @@ impl Store {
         }
     }
 
+    /// The records `filter` selects, in key order.
+    fn selected<'s>(&'s self, filter: &'s Filter) -> impl Iterator<Item = (&'s Key, &'s Value)> {
+        (self.objects.iter()).filter(|(key, object)| filter.matches(key, object))
+    }
+
     /// When an Event may next expire.
     fn next_expiry(&self) -> Option<Instant> {
         self.expiring.front().map(|(at, _)| *at)
@@ -388,8 +393,7 @@ async fn list(
     };
     write::respond(|| {
         let store = records.store();
-        let objects = (store.objects.iter())
-            .filter(|(key, object)| filter.matches(key, object))
+        let objects = (store.selected(&filter))
             .map(|(_, stored)| in_version(api, stored))
             .collect::<Result<Vec<_>, _>>()?;
         let metadata = json!({"resourceVersion": store.resource_version.to_string()});
@@ -743,8 +747,7 @@ async fn delete_collection(
         let parsed = Query::parse(query.as_deref().unwrap_or_default())?;
         let filter = Filter::new(api, Some(namespace), &parsed)?;
         let mut store = records.store();
-        let ids: Vec<Key> = (store.objects.iter())
-            .filter(|(key, object)| filter.matches(key, object))
+        let ids: Vec<Key> = (store.selected(&filter))
             .map(|(key, _)| key.clone())
             .collect();
         let mut gone = Vec::new();

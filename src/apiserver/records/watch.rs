@@ -137,10 +137,7 @@ pub(super) fn serve(
             _ => store.resource_version,
         };
         let initial: Vec<Value> = match snapshot {
-            true => store
-                .objects
-                .iter()
-                .filter(|(key, object)| filter.matches(key, object))
+            true => (store.selected(&filter))
                 .map(|(_, object)| object.clone())
                 .collect(),
             false => Vec::new(),
