@@ -24,7 +24,7 @@ pub(super) fn crosscheck(config: &CrosscheckConfig) -> anyhow::Result<ExitCode> 
                 crate::say!("made the namespace {namespace} on {server}; it is deleted at the end");
             }
             Progress::Answered(row) if row.verdict == Verdict::Differs => {
-                crate::say!("{}: differs", row.id);
+                crate::say!("{}: differs: {}", row.id, row.differences.join("; "));
             }
             Progress::Answered(_) => {}
         },
