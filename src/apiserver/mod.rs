@@ -53,7 +53,7 @@ pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve, write_kubeconfig};
 mod write;
 
 use crate::measure::FixedState;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, btree_map};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -124,6 +124,8 @@ struct Shared {
     /// Whether the deletions a DELETE leaves pending are finished as a cluster's kubelet
     /// and garbage collector finish them; on unless [`ApiServer::stand_alone`] was called.
     finishes_deletions: AtomicBool,
+    /// The namespaces clients created (over TCP: [`namespaces::create`]), by name.
+    created_namespaces: Mutex<BTreeMap<String, serde_json::Value>>,
 }
 
 impl ApiServer {
@@ -152,6 +154,7 @@ impl ApiServer {
                 encodings: Mutex::new(None),
                 scan_chunk: AtomicU32::new(u32::MAX),
                 finishes_deletions: AtomicBool::new(true),
+                created_namespaces: Mutex::new(BTreeMap::new()),
             }),
         }
     }
@@ -612,10 +615,42 @@ impl ApiServer {
         self.shared.head.subscribe()
     }
 
-    /// Whether `namespace` exists: one the objects are spread over, or one of
-    /// kube-apiserver's own ([`SYSTEM_NAMESPACES`]).
+    /// Whether `namespace` exists: one the objects are spread over, one of
+    /// kube-apiserver's own ([`SYSTEM_NAMESPACES`]), or one a client created.
     pub fn has_namespace(&self, namespace: &str) -> bool {
-        SYSTEM_NAMESPACES.contains(&namespace) || self.namespace_ordinal(namespace).is_some()
+        SYSTEM_NAMESPACES.contains(&namespace)
+            || self.namespace_ordinal(namespace).is_some()
+            || self.created_namespaces().contains_key(namespace)
+    }
+
+    fn created_namespaces(&self) -> MutexGuard<'_, BTreeMap<String, serde_json::Value>> {
+        // Each change is made whole before the lock is let go.
+        (self.shared.created_namespaces.lock()).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `namespace` (a client's, named), unless a namespace of its name exists: then
+    /// returns it back.
+    pub(crate) fn create_namespace(
+        &self,
+        namespace: serde_json::Value,
+    ) -> Result<(), serde_json::Value> {
+        let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
+        if SYSTEM_NAMESPACES.contains(&name) || self.namespace_ordinal(name).is_some() {
+            return Err(namespace);
+        }
+        match self.created_namespaces().entry(name.to_owned()) {
+            btree_map::Entry::Occupied(_) => Err(namespace),
+            btree_map::Entry::Vacant(slot) => {
+                slot.insert(namespace);
+                Ok(())
+            }
+        }
+    }
+
+    /// Forgets the client's namespace `name`; returns it, `None` when no client made one
+    /// of that name.
+    pub(crate) fn remove_namespace(&self, name: &str) -> Option<serde_json::Value> {
+        self.created_namespaces().remove(name)
     }
 
     /// Namespace `name` as kube-apiserver serves one it made ([`SYSTEM_NAMESPACES`]) or
@@ -623,6 +658,9 @@ impl ApiServer {
     /// and the label kube-apiserver sets with its managedFields entry. `None` if there is
     /// none.
     pub fn namespace_object(&self, name: &str) -> Option<serde_json::Value> {
+        if let Some(created) = self.created_namespaces().get(name) {
+            return Some(created.clone());
+        }
         let ordinal = match SYSTEM_NAMESPACES.iter().position(|n| *n == name) {
             // After the objects' namespaces, `default` first, as before the others.
             Some(i) if self.namespace_ordinal(name).is_none() => self.spec().namespaces + i as u32,
@@ -673,6 +711,7 @@ impl ApiServer {
     /// The namespaces a client can see, kube-apiserver's own among them, by name.
     pub(crate) fn namespace_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.shared.namespaces.keys().cloned().collect();
+        names.extend(self.created_namespaces().keys().cloned());
         for system in SYSTEM_NAMESPACES {
             if !names.iter().any(|n| n == system) {
                 names.push(system.to_owned());

@@ -26,11 +26,12 @@ use crate::scenario::ObjectKind;
 
 /// The apiserver's routes in process, ready to serve on any transport.
 pub fn router(server: ApiServer) -> Router {
-    routes::<InProcess>(server)
+    routes::<InProcess>(server, None)
 }
 
-/// The apiserver's routes, with discovery as `S` has it.
-fn routes<S: Serving>(server: ApiServer) -> Router {
+/// The apiserver's routes, with discovery as `S` has it; with `records` (over TCP),
+/// namespaces are created and deleted too.
+fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
     let router = Router::new()
         .route(
             "/version",
@@ -57,14 +58,20 @@ fn routes<S: Serving>(server: ApiServer) -> Router {
             get(discovery::openapi_v3_core::<S>).fallback(method_not_allowed),
         );
     let kind = server.spec().kind;
+    let (mut all, mut one) = (get(namespaces::list), get(namespaces::get));
+    if let Some(records) = records {
+        let deleting = records.clone();
+        all =
+            all.post(move |query, headers, body| namespaces::create(records, query, headers, body));
+        one = one.delete(move |path, query, headers, body| {
+            namespaces::delete(deleting, path, query, headers, body)
+        });
+    }
     let router = cluster_scope::<Core>(router, kind)
-        .route(
-            "/api/v1/namespaces",
-            get(namespaces::list).fallback(method_not_allowed),
-        )
+        .route("/api/v1/namespaces", all.fallback(method_not_allowed))
         .route(
             "/api/v1/namespaces/{namespace}",
-            get(namespaces::get).fallback(method_not_allowed),
+            one.fallback(method_not_allowed),
         );
     let mut router = in_namespaces::<Core>(router, kind);
     if Apps::served_with(kind) {
@@ -92,9 +99,9 @@ fn routes<S: Serving>(server: ApiServer) -> Router {
 /// figures.
 pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
-    let records = records::routes(Records::new(server.clone()));
-    let router = health::routes(routes::<Network>(server))
-        .merge(records)
+    let records = Records::new(server.clone());
+    let router = health::routes(routes::<Network>(server, Some(records.clone())))
+        .merge(records::routes(records))
         .merge(reviews::routes());
     router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {

@@ -205,6 +205,31 @@ impl Records {
         }
     }
 
+    /// The server whose namespaces the records live in.
+    pub fn server(&self) -> &ApiServer {
+        &self.server
+    }
+
+    /// Deletes every record in `namespace` (the namespace controller's work once the
+    /// namespace is deleted), their watchers told.
+    pub fn empty_namespace(&self, namespace: &str) {
+        let mut store = self.store();
+        let keys: Vec<Key> = (store.objects.keys())
+            .filter(|key| key.1 == namespace)
+            .cloned()
+            .collect();
+        for key in &keys {
+            store.remove(key);
+        }
+    }
+
+    /// A resourceVersion of the records' own for a write beside them (a namespace's).
+    pub fn next_version(&self) -> u64 {
+        let mut store = self.store();
+        store.resource_version += 1;
+        store.resource_version
+    }
+
     /// The records, the Events whose time is up deleted.
     fn store(&self) -> MutexGuard<'_, Store> {
         // Every change is made whole before the lock is let go.
@@ -764,6 +789,6 @@ async fn delete_collection(
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
 #[cfg(test)]
 mod watch_tests;

@@ -14,22 +14,22 @@ use crate::apiserver::protobuf;
 use crate::apiserver::routes::network_router;
 use crate::scenario::ObjectSpec;
 
-pub(super) const JSON: &str = "application/json";
+pub(in crate::apiserver) const JSON: &str = "application/json";
 pub(super) const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
 
 /// A client of one network router.
-pub(super) struct Client {
+pub(in crate::apiserver) struct Client {
     router: Router,
 }
 
 impl Client {
-    pub(super) fn new(server: &ApiServer) -> Client {
+    pub(in crate::apiserver) fn new(server: &ApiServer) -> Client {
         Client {
             router: network_router(server.clone()),
         }
     }
 
-    async fn raw(
+    pub(in crate::apiserver) async fn raw(
         &self,
         method: &str,
         uri: &str,
@@ -59,7 +59,7 @@ impl Client {
         (code, bytes.to_vec())
     }
 
-    pub(super) async fn send(
+    pub(in crate::apiserver) async fn send(
         &self,
         method: &str,
         uri: &str,
@@ -76,7 +76,7 @@ impl Client {
         (code, serde_json::from_slice(&bytes).unwrap_or_default())
     }
 
-    pub(super) async fn get(&self, uri: &str) -> (StatusCode, Value) {
+    pub(in crate::apiserver) async fn get(&self, uri: &str) -> (StatusCode, Value) {
         self.send("GET", uri, JSON, &Value::Null).await
     }
 
@@ -98,7 +98,7 @@ impl Client {
     }
 }
 
-pub(super) fn pods() -> ApiServer {
+pub(in crate::apiserver) fn pods() -> ApiServer {
     ApiServer::new(ObjectSpec::pods(4))
 }
 
@@ -117,7 +117,7 @@ pub(super) fn lease(name: &str, holder: &str, rv: Option<&str>) -> Value {
 }
 
 /// A `v1` Event about pod `pod` in `ns`, as client-go's `record` writes one.
-pub(super) fn recorded(name: &str, ns: &str, pod: &str) -> Value {
+pub(in crate::apiserver) fn recorded(name: &str, ns: &str, pod: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": name, "namespace": ns, "labels": {"app": "test"}},

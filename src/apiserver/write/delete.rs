@@ -137,20 +137,8 @@ pub async fn delete_collection<G: Group>(
         let q = Query::parse(query.as_deref().unwrap_or_default())?;
         let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
         let selection = Selection::new(&server, kind, namespace, &q)?;
-        let generator = server.generator().clone();
-        let now = now();
-        let (rv, deleted) = server.delete_where(
-            |v| selection.matches(generator.spec(), v),
-            options.dry_run,
-            |v| plan(kind, &v.to_value(&generator), &options, now).removal,
-        );
-        if !options.dry_run && server.finishes_deletions() {
-            for version in &deleted {
-                let object = version.to_value(&generator);
-                let text = |field: &str| object["metadata"][field].as_str().unwrap_or_default();
-                finish_deletion(&server, kind, (text("namespace"), text("name")));
-            }
-        }
+        let (rv, deleted) = delete_selected(&server, &selection, &options);
+        let generator = server.generator();
         let mut buf = format!(
             r#"{{"kind":"{}List","apiVersion":"{}","metadata":{{"resourceVersion":"{rv}"}},"items":["#,
             kind.as_str(),
@@ -161,11 +149,49 @@ pub async fn delete_collection<G: Group>(
             if i > 0 {
                 buf.push(b',');
             }
-            version.write_item(&mut buf, &generator);
+            version.write_item(&mut buf, generator);
         }
         buf.extend_from_slice(b"]}");
         Ok(json_response(StatusCode::OK, Body::from(buf)))
     })
+}
+
+/// Deletes every live object `selection` selects as a DELETE of each would (graceful
+/// deletion, finalizers), then finishes what a cluster would finish; returns the
+/// resourceVersion they were listed at and them as they were.
+fn delete_selected(
+    server: &ApiServer,
+    selection: &Selection,
+    options: &DeleteOptions,
+) -> (u64, Vec<Version>) {
+    let kind = selection.kind;
+    let generator = server.generator().clone();
+    let now = now();
+    let (rv, deleted) = server.delete_where(
+        |v| selection.matches(generator.spec(), v),
+        options.dry_run,
+        |v| plan(kind, &v.to_value(&generator), options, now).removal,
+    );
+    if !options.dry_run && server.finishes_deletions() {
+        for version in &deleted {
+            let object = version.to_value(&generator);
+            let text = |field: &str| object["metadata"][field].as_str().unwrap_or_default();
+            finish_deletion(server, kind, (text("namespace"), text("name")));
+        }
+    }
+    (rv, deleted)
+}
+
+/// What the namespace controller does once `namespace` is deleted: deletes the
+/// scenario's objects in it (Pods gracefully, the kubelet ending them).
+pub(in crate::apiserver) fn empty_namespace(server: &ApiServer, namespace: &str) {
+    let kind = server.spec().kind;
+    if !kind.namespaced() {
+        return;
+    }
+    let selection = Selection::new(server, kind, Some(namespace), &Query::default())
+        .expect("no field selector to refuse");
+    delete_selected(server, &selection, &DeleteOptions::default());
 }
 
 /// The answer to a DELETE that removed the object or found its deletion under way

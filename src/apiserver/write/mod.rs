@@ -47,12 +47,15 @@ pub(in crate::apiserver) use body::{
     unsupported_media_type,
 };
 use body::{decode, normalize};
+pub(in crate::apiserver) use delete::empty_namespace;
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions};
 pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
-pub(in crate::apiserver) use validate::{Causes, check_preconditions, metadata, object_key};
+pub(in crate::apiserver) use validate::{
+    Causes, check_preconditions, metadata, namespace_metadata, object_key,
+};
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands
 /// for the cluster's scope).

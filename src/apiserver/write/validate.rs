@@ -121,6 +121,20 @@ pub(in crate::apiserver) fn metadata(key: &NamespacedName, meta: &Value, causes:
     if !is_dns_subdomain(&key.name) {
         causes.invalid("metadata.name", &json!(key.name), DNS_SUBDOMAIN);
     }
+    metadata_but_name(meta, causes);
+}
+
+/// A Namespace's `ValidateObjectMeta`: its name a DNS-1123 label
+/// (`ValidateNamespaceName`), the rest as [`metadata`] checks it.
+pub(in crate::apiserver) fn namespace_metadata(name: &str, meta: &Value, causes: &mut Causes) {
+    if !is_dns_label(name) {
+        causes.invalid("metadata.name", &json!(name), DNS_LABEL);
+    }
+    metadata_but_name(meta, causes);
+}
+
+/// [`metadata`]'s checks of labels, annotations and finalizers.
+fn metadata_but_name(meta: &Value, causes: &mut Causes) {
     for (k, v) in meta["labels"].as_object().into_iter().flatten() {
         let field = "metadata.labels";
         if let Some(why) = qualified_name_error(k) {

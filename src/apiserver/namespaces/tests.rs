@@ -1,0 +1,215 @@
+//! Namespaces over HTTP as kubectl (`create namespace`, `delete namespace`) and a test
+//! suite that makes a namespace of its own use them.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::apiserver::generate::namespace;
+use crate::apiserver::records::tests::{Client, JSON, pods, recorded};
+use crate::apiserver::routes::router;
+
+const NAMESPACES: &str = "/api/v1/namespaces";
+
+fn named(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+}
+
+fn pod(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+}
+
+#[tokio::test]
+async fn a_created_namespace_is_kept_as_kube_apiserver_keeps_it_and_takes_writes() {
+    let client = Client::new(&pods());
+    let (code, made) = client.send("POST", NAMESPACES, JSON, &named("demo")).await;
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert_eq!(
+        made["metadata"]["labels"]["kubernetes.io/metadata.name"],
+        "demo"
+    );
+    assert_eq!(made["spec"], json!({"finalizers": ["kubernetes"]}));
+    assert_eq!(made["status"], json!({"phase": "Active"}));
+    let managed = &made["metadata"]["managedFields"][0];
+    assert_eq!(
+        managed["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}}),
+        "the label is defaulted before the writer's fields are taken"
+    );
+    assert!(
+        made["metadata"]["uid"]
+            .as_str()
+            .is_some_and(|u| u.len() == 36)
+    );
+    let (code, got) = client.get(&format!("{NAMESPACES}/demo")).await;
+    assert_eq!((code, &got), (StatusCode::OK, &made));
+    let (_, list) = client.get(NAMESPACES).await;
+    let names: Vec<&str> = (list["items"].as_array().unwrap().iter())
+        .filter_map(|n| n["metadata"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"demo"), "{names:?}");
+    let pods_in = format!("{NAMESPACES}/demo/pods");
+    let (code, _) = client.send("POST", &pods_in, JSON, &pod("web")).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let (code, again) = client.send("POST", NAMESPACES, JSON, &named("demo")).await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    assert_eq!(again["message"], r#"namespaces "demo" already exists"#);
+    assert_eq!(again["details"]["kind"], "namespaces");
+    let objects = namespace(&pods().spec().clone(), 0);
+    let (code, taken) = client
+        .send("POST", NAMESPACES, JSON, &named(&objects))
+        .await;
+    assert_eq!(
+        code,
+        StatusCode::CONFLICT,
+        "the objects' namespace: {taken}"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_namespace_answers_terminating_then_is_gone_with_what_was_in_it() {
+    let client = Client::new(&pods());
+    client.send("POST", NAMESPACES, JSON, &named("demo")).await;
+    let pods_in = format!("{NAMESPACES}/demo/pods");
+    client.send("POST", &pods_in, JSON, &pod("web")).await;
+    let events_in = format!("{NAMESPACES}/demo/events");
+    let event = recorded("web.1", "demo", "web");
+    let (code, _) = client.send("POST", &events_in, JSON, &event).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let (code, deleted) = client
+        .send("DELETE", &format!("{NAMESPACES}/demo"), JSON, &Value::Null)
+        .await;
+    assert_eq!(code, StatusCode::OK, "{deleted}");
+    assert_eq!(deleted["status"]["phase"], "Terminating");
+    assert!(deleted["metadata"]["deletionTimestamp"].is_string());
+    let (code, _) = client.get(&format!("{NAMESPACES}/demo")).await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+    let (_, left) = client.get(&format!("{NAMESPACES}/demo/pods")).await;
+    assert_eq!(left["items"], json!([]), "its pods went");
+    let (_, left) = client.get(&events_in).await;
+    assert_eq!(left["items"], json!([]), "its events went");
+    let (code, _) = client.send("POST", &pods_in, JSON, &pod("web")).await;
+    assert_eq!(code, StatusCode::NOT_FOUND, "no namespace to write into");
+    let (code, made) = client.send("POST", NAMESPACES, JSON, &named("demo")).await;
+    assert_eq!(code, StatusCode::CREATED, "made again: {made}");
+    assert_ne!(made["metadata"]["uid"], deleted["metadata"]["uid"]);
+}
+
+#[tokio::test]
+async fn namespaces_are_refused_in_kube_apiservers_words() {
+    let server = pods();
+    let client = Client::new(&server);
+    let (code, bad) = client.send("POST", NAMESPACES, JSON, &named("a.b")).await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bad["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(r#"Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": a lowercase RFC 1123 label"#),
+        "{bad}"
+    );
+    let (code, _) = client
+        .send("POST", NAMESPACES, JSON, &json!({"metadata": {}}))
+        .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+    let delete = |name: &str| format!("{NAMESPACES}/{name}");
+    let (code, kept) = client
+        .send("DELETE", &delete("default"), JSON, &Value::Null)
+        .await;
+    assert_eq!(code, StatusCode::FORBIDDEN);
+    assert_eq!(
+        kept["message"],
+        r#"namespaces "default" is forbidden: this namespace may not be deleted"#
+    );
+    let objects = namespace(server.spec(), 0);
+    let (code, _) = client
+        .send("DELETE", &delete(&objects), JSON, &Value::Null)
+        .await;
+    assert_eq!(code, StatusCode::FORBIDDEN, "the objects' namespace stays");
+    let (code, _) = client
+        .send("DELETE", &delete("nope"), JSON, &Value::Null)
+        .await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn generate_name_and_dry_run_are_honoured() {
+    let client = Client::new(&pods());
+    let generated = json!({"metadata": {"generateName": "e2e-"}});
+    let (code, made) = client.send("POST", NAMESPACES, JSON, &generated).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let name = made["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("e2e-") && name.len() == 9, "{name}");
+    let dry = format!("{NAMESPACES}?dryRun=All");
+    let (code, answered) = client.send("POST", &dry, JSON, &named("dry")).await;
+    assert_eq!(
+        (code, &answered["metadata"]["name"]),
+        (StatusCode::CREATED, &json!("dry"))
+    );
+    let (code, _) = client.get(&format!("{NAMESPACES}/dry")).await;
+    assert_eq!(code, StatusCode::NOT_FOUND, "a dry run keeps nothing");
+    let dry_delete = format!("{NAMESPACES}/{name}?dryRun=All");
+    let (code, _) = client.send("DELETE", &dry_delete, JSON, &Value::Null).await;
+    assert_eq!(code, StatusCode::OK);
+    let (code, _) = client.get(&format!("{NAMESPACES}/{name}")).await;
+    assert_eq!(code, StatusCode::OK, "a dry run deletes nothing");
+}
+
+#[tokio::test]
+async fn in_process_the_namespaces_stay_read_only() {
+    use tower::ServiceExt;
+    let request = axum::http::Request::post(NAMESPACES)
+        .header("content-type", JSON)
+        .body(axum::body::Body::from(named("demo").to_string()))
+        .unwrap();
+    let response = router(pods()).oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn a_namespace_is_created_in_protobuf_as_client_go_may_send_it() {
+    use crate::apiserver::protobuf::{self, MEDIA_TYPE};
+    let client = Client::new(&pods());
+    let body = protobuf::encode_json(named("pb").to_string().as_bytes()).unwrap();
+    let headers = [("content-type", MEDIA_TYPE), ("accept", JSON)];
+    let (code, bytes) = client.raw("POST", NAMESPACES, &headers, body).await;
+    let made: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert_eq!(made["status"]["phase"], "Active");
+}
+
+#[tokio::test]
+async fn namespaces_are_listed_by_label_and_field_selectors() {
+    let client = Client::new(&pods());
+    let mut labelled = named("demo");
+    labelled["metadata"]["labels"] = json!({"team": "a"});
+    client.send("POST", NAMESPACES, JSON, &labelled).await;
+    let names = |list: &Value| -> Vec<String> {
+        (list["items"].as_array().unwrap().iter())
+            .map(|n| n["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, by_label) = client
+        .get(&format!("{NAMESPACES}?labelSelector=team%3Da"))
+        .await;
+    assert_eq!(names(&by_label), ["demo"]);
+    let name = "kubernetes.io%2Fmetadata.name%3Ddefault";
+    let (_, by_its_name_label) = client
+        .get(&format!("{NAMESPACES}?labelSelector={name}"))
+        .await;
+    assert_eq!(names(&by_its_name_label), ["default"]);
+    let (_, by_field) = client
+        .get(&format!(
+            "{NAMESPACES}?fieldSelector=metadata.name%21%3Ddemo"
+        ))
+        .await;
+    assert!(!names(&by_field).contains(&"demo".to_owned()) && names(&by_field).len() > 3);
+    let (_, active) = client
+        .get(&format!("{NAMESPACES}?fieldSelector=status.phase%3DActive"))
+        .await;
+    assert!(names(&active).contains(&"demo".to_owned()));
+    let (code, _) = client
+        .get(&format!("{NAMESPACES}?fieldSelector=spec.x%3Dy"))
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+}
