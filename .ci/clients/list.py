@@ -1,5 +1,6 @@
 """The official Python client against `informer-mem serve`: a namespace's pods, a page of
-every pod, and a watch from resourceVersion 0. Usage: python list.py KUBECONFIG NAMESPACE"""
+every pod, a watch from resourceVersion 0, an Event watched, a namespace of its own made,
+written into and deleted. Usage: python list.py KUBECONFIG NAMESPACE"""
 import sys
 
 from kubernetes import client, config, watch
@@ -23,3 +24,17 @@ v1.create_namespaced_event(namespace, {
 })
 events = watch.Watch().stream(v1.list_namespaced_event, namespace, timeout_seconds=1)
 print("events watch " + " ".join(f"{e['type']} {e['object'].metadata.name}" for e in events))
+# A namespace of its own, as a test suite makes one: created, a pod in it, deleted.
+made = v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="python-made")))
+v1.create_namespaced_pod("python-made", {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+})
+# The client reads the answer (the namespace, Terminating) as a dict.
+deleted = v1.delete_namespace("python-made")
+try:
+    v1.read_namespace("python-made")
+    gone = "kept"
+except client.ApiException as e:
+    gone = str(e.status)
+print(f"namespace {made.status.phase} {deleted['status']['phase']} {gone}")
