@@ -647,6 +647,11 @@ impl ApiServer {
         }
     }
 
+    /// Whether namespace `name` is one a client created (and so may delete).
+    pub(crate) fn is_created_namespace(&self, name: &str) -> bool {
+        self.created_namespaces().contains_key(name)
+    }
+
     /// Forgets the client's namespace `name`; returns it, `None` when no client made one
     /// of that name.
     pub(crate) fn remove_namespace(&self, name: &str) -> Option<serde_json::Value> {

@@ -7,8 +7,11 @@
 //! answers with the namespace `Terminating`, then what is in it (the scenario's objects,
 //! Pods gracefully; Leases and Events) is deleted and the namespace is gone. The objects'
 //! own namespaces are not deleted (the scenario spreads its objects over them), nor
-//! `default`, `kube-system` and `kube-public` (kube-apiserver's 403). A watch of
-//! namespaces is not served: nothing an informer of the scenario's kind needs.
+//! `default`, `kube-system` and `kube-public` (kube-apiserver's 403). Over TCP, watched
+//! (`kubectl get ns -w`, a controller's Namespace informer): a namespace's create and
+//! delete take the records' resourceVersions and are changes in their history
+//! ([`super::records`]), so that a list and the watch after it meet; in process, where
+//! no client changes a namespace, each is at version 1 and a watch is a 405.
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -21,7 +24,8 @@ use super::extract::{ApiBody, ApiPath};
 use super::form::{Form, Wire};
 use super::generate;
 use super::protobuf;
-use super::records::Records;
+use super::records::{Filter, Records, Watched, serve_watch};
+use super::state::EventKind;
 use super::status::{ApiError, namespace_not_found};
 use super::table::{self, Include, metadata_only};
 use super::write::{
@@ -29,47 +33,67 @@ use super::write::{
     namespace_metadata, object_key, unknown_fields,
 };
 
-/// `GET /api/v1/namespaces`.
+/// `GET /api/v1/namespaces` in process: a LIST. Namespaces are watched over TCP only,
+/// where clients create and delete them.
 pub(super) async fn list(
     State(server): State<ApiServer>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let (form, wire, query) = match Form::of_request(&headers, None, query.as_deref()) {
-        Ok((_, _, query)) if query.watch => {
-            return ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "MethodNotAllowed",
-                "this server does not watch namespaces".to_owned(),
-            )
-            .into_response();
-        }
+    list_or_watch(&server, None, query.as_deref(), &headers)
+}
+
+/// `GET /api/v1/namespaces` over TCP: a LIST at the records' resourceVersion (which
+/// namespaces' creates and deletes take), or with `watch` a WATCH.
+pub(super) async fn list_over_tcp(
+    records: Records,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    list_or_watch(
+        records.server(),
+        Some(records.clone()),
+        query.as_deref(),
+        &headers,
+    )
+}
+
+/// The namespaces the query's label and field selectors select, as a LIST or a WATCH.
+fn list_or_watch(
+    server: &ApiServer,
+    records: Option<Records>,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Response {
+    let (form, wire, query) = match Form::of_request(headers, None, query) {
         Ok(asked) => asked,
         Err(response) => return *response,
     };
-    // A Namespace's selectable fields, as kube-apiserver's registry has them.
-    let fields =
-        match (query.field_selector.clone()).for_fields(&["metadata.name", "status.phase"], &[]) {
-            Ok(fields) => fields,
-            Err(why) => return ApiError::bad_request(why).into_response(),
+    let filter =
+        match (query.validated()).and_then(|query| Ok((Filter::namespaces(&query)?, query))) {
+            Ok((filter, query)) if query.watch => {
+                return match records {
+                    Some(records) => {
+                        serve_watch(records, Watched::Namespace, filter, &query, (form, wire))
+                    }
+                    None => ApiError::new(
+                        StatusCode::METHOD_NOT_ALLOWED,
+                        "MethodNotAllowed",
+                        "namespaces are watched over TCP only (serve)".to_owned(),
+                    )
+                    .into_response(),
+                };
+            }
+            Ok((filter, _)) => filter,
+            Err(refused) => return refused.into_response(),
         };
-    let namespaces: Vec<Value> = (server.namespace_names().iter())
-        .filter_map(|name| server.namespace_object(name))
-        .filter(|namespace| {
-            let labels = (namespace["metadata"]["labels"]
-                .as_object()
-                .into_iter()
-                .flatten())
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-            .collect();
-            let field = |path: &str| match path {
-                "metadata.name" => namespace["metadata"]["name"].as_str().unwrap_or_default(),
-                _ => namespace["status"]["phase"].as_str().unwrap_or_default(),
-            };
-            query.label_selector.matches(&labels) && fields.matches_with(|f| field(f).into())
-        })
-        .collect();
-    let metadata = json!({"resourceVersion": "1"});
+    let read = || filter.namespaces_of(server);
+    // In process no client changes a namespace: each is at version 1.
+    let (version, namespaces) = match &records {
+        Some(records) => records.at_version(read),
+        None => (1, read()),
+    };
+    let metadata = json!({"resourceVersion": version.to_string()});
     let body = match form {
         Form::Table(include) => table_of(&namespaces, include, Some(metadata)),
         Form::Metadata => json!({
@@ -163,9 +187,6 @@ pub(super) async fn create(
         object["metadata"]["managedFields"] = Value::Array(entries);
         object["spec"] = json!({"finalizers": ["kubernetes"]});
         object["status"] = json!({"phase": "Active"});
-        let version = records.next_version();
-        let uid = generate::uid(server.spec(), version as u32, u32::MAX - 2);
-        write::identity(&mut object, None, &uid, false);
         let taken = || {
             ApiError::new(
                 StatusCode::CONFLICT,
@@ -174,16 +195,27 @@ pub(super) async fn create(
             )
             .about(&key.name, "namespaces")
         };
-        if options.dry_run {
+        // Its uid drawn from the version it is (or, dry, would be) created at.
+        let mut identified = |version: u64| {
+            let uid = generate::uid(server.spec(), version as u32, u32::MAX - 2);
+            write::identity(&mut object, None, &uid, false);
+            object.clone()
+        };
+        let object = if options.dry_run {
             if server.has_namespace(&key.name) {
                 return Err(taken());
             }
+            identified(records.at_version(|| ()).0 + 1)
         } else {
-            object["metadata"]["resourceVersion"] = json!(version.to_string());
-            server
-                .create_namespace(object.clone())
-                .map_err(|_| taken())?;
-        }
+            records.change_namespace(EventKind::Added, |version| {
+                let mut object = identified(version);
+                object["metadata"]["resourceVersion"] = json!(version.to_string());
+                server
+                    .create_namespace(object.clone())
+                    .map_err(|_| taken())?;
+                Ok(object)
+            })?
+        };
         let response = answer(&headers).respond(StatusCode::CREATED, object.to_string().into());
         Ok(write::warned(response, &warnings))
     })
@@ -216,22 +248,38 @@ pub(super) async fn delete(
         let Some(mut object) = server.namespace_object(&name) else {
             return Ok(namespace_not_found(&name));
         };
-        if !options.dry_run {
-            if server.remove_namespace(&name).is_none() {
-                return Err(forbidden(
-                    "informer-mem's server keeps the namespaces the scenario spreads its \
-                     objects over, and kube-apiserver's own",
-                ));
-            }
-            object["metadata"]["resourceVersion"] = json!(records.next_version().to_string());
-            write::empty_namespace(server, &name);
-            records.empty_namespace(&name);
-        }
         object["metadata"]["deletionTimestamp"] = write::now();
         object["status"]["phase"] = json!("Terminating");
-        Ok(answer(&headers).respond(StatusCode::OK, object.to_string().into()))
+        if options.dry_run {
+            if !server.is_created_namespace(&name) {
+                return Err(forbidden(KEPT));
+            }
+            return Ok(answer(&headers).respond(StatusCode::OK, object.to_string().into()));
+        }
+        // Its watchers see it terminating, then gone once what was in it is deleted.
+        let terminating = records.change_namespace(EventKind::Modified, |version| {
+            server
+                .remove_namespace(&name)
+                .ok_or_else(|| forbidden(KEPT))?;
+            object["metadata"]["resourceVersion"] = json!(version.to_string());
+            Ok(object)
+        })?;
+        write::empty_namespace(server, &name);
+        records.empty_namespace(&name);
+        records.change_namespace(EventKind::Deleted, |version| {
+            // As the namespace controller leaves it: its finalizer done.
+            let mut gone = terminating.clone();
+            gone["metadata"]["resourceVersion"] = json!(version.to_string());
+            gone["spec"] = json!({});
+            Ok(gone)
+        })?;
+        Ok(answer(&headers).respond(StatusCode::OK, terminating.to_string().into()))
     })
 }
+
+/// Why a namespace the scenario's objects live in, or kube-node-lease, is not deleted.
+const KEPT: &str = "informer-mem's server keeps the namespaces the scenario spreads its \
+                    objects over, and kube-apiserver's own";
 
 /// The wire a write's answer goes back in, from `Accept`.
 fn answer(headers: &HeaderMap) -> Wire {

@@ -60,9 +60,9 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
     let kind = server.spec().kind;
     let (mut all, mut one) = (get(namespaces::list), get(namespaces::get));
     if let Some(records) = records {
-        let deleting = records.clone();
-        all =
-            all.post(move |query, headers, body| namespaces::create(records, query, headers, body));
+        let (listing, deleting) = (records.clone(), records.clone());
+        all = get(move |query, headers| namespaces::list_over_tcp(listing, query, headers))
+            .post(move |query, headers, body| namespaces::create(records, query, headers, body));
         one = one.delete(move |path, query, headers, body| {
             namespaces::delete(deleting, path, query, headers, body)
         });

@@ -213,3 +213,115 @@ async fn namespaces_are_listed_by_label_and_field_selectors() {
         .await;
     assert_eq!(code, StatusCode::BAD_REQUEST);
 }
+
+/// Each watch event as its type, its namespace's name and phase.
+fn seen(events: &[Value]) -> Vec<(&str, &str, &str)> {
+    fn text(v: &Value) -> &str {
+        v.as_str().unwrap_or_default()
+    }
+    (events.iter())
+        .map(|e| {
+            let object = &e["object"];
+            let phase = text(&object["status"]["phase"]);
+            (text(&e["type"]), text(&object["metadata"]["name"]), phase)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_namespace_informer_lists_then_watches_creates_and_deletes() {
+    let client = Client::new(&pods());
+    let (_, list) = client.get(NAMESPACES).await;
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client.send("POST", NAMESPACES, JSON, &named("demo")).await;
+    // A record written between is not a namespace's change.
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/demo/leases";
+    let lease = json!({"metadata": {"name": "l"}, "spec": {"holderIdentity": "me"}});
+    let (code, _) = client.send("POST", leases, JSON, &lease).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let (_, deleted) = client
+        .send("DELETE", &format!("{NAMESPACES}/demo"), JSON, &Value::Null)
+        .await;
+    let from_list = format!("{NAMESPACES}?watch=true&resourceVersion={rv}&timeoutSeconds=1");
+    let events = client.watch(&from_list, JSON).await;
+    assert_eq!(
+        seen(&events),
+        [
+            ("ADDED", "demo", "Active"),
+            ("MODIFIED", "demo", "Terminating"),
+            ("DELETED", "demo", "Terminating"),
+        ]
+    );
+    assert_eq!(
+        events[1]["object"], deleted,
+        "the DELETE's answer is the change"
+    );
+    let version = |e: &Value| -> u64 {
+        e["object"]["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(version(&events[0]) < version(&events[1]));
+    assert!(
+        version(&events[1]) + 1 < version(&events[2]),
+        "the lease's deletion between"
+    );
+    assert_eq!(events[2]["object"]["spec"], json!({}), "the finalizer done");
+    let (_, after) = client.get(NAMESPACES).await;
+    let newest = after["metadata"]["resourceVersion"].as_str().unwrap();
+    assert_eq!(
+        newest,
+        version(&events[2]).to_string(),
+        "the list meets the watch"
+    );
+}
+
+#[tokio::test]
+async fn a_namespace_watch_starts_with_those_selected_and_ends_watch_list_with_a_bookmark() {
+    let client = Client::new(&pods());
+    let mut labelled = named("demo");
+    labelled["metadata"]["labels"] = json!({"team": "a"});
+    client.send("POST", NAMESPACES, JSON, &labelled).await;
+    let query = "watch=true&labelSelector=team%3Da&timeoutSeconds=1";
+    let events = client.watch(&format!("{NAMESPACES}?{query}"), JSON).await;
+    assert_eq!(seen(&events), [("ADDED", "demo", "Active")]);
+    let watch_list = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true\
+                      &resourceVersionMatch=NotOlderThan&timeoutSeconds=1\
+                      &fieldSelector=metadata.name%3Ddefault";
+    let events = client
+        .watch(&format!("{NAMESPACES}?{watch_list}"), JSON)
+        .await;
+    assert_eq!(seen(&events)[0], ("ADDED", "default", "Active"));
+    assert_eq!(events[1]["type"], "BOOKMARK");
+    assert_eq!(events[1]["object"]["kind"], "Namespace");
+    assert_eq!(
+        events[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let events = client.watch(&format!("{NAMESPACES}?{query}"), table).await;
+    let row = &events[0]["object"]["rows"][0]["cells"];
+    assert_eq!((&row[0], &row[1]), (&json!("demo"), &json!("Active")));
+    let (code, refused) = client
+        .get(&format!(
+            "{NAMESPACES}?watch=true&fieldSelector=spec.finalizers%3Dx"
+        ))
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{refused}");
+}
+
+#[tokio::test]
+async fn in_process_namespaces_are_not_watched() {
+    use tower::ServiceExt;
+    let uri = format!("{NAMESPACES}?watch=true");
+    let request = axum::http::Request::get(uri)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = router(pods()).oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+}

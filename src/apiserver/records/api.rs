@@ -30,6 +30,10 @@ pub enum Api {
 pub enum Stored {
     Lease,
     Event,
+    /// The namespaces clients create and delete: kept by the server
+    /// ([`crate::apiserver::ApiServer::create_namespace`]), their changes in the records'
+    /// history for the namespaces' watches.
+    Namespace,
 }
 
 /// Each Event field a version names otherwise: (`v1`, `events.k8s.io/v1`).

@@ -14,6 +14,10 @@
 //! ([`watch`]). Events expire an hour after their last write, as kube-apiserver's
 //! `--event-ttl` has etcd delete them. Not served: server-side apply (415).
 //!
+//! Namespaces clients create and delete take their resourceVersions from the records'
+//! counter too, their changes in the records' history, so that they are watched as the
+//! records are ([`watch::Watched`]).
+//!
 //! The records keep resourceVersions of their own, apart from the scenario's objects':
 //! a Lease renewed every two seconds on the wall clock would otherwise move the versions
 //! a run's objects get, which every report's figures follow, and no client compares
@@ -21,6 +25,7 @@
 //! them, so they stay out of every report.
 
 mod api;
+mod filter;
 mod watch;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -37,7 +42,10 @@ use tokio::time::Instant;
 
 pub use api::Api;
 use api::Stored;
+pub(in crate::apiserver) use filter::Filter;
+use filter::namespace_key;
 use watch::{Change, History};
+pub(in crate::apiserver) use watch::{Watched, serve as serve_watch};
 
 use super::ApiServer;
 use super::apply;
@@ -126,10 +134,12 @@ impl Store {
     fn new() -> Store {
         Store {
             objects: BTreeMap::new(),
-            resource_version: 0,
+            // The version the server's own namespaces are at: a namespace's watch from a
+            // list made before any record was written sees every change after it.
+            resource_version: 1,
             created: 0,
             history: History::default(),
-            head: tokio::sync::watch::Sender::new(0),
+            head: tokio::sync::watch::Sender::new(1),
             expiries: BTreeMap::new(),
             expiring: VecDeque::new(),
         }
@@ -223,11 +233,38 @@ impl Records {
         }
     }
 
-    /// A resourceVersion of the records' own for a write beside them (a namespace's).
-    pub fn next_version(&self) -> u64 {
+    /// The records' newest resourceVersion, and what `read` reads at it: nothing the
+    /// records' lock guards changes in between (a namespace's create or delete,
+    /// [`Records::change_namespace`]).
+    pub fn at_version<T>(&self, read: impl FnOnce() -> T) -> (u64, T) {
+        let store = self.store();
+        (store.resource_version, read())
+    }
+
+    /// A namespace a client creates (`Added`) or deletes (`Modified` as it starts
+    /// terminating, `Deleted` once gone), at the records' next resourceVersion, told to
+    /// the namespaces' watches: `change` makes the change in the server, given that
+    /// version, and returns the namespace as it is then (a deleted one as it was), or
+    /// refuses, and then no version is taken. Made under the records' lock, so that a
+    /// watch or a list sees each change at its version once.
+    pub fn change_namespace(
+        &self,
+        kind: EventKind,
+        change: impl FnOnce(u64) -> Result<Value, ApiError>,
+    ) -> Result<Value, ApiError> {
         let mut store = self.store();
-        store.resource_version += 1;
-        store.resource_version
+        let version = store.resource_version + 1;
+        let object = change(version)?;
+        store.resource_version = version;
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        store.changed(Change::new(
+            version,
+            kind,
+            namespace_key(name),
+            object.clone(),
+            None,
+        ));
+        Ok(object)
     }
 
     /// The records, the Events whose time is up deleted.
@@ -411,7 +448,7 @@ async fn list(
         .and_then(|query| Ok((Filter::new(api, namespace, &query)?, query)))
     {
         Ok((filter, query)) if query.watch => {
-            return watch::serve(records, api, filter, &query, (form, wire));
+            return watch::serve(records, Watched::Record(api), filter, &query, (form, wire));
         }
         Ok((filter, _)) => filter,
         Err(refused) => return refused.into_response(),
@@ -424,44 +461,6 @@ async fn list(
         let metadata = json!({"resourceVersion": store.resource_version.to_string()});
         Ok(answer(api, form, wire, objects, Some(metadata)))
     })
-}
-
-/// Which records a LIST, a WATCH or a deletecollection selects: of one resource, in one
-/// namespace or every one, by label and field selectors.
-#[derive(Debug)]
-struct Filter {
-    stored: Stored,
-    namespace: Option<String>,
-    labels: crate::k8s::LabelSelector,
-    fields: crate::k8s::FieldSelector,
-}
-
-impl Filter {
-    /// The query's selectors over `api`'s records in `namespace` (every one's: `None`);
-    /// a field `api` is not selected by is a 400.
-    fn new(api: Api, namespace: Option<String>, query: &Query) -> Result<Filter, ApiError> {
-        Ok(Filter {
-            stored: api.stored(),
-            namespace,
-            labels: query.label_selector.clone(),
-            fields: (api.field_selector(&query.field_selector)).map_err(ApiError::bad_request)?,
-        })
-    }
-
-    fn matches(&self, (stored, namespace, _): &Key, object: &Value) -> bool {
-        let labels = object["metadata"]["labels"].as_object().map(|labels| {
-            labels
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-                .collect()
-        });
-        *stored == self.stored
-            && self.namespace.as_ref().is_none_or(|n| n == namespace)
-            && self.labels.matches(&labels.unwrap_or_default())
-            && self
-                .fields
-                .matches_with(|field| Api::field_value(object, field))
-    }
 }
 
 /// One record (`metadata` `None`) or a list of them, in the form and wire asked for.

@@ -82,7 +82,7 @@ impl Client {
 
     /// The events of the watch `uri` (which ends by its `timeoutSeconds`), each line as
     /// JSON.
-    pub(super) async fn watch(&self, uri: &str, accept: &str) -> Vec<Value> {
+    pub(in crate::apiserver) async fn watch(&self, uri: &str, accept: &str) -> Vec<Value> {
         let (code, bytes) = self
             .raw("GET", uri, &[("accept", accept)], Vec::new())
             .await;
@@ -149,7 +149,7 @@ async fn leader_election_takes_renews_and_gives_up_a_lease_as_on_kube_apiserver(
         .await;
     assert_eq!(code, StatusCode::CREATED, "{taken}");
     let meta = &taken["metadata"];
-    assert_eq!(meta["resourceVersion"], "1");
+    assert_eq!(meta["resourceVersion"], "2");
     assert_eq!(meta["uid"].as_str().map(str::len), Some(36));
     assert!(meta["creationTimestamp"].is_string());
     assert!(
@@ -176,17 +176,17 @@ async fn leader_election_takes_renews_and_gives_up_a_lease_as_on_kube_apiserver(
         (StatusCode::CONFLICT, Some("AlreadyExists"))
     );
 
-    let mut renewed = lease("myctl", "a_1", Some("1"));
+    let mut renewed = lease("myctl", "a_1", Some("2"));
     renewed["spec"]["renewTime"] = json!("2026-01-01T00:00:02.000000Z");
     let (code, renewed) = client.send("PUT", &one, JSON, &renewed).await;
     assert_eq!(code, StatusCode::OK, "{renewed}");
-    assert_eq!(renewed["metadata"]["resourceVersion"], "2");
+    assert_eq!(renewed["metadata"]["resourceVersion"], "3");
     assert_eq!(renewed["metadata"]["uid"], taken["metadata"]["uid"]);
     assert_eq!(renewed["spec"]["renewTime"], "2026-01-01T00:00:02.000000Z");
 
     // Another candidate's update from the version it read before: the optimistic lock.
     let (code, stale) = client
-        .send("PUT", &one, JSON, &lease("myctl", "b_2", Some("1")))
+        .send("PUT", &one, JSON, &lease("myctl", "b_2", Some("2")))
         .await;
     assert_eq!(code, StatusCode::CONFLICT);
     assert_eq!(
@@ -240,7 +240,7 @@ async fn records_keep_their_own_resource_versions_and_leave_the_objects_alone() 
     );
     let (_, list) = client.get("/apis/coordination.k8s.io/v1/leases").await;
     assert_eq!(list["kind"], "LeaseList");
-    assert_eq!(list["metadata"]["resourceVersion"], "6");
+    assert_eq!(list["metadata"]["resourceVersion"], "7");
     assert_eq!(list["items"].as_array().map(Vec::len), Some(3));
     assert!(
         list["items"][0].get("kind").is_none(),
@@ -490,7 +490,7 @@ async fn client_go_writes_and_reads_a_lease_in_protobuf() {
     let taken = protobuf::decode_document(&bytes).expect("the answer is protobuf");
     assert_eq!(taken["spec"]["holderIdentity"], "a_1");
     assert_eq!(taken["spec"]["acquireTime"], "2026-01-01T00:00:00.000000Z");
-    assert_eq!(taken["metadata"]["resourceVersion"], "1");
+    assert_eq!(taken["metadata"]["resourceVersion"], "2");
     let (code, bytes) = client.raw("GET", LEASES, &headers[1..], Vec::new()).await;
     assert_eq!(code, StatusCode::OK);
     let list = protobuf::decode_document(&bytes).expect("the list is protobuf");

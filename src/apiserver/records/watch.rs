@@ -1,5 +1,7 @@
 //! Watches of the records: `kubectl get events --watch`, `kubectl get leases -w`, an
-//! informer on Events or Leases. The records' changes are kept in a window of the newest
+//! informer on Events or Leases; and of namespaces (`kubectl get ns -w`, a controller's
+//! Namespace informer), whose creates and deletes over TCP are changes in the records'
+//! history. The records' changes are kept in a window of the newest
 //! ones ([`History`]); a watch is sent its initial state when it asks for one, then each
 //! change after its resourceVersion that its namespace and selectors select, with
 //! bookmarks when it allows them, until its deadline.
@@ -106,10 +108,64 @@ impl History {
     }
 }
 
-/// Answers a WATCH of `api`'s records that `filter` selects.
-pub(super) fn serve(
+/// What a watch is of: one of the records' resources, in the version it names, or the
+/// namespaces (the server's; the ones clients create and delete change in the records'
+/// history).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::apiserver) enum Watched {
+    Record(Api),
+    Namespace,
+}
+
+impl Watched {
+    /// The kind and apiVersion of the watch's objects (an empty one is a bookmark).
+    fn kind(self) -> (&'static str, &'static str) {
+        match self {
+            Watched::Record(api) => (api.kind(), api.api_version()),
+            Watched::Namespace => ("Namespace", "v1"),
+        }
+    }
+
+    /// A kept object as the watch sends it.
+    fn in_version(self, kept: &Value) -> Result<Value, ApiError> {
+        match self {
+            Watched::Record(api) => in_version(api, kept),
+            Watched::Namespace => Ok(kept.clone()),
+        }
+    }
+
+    /// The table of `object` (as sent), for kubectl's `--watch`.
+    fn table(self, object: Value, include: table::Include) -> Value {
+        let objects = std::slice::from_ref(&object);
+        match self {
+            Watched::Record(api) => {
+                let cells = |object: &Value, now| api.cells(&api.into_store(object.clone()), now);
+                table::of_values(objects, api.columns(), cells, include, None)
+            }
+            Watched::Namespace => {
+                let (columns, cells) = (table::namespace_columns(), table::namespace_cells);
+                table::of_values(objects, columns, cells, include, None)
+            }
+        }
+    }
+
+    /// What a watch from before the window is told (410), in the words of the store
+    /// kube-apiserver serves the resource from: its watch cache for Leases and
+    /// Namespaces, etcd for Events.
+    fn expired(self, expired: Expired) -> String {
+        match self {
+            Watched::Record(Api::Lease) | Watched::Namespace => expired.to_string(),
+            Watched::Record(Api::CoreEvent | Api::Event) => {
+                "The resourceVersion for the provided watch is too old.".to_owned()
+            }
+        }
+    }
+}
+
+/// Answers a WATCH of what `filter` selects of `watched`.
+pub(in crate::apiserver) fn serve(
     records: Records,
-    api: Api,
+    watched: Watched,
     filter: Filter,
     query: &Query,
     (form, wire): (Form, Wire),
@@ -136,11 +192,13 @@ pub(super) fn serve(
             (false, Some(rv)) => rv,
             _ => store.resource_version,
         };
-        let initial: Vec<Value> = match snapshot {
-            true => (store.selected(&filter))
+        let initial: Vec<Value> = match (snapshot, watched) {
+            (false, _) => Vec::new(),
+            (true, Watched::Record(_)) => (store.selected(&filter))
                 .map(|(_, object)| object.clone())
                 .collect(),
-            false => Vec::new(),
+            // Read under the records' lock, which a namespace's change is made under.
+            (true, Watched::Namespace) => filter.namespaces_of(&records.server),
         };
         (rv, initial, store.head.subscribe())
     };
@@ -149,7 +207,7 @@ pub(super) fn serve(
     let cursor = Cursor {
         disconnect: records.server.disconnect_receiver(),
         records,
-        api,
+        watched,
         filter,
         form,
         wire,
@@ -176,7 +234,7 @@ pub(super) fn serve(
 /// One watch's position: its initial events still to send, then the changes after `rv`.
 struct Cursor {
     records: Records,
-    api: Api,
+    watched: Watched,
     filter: Filter,
     form: Form,
     wire: Wire,
@@ -285,7 +343,7 @@ impl Cursor {
 
     /// The event of `kind` for `kept` (kept form), in the watch's form and wire.
     fn event(&mut self, kind: EventKind, kept: &Value) -> Bytes {
-        let object = match in_version(self.api, kept) {
+        let object = match self.watched.in_version(kept) {
             Ok(object) => object,
             Err(e) => {
                 let status = status_body(500, "InternalError", &e.message);
@@ -296,10 +354,7 @@ impl Cursor {
             Form::Full => object,
             Form::Metadata => metadata_only(&object),
             Form::Table(include) => {
-                let api = self.api;
-                let cells = |object: &Value, now| api.cells(&api.into_store(object.clone()), now);
-                let objects = std::slice::from_ref(&object);
-                let mut table = table::of_values(objects, api.columns(), cells, include, None);
+                let mut table = self.watched.table(object, include);
                 // Only a watch's first table carries the column definitions.
                 if std::mem::replace(&mut self.table_columns_sent, true) {
                     table["columnDefinitions"] = Value::Null;
@@ -321,11 +376,11 @@ impl Cursor {
                 .as_mut()
                 .reset(next_bookmark(Instant::now(), self.deadline_at));
         }
+        let (kind, api_version) = self.watched.kind();
         let object = match self.form {
             // An empty object of the kind, with the fields Go writes at their zero.
             Form::Full => protobuf::with_go_zeros(json!({
-                "kind": self.api.kind(), "apiVersion": self.api.api_version(),
-                "metadata": metadata,
+                "kind": kind, "apiVersion": api_version, "metadata": metadata,
             }))
             .unwrap_or_else(|_| json!({"metadata": {"resourceVersion": rv.to_string()}})),
             Form::Metadata => json!({
@@ -340,12 +395,7 @@ impl Cursor {
     /// The ERROR event (410) for a watch from before the window, in the words of the
     /// store kube-apiserver serves the resource from.
     fn expired(&self, expired: Expired) -> Bytes {
-        let message = match self.api {
-            Api::Lease => expired.to_string(),
-            Api::CoreEvent | Api::Event => {
-                "The resourceVersion for the provided watch is too old.".to_owned()
-            }
-        };
+        let message = self.watched.expired(expired);
         line("ERROR", status_body(410, "Expired", &message))
     }
 }

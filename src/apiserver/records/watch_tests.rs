@@ -42,7 +42,7 @@ async fn changes_after_a_list() -> (Client, String, String) {
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(rv, "2");
+    assert_eq!(rv, "3");
     client
         .send("POST", &core, JSON, &recorded("c", &ns, "p1"))
         .await;
@@ -84,7 +84,7 @@ async fn a_watch_of_events_sees_what_its_selectors_select_as_they_change() {
     );
     assert_eq!(events[1]["object"]["count"], 2);
     assert_eq!(
-        events[4]["object"]["metadata"]["resourceVersion"], "7",
+        events[4]["object"]["metadata"]["resourceVersion"], "8",
         "a DELETED carries the deletion's version"
     );
     let by_field = format!("{from_list}&fieldSelector=involvedObject.name%3Dp2");
@@ -142,7 +142,7 @@ async fn a_watch_starts_from_the_records_there_are_and_watch_list_ends_them_with
         listed[2],
         json!({"type": "BOOKMARK", "object": {
             "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
-            "metadata": {"resourceVersion": "2", "annotations": {"k8s.io/initial-events-end": "true"}},
+            "metadata": {"resourceVersion": "3", "annotations": {"k8s.io/initial-events-end": "true"}},
             "spec": {},
         }})
     );
@@ -154,11 +154,11 @@ async fn a_watch_starts_from_the_records_there_are_and_watch_list_ends_them_with
 
     // Bookmarks every minute to a watch that allows them.
     let long = format!(
-        "{LEASES}?watch=true&resourceVersion=2&allowWatchBookmarks=true&timeoutSeconds=150"
+        "{LEASES}?watch=true&resourceVersion=3&allowWatchBookmarks=true&timeoutSeconds=150"
     );
     let bookmarks = client.watch(&long, JSON).await;
-    let rv2 = ("BOOKMARK".to_owned(), "2".to_owned());
-    assert_eq!(seen(&bookmarks), [rv2.clone(), rv2.clone(), rv2]);
+    let rv3 = ("BOOKMARK".to_owned(), "3".to_owned());
+    assert_eq!(seen(&bookmarks), [rv3.clone(), rv3.clone(), rv3]);
 
     let (code, refused) = client
         .get(&format!("{LEASES}?watch=true&resourceVersion=x"))
@@ -186,11 +186,11 @@ async fn a_watch_from_before_the_kept_changes_gets_one_410_in_its_stores_words()
         assert_eq!(code, StatusCode::OK, "{renewed}");
         held = renewed;
     }
-    let recent = format!("{LEASES}?watch=true&resourceVersion=1000&timeoutSeconds=1");
+    let recent = format!("{LEASES}?watch=true&resourceVersion=1001&timeoutSeconds=1");
     assert_eq!(
         client.watch(&recent, JSON).await.len(),
         2,
-        "changes 1001 and 1002"
+        "changes 1002 and 1003"
     );
     let old = format!("{LEASES}?watch=true&resourceVersion=1&timeoutSeconds=1");
     let lease_expired = client.watch(&old, JSON).await;
@@ -199,7 +199,7 @@ async fn a_watch_from_before_the_kept_changes_gets_one_410_in_its_stores_words()
     assert_eq!(lease_expired[0]["object"]["code"], 410);
     assert_eq!(
         lease_expired[0]["object"]["message"],
-        "too old resource version: 1 (3)"
+        "too old resource version: 1 (4)"
     );
     let events = format!("{core}?watch=true&resourceVersion=1&timeoutSeconds=1");
     assert_eq!(
