@@ -1,6 +1,6 @@
 """The official Python client against `informer-mem serve`: a namespace's pods, a page of
 every pod, a watch from resourceVersion 0, an Event watched, a namespace of its own made,
-written into and deleted. Usage: python list.py KUBECONFIG NAMESPACE"""
+written into, deleted and watched. Usage: python list.py KUBECONFIG NAMESPACE"""
 import sys
 
 from kubernetes import client, config, watch
@@ -24,7 +24,9 @@ v1.create_namespaced_event(namespace, {
 })
 events = watch.Watch().stream(v1.list_namespaced_event, namespace, timeout_seconds=1)
 print("events watch " + " ".join(f"{e['type']} {e['object'].metadata.name}" for e in events))
-# A namespace of its own, as a test suite makes one: created, a pod in it, deleted.
+# A namespace of its own, as a test suite makes one: created, a pod in it, deleted; then
+# watched from before it was made, as an informer on namespaces resumes.
+before = v1.list_namespace().metadata.resource_version
 made = v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="python-made")))
 v1.create_namespaced_pod("python-made", {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
@@ -38,3 +40,8 @@ try:
 except client.ApiException as e:
     gone = str(e.status)
 print(f"namespace {made.status.phase} {deleted['status']['phase']} {gone}")
+events = watch.Watch().stream(
+    v1.list_namespace, resource_version=before, field_selector="metadata.name=python-made",
+    timeout_seconds=1,
+)
+print("namespaces watch " + " ".join(f"{e['type']} {e['object'].status.phase}" for e in events))
