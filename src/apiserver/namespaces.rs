@@ -16,6 +16,7 @@
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use k8s_openapi::api::core::v1::Namespace;
 use serde_json::{Value, json};
 
 use super::ApiServer;
@@ -23,7 +24,6 @@ use super::apply::{self, Typed};
 use super::extract::{ApiBody, ApiPath};
 use super::form::{Form, Wire};
 use super::generate;
-use super::protobuf;
 use super::records::{Filter, Records, Watched, serve_watch};
 use super::state::EventKind;
 use super::status::{ApiError, namespace_not_found};
@@ -172,7 +172,7 @@ pub(super) async fn create(
         let mut warnings = Vec::new();
         duplicated_fields(&body, wire, options.field_validation, &mut warnings)?;
         let given = decode_as("v1", "Namespace", &body, wire)?;
-        let mut object = through_type(&given)?;
+        let mut object = write::through::<Namespace>("Namespace", &given)?;
         unknown_fields(&given, &object, options.field_validation, &mut warnings)?;
         let key = object_key("Namespace", "", &mut object, None, server)?;
         object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(key.name);
@@ -295,18 +295,6 @@ fn typed() -> Typed<'static> {
         has_status: true,
         go_type: true,
     }
-}
-
-/// `value` through k8s-openapi's Namespace: field types checked, unknown fields dropped.
-fn through_type(value: &Value) -> Result<Value, ApiError> {
-    let typed = serde_json::from_value::<k8s_openapi::api::core::v1::Namespace>(value.clone())
-        .and_then(serde_json::to_value)
-        .map_err(|e| {
-            ApiError::bad_request(format!(
-                "Namespace in version \"v1\" cannot be handled as a Namespace: {e}"
-            ))
-        })?;
-    protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 #[cfg(test)]

@@ -122,6 +122,19 @@ pub struct Resolved {
     pub body: Option<String>,
 }
 
+impl Resolved {
+    /// A request of `method` at `uri`, with no body and no media types of its own.
+    pub fn bare(method: http::Method, uri: impl Into<String>) -> Resolved {
+        Resolved {
+            method,
+            uri: uri.into(),
+            accept: None,
+            content_type: None,
+            body: None,
+        }
+    }
+}
+
 /// Placeholders' values on one server.
 pub type Variables = BTreeMap<String, String>;
 

@@ -326,13 +326,7 @@ impl Target {
     }
 
     async fn get_json(&self, path: &str) -> anyhow::Result<Value> {
-        let request = Resolved {
-            method: http::Method::GET,
-            uri: path.to_owned(),
-            accept: None,
-            content_type: None,
-            body: None,
-        };
+        let request = Resolved::bare(http::Method::GET, path);
         let answer = self.send(&request, false).await?;
         if answer.observed.status != 200 {
             bail!(
@@ -364,13 +358,10 @@ impl Target {
         if self.kind == ObjectKind::Pod {
             // No kubelet ends a pod's graceful deletion here, so the namespace controller
             // would wait for them forever: they go first, with no grace period.
-            let pods = Resolved {
-                method: http::Method::DELETE,
-                uri: format!("/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0"),
-                accept: None,
-                content_type: None,
-                body: None,
-            };
+            let pods = Resolved::bare(
+                http::Method::DELETE,
+                format!("/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0"),
+            );
             let deleted = self.send(&pods, false).await?.observed.status;
             if deleted != 200 {
                 bail!("deleting the pods of {namespace}: status {deleted}");
@@ -379,25 +370,16 @@ impl Target {
         // The namespaces' requests make `{namespace}-made` and delete it: a check stopped
         // between the two would leave it. Its namespace controller takes it from there.
         for namespace in [format!("{namespace}-made"), namespace.clone()] {
-            let delete = Resolved {
-                method: http::Method::DELETE,
-                uri: format!("/api/v1/namespaces/{namespace}"),
-                accept: None,
-                content_type: None,
-                body: None,
-            };
+            let delete = Resolved::bare(
+                http::Method::DELETE,
+                format!("/api/v1/namespaces/{namespace}"),
+            );
             let deleted = self.send(&delete, false).await?.observed.status;
             if !matches!(deleted, 200 | 202 | 404) {
                 bail!("deleting the namespace {namespace}: status {deleted}");
             }
         }
-        let get = Resolved {
-            method: http::Method::GET,
-            uri: format!("/api/v1/namespaces/{namespace}"),
-            accept: None,
-            content_type: None,
-            body: None,
-        };
+        let get = Resolved::bare(http::Method::GET, format!("/api/v1/namespaces/{namespace}"));
         let deadline = tokio::time::Instant::now() + NAMESPACE_DEADLINE;
         while tokio::time::Instant::now() < deadline {
             if self.send(&get, false).await?.observed.status == 404 {
@@ -416,11 +398,8 @@ impl Target {
 /// A request of `method` to `uri` with `body` as JSON.
 fn json_request(method: http::Method, uri: &str, body: Value) -> Resolved {
     Resolved {
-        method,
-        uri: uri.to_owned(),
-        accept: None,
-        content_type: None,
         body: Some(body.to_string()),
+        ..Resolved::bare(method, uri)
     }
 }
 

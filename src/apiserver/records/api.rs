@@ -5,11 +5,10 @@
 //! look like, which fields select them, how kube-apiserver validates and prints them.
 
 use k8s_openapi::jiff::Timestamp;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::apiserver::apply::{Shape, Typed};
+use crate::apiserver::status::ApiError;
 use crate::apiserver::table;
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{self, Causes};
@@ -177,16 +176,13 @@ impl Api {
         }
     }
 
-    /// `value` through the k8s-openapi type of this version: field types checked, the
-    /// fields it does not have dropped.
-    pub fn through_type(self, value: &Value) -> serde_json::Result<Value> {
-        fn through<T: DeserializeOwned + Serialize>(value: &Value) -> serde_json::Result<Value> {
-            serde_json::to_value(T::deserialize(value)?)
-        }
+    /// `value` through the k8s-openapi type of this version ([`write::through`]).
+    pub fn through_type(self, value: &Value) -> Result<Value, ApiError> {
+        let kind = self.kind();
         match self {
-            Api::Lease => through::<k8s_openapi::api::coordination::v1::Lease>(value),
-            Api::CoreEvent => through::<k8s_openapi::api::core::v1::Event>(value),
-            Api::Event => through::<k8s_openapi::api::events::v1::Event>(value),
+            Api::Lease => write::through::<k8s_openapi::api::coordination::v1::Lease>(kind, value),
+            Api::CoreEvent => write::through::<k8s_openapi::api::core::v1::Event>(kind, value),
+            Api::Event => write::through::<k8s_openapi::api::events::v1::Event>(kind, value),
         }
     }
 

@@ -546,14 +546,9 @@ fn typed(
     warnings: &mut Vec<String>,
     object: Value,
 ) -> Result<Value, ApiError> {
-    let typed = api.through_type(&object).map_err(|e| {
-        ApiError::bad_request(format!(
-            "{k} in version \"v1\" cannot be handled as a {k}: {e}",
-            k = api.kind()
-        ))
-    })?;
+    let typed = api.through_type(&object)?;
     unknown_fields(&object, &typed, validation, warnings)?;
-    protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
+    Ok(typed)
 }
 
 impl Records {

@@ -106,6 +106,22 @@ pub(in crate::apiserver) fn decode_as(
     Ok(value)
 }
 
+/// `value`, a `kind` in `v1`, through k8s-openapi's type `T`, as kube-apiserver decodes
+/// a record's or a namespace's body into its Go type: field types checked, the fields `T`
+/// does not have dropped, the fields Go writes at their zero filled in. A value that does
+/// not fit is kube-apiserver's 400.
+pub(in crate::apiserver) fn through<T: DeserializeOwned + Serialize>(
+    kind: &str,
+    value: &Value,
+) -> Result<Value, ApiError> {
+    let typed = (T::deserialize(value).and_then(serde_json::to_value)).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{kind} in version \"v1\" cannot be handled as a {kind}: {e}"
+        ))
+    })?;
+    protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
+}
+
 /// `value` through the k8s-openapi type: field types checked, unknown fields dropped, and
 /// reported as `validation` says (kube-apiserver's `fieldValidation`); then defaulted as
 /// kube-apiserver defaults it, and the fields Go writes at their zero filled in, as Go's

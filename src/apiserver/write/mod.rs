@@ -43,7 +43,7 @@ use crate::apiserver::version::NamespacedName;
 use crate::apiserver::{ApiServer, Removal};
 use crate::scenario::ObjectKind;
 pub(in crate::apiserver) use body::{
-    BodyWire, FieldValidation, body_wire, decode_as, duplicated_fields, unknown_fields,
+    BodyWire, FieldValidation, body_wire, decode_as, duplicated_fields, through, unknown_fields,
     unsupported_media_type,
 };
 use body::{decode, normalize};
