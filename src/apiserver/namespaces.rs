@@ -27,7 +27,7 @@ use super::generate;
 use super::records::{Filter, Records, Watched, serve_watch};
 use super::state::EventKind;
 use super::status::{ApiError, namespace_not_found};
-use super::table::{self, Include, metadata_only};
+use super::table::{self, metadata_only};
 use super::write::{
     self, Causes, DeleteOptions, WriteOptions, body_wire, decode_as, duplicated_fields,
     namespace_metadata, object_key, unknown_fields,
@@ -95,7 +95,7 @@ fn list_or_watch(
     };
     let metadata = json!({"resourceVersion": version.to_string()});
     let body = match form {
-        Form::Table(include) => table_of(&namespaces, include, Some(metadata)),
+        Form::Table(include) => table::of_namespaces(&namespaces, include, Some(metadata)),
         Form::Metadata => json!({
             "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
             "metadata": metadata,
@@ -133,22 +133,9 @@ pub(super) async fn get(
     let body = match form {
         Form::Full => namespace,
         Form::Metadata => metadata_only(&namespace),
-        Form::Table(include) => table_of(&[namespace], include, None),
+        Form::Table(include) => table::of_namespaces(&[namespace], include, None),
     };
     wire.respond(StatusCode::OK, body.to_string().into_bytes())
-}
-
-/// kube-apiserver's namespace table: NAME, STATUS, AGE; the resourceVersion in its
-/// metadata for one namespace, the list's for a list.
-fn table_of(namespaces: &[Value], include: Include, metadata: Option<Value>) -> Value {
-    let columns = table::namespace_columns();
-    table::of_values(
-        namespaces,
-        columns,
-        table::namespace_cells,
-        include,
-        metadata,
-    )
 }
 
 /// The namespaces only kube-apiserver's own deletion guard keeps (`NamespaceLifecycle`'s
@@ -205,7 +192,7 @@ pub(super) async fn create(
             if server.has_namespace(&key.name) {
                 return Err(taken());
             }
-            identified(records.at_version(|| ()).0 + 1)
+            identified(records.version() + 1)
         } else {
             records.change_namespace(EventKind::Added, |version| {
                 let mut object = identified(version);

@@ -169,8 +169,24 @@ fn deployment_columns(name: Value, age: Value) -> Vec<Value> {
     ]
 }
 
+/// kube-apiserver's namespace table: NAME, STATUS, AGE; `metadata` as [`of_values`]
+/// takes it.
+pub(super) fn of_namespaces(
+    namespaces: &[Value],
+    include: Include,
+    metadata: Option<Value>,
+) -> Value {
+    of_values(
+        namespaces,
+        namespace_columns(),
+        namespace_cells,
+        include,
+        metadata,
+    )
+}
+
 /// A namespace table's column definitions: NAME, STATUS, AGE.
-pub(super) fn namespace_columns() -> Value {
+fn namespace_columns() -> Value {
     json!([
         {"name": "Name", "type": "string", "format": "name", "priority": 0,
          "description": "The namespace's name."},
@@ -182,7 +198,7 @@ pub(super) fn namespace_columns() -> Value {
 }
 
 /// A namespace's cells.
-pub(super) fn namespace_cells(namespace: &Value, now: Timestamp) -> Vec<Value> {
+fn namespace_cells(namespace: &Value, now: Timestamp) -> Vec<Value> {
     vec![
         namespace["metadata"]["name"].clone(),
         namespace["status"]["phase"].clone(),

@@ -233,6 +233,11 @@ impl Records {
         }
     }
 
+    /// The records' newest resourceVersion.
+    pub fn version(&self) -> u64 {
+        self.store().resource_version
+    }
+
     /// The records' newest resourceVersion, and what `read` reads at it: nothing the
     /// records' lock guards changes in between (a namespace's create or delete,
     /// [`Records::change_namespace`]).

@@ -142,10 +142,7 @@ impl Watched {
                 let cells = |object: &Value, now| api.cells(&api.into_store(object.clone()), now);
                 table::of_values(objects, api.columns(), cells, include, None)
             }
-            Watched::Namespace => {
-                let (columns, cells) = (table::namespace_columns(), table::namespace_cells);
-                table::of_values(objects, columns, cells, include, None)
-            }
+            Watched::Namespace => table::of_namespaces(objects, include, None),
         }
     }
 
