@@ -1,5 +1,6 @@
 // The official Node.js client against `informer-mem serve`: a namespace's pods, a page of
-// every pod, and its informer on Events. Usage: node list.mjs KUBECONFIG NAMESPACE
+// every pod, its informer on Events, and a namespace of its own labelled (a merge patch)
+// and deleted. Usage: node list.mjs KUBECONFIG NAMESPACE
 import * as k8s from '@kubernetes/client-node';
 
 const kc = new k8s.KubeConfig();
@@ -30,3 +31,17 @@ console.log(`events listed ${informer.list(namespace).map((e) => e.metadata.name
 await core.deleteNamespacedEvent({ namespace, name: 'node.1' });
 console.log(`events informer deleted ${await Promise.race([deleted, timeout])}`);
 await informer.stop();
+
+// A namespace of its own, given a pod-security label as a test suite gives it, deleted.
+await core.createNamespace({ body: { metadata: { name: 'node-made' } } });
+const labelled = await core.patchNamespace(
+  {
+    name: 'node-made',
+    body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } },
+  },
+  k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+);
+const label = labelled.metadata.labels['pod-security.kubernetes.io/enforce'];
+const read = await core.readNamespace({ name: 'node-made' });
+const gone = await core.deleteNamespace({ name: 'node-made' });
+console.log(`namespace labelled ${label} read ${read.metadata.labels['pod-security.kubernetes.io/enforce']} deleted ${gone.status.phase}`);

@@ -24,14 +24,19 @@ v1.create_namespaced_event(namespace, {
 })
 events = watch.Watch().stream(v1.list_namespaced_event, namespace, timeout_seconds=1)
 print("events watch " + " ".join(f"{e['type']} {e['object'].metadata.name}" for e in events))
-# A namespace of its own, as a test suite makes one: created, a pod in it, deleted; then
-# watched from before it was made, as an informer on namespaces resumes.
+# A namespace of its own, as a test suite makes one: created, a pod in it, labelled,
+# deleted; then watched from before it was made, as an informer on namespaces resumes.
 before = v1.list_namespace().metadata.resource_version
 made = v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="python-made")))
 v1.create_namespaced_pod("python-made", {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
     "spec": {"containers": [{"name": "c", "image": "nginx"}]},
 })
+# A pod-security label, as a test suite sets it (the client's patch of a dict).
+labelled = v1.patch_namespace(
+    "python-made", {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}
+)
+print(f"namespace labelled {labelled.metadata.labels['pod-security.kubernetes.io/enforce']}")
 # The client reads the answer (the namespace, Terminating) as a dict.
 deleted = v1.delete_namespace("python-made")
 try:

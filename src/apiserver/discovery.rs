@@ -29,6 +29,19 @@ pub trait Serving: Send + Sync + 'static {
     /// The OpenAPI documents of the named groups beside the scenario's kind's, by root
     /// (`apis/coordination.k8s.io/v1`).
     fn documents() -> Vec<(&'static str, Value)>;
+    /// Whether clients create, update and delete namespaces (and watch them).
+    const WRITES_NAMESPACES: bool;
+}
+
+/// What a client may do with namespaces: read them, or, where it writes them, what
+/// kube-apiserver lets it do.
+fn namespace_verbs(writes: bool) -> &'static [&'static str] {
+    match writes {
+        true => &[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ],
+        false => &["get", "list"],
+    }
 }
 
 /// In process: the scenario's objects, nothing else.
@@ -51,6 +64,8 @@ impl Serving for InProcess {
     fn documents() -> Vec<(&'static str, Value)> {
         Vec::new()
     }
+
+    const WRITES_NAMESPACES: bool = false;
 }
 
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
@@ -115,6 +130,11 @@ pub(super) fn named_group(name: &str, version: &str) -> Value {
 /// beside them.
 pub async fn core_resources<S: Serving>(server: State<ApiServer>) -> Json<Value> {
     let Json(mut list) = group_resources::<Core>(server).await;
+    for resource in list["resources"].as_array_mut().into_iter().flatten() {
+        if resource["name"] == "namespaces" {
+            resource["verbs"] = json!(namespace_verbs(S::WRITES_NAMESPACES));
+        }
+    }
     let beside = S::core_resources();
     if !beside.is_empty()
         && let Some(resources) = list["resources"].as_array_mut()
@@ -133,7 +153,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
     let name = G::name(served);
     let namespaces = json!({
         "name": "namespaces", "singularName": "namespace", "namespaced": false,
-        "kind": "Namespace", "verbs": ["get", "list"], "shortNames": ["ns"],
+        "kind": "Namespace", "verbs": namespace_verbs(false), "shortNames": ["ns"],
     });
     let kinds = ObjectKind::in_group(served, name).flat_map(|kind| {
             let short: &[&str] = match kind {
@@ -247,6 +267,9 @@ pub async fn openapi_v3_core<S: Serving>(State(server): State<ApiServer>) -> Jso
 
 fn core_document<S: Serving>(kind: ObjectKind) -> Value {
     let mut resources = described(kind, "");
+    for resource in resources.iter_mut().filter(|r| r.kind == "Namespace") {
+        resource.written = S::WRITES_NAMESPACES;
+    }
     resources.extend(S::core_described());
     document("", "v1", Core::root(kind), &resources)
 }

@@ -124,8 +124,10 @@ struct Shared {
     /// Whether the deletions a DELETE leaves pending are finished as a cluster's kubelet
     /// and garbage collector finish them; on unless [`ApiServer::stand_alone`] was called.
     finishes_deletions: AtomicBool,
-    /// The namespaces clients created (over TCP: [`namespaces::create`]), by name.
-    created_namespaces: Mutex<BTreeMap<String, serde_json::Value>>,
+    /// The namespaces as clients left them (over TCP), by name: those they created
+    /// ([`namespaces::create`]), and the server's own they changed
+    /// ([`namespaces::replace`], [`namespaces::patch`]).
+    written_namespaces: Mutex<BTreeMap<String, serde_json::Value>>,
 }
 
 impl ApiServer {
@@ -154,7 +156,7 @@ impl ApiServer {
                 encodings: Mutex::new(None),
                 scan_chunk: AtomicU32::new(u32::MAX),
                 finishes_deletions: AtomicBool::new(true),
-                created_namespaces: Mutex::new(BTreeMap::new()),
+                written_namespaces: Mutex::new(BTreeMap::new()),
             }),
         }
     }
@@ -618,14 +620,18 @@ impl ApiServer {
     /// Whether `namespace` exists: one the objects are spread over, one of
     /// kube-apiserver's own ([`SYSTEM_NAMESPACES`]), or one a client created.
     pub fn has_namespace(&self, namespace: &str) -> bool {
-        SYSTEM_NAMESPACES.contains(&namespace)
-            || self.namespace_ordinal(namespace).is_some()
-            || self.created_namespaces().contains_key(namespace)
+        self.is_own_namespace(namespace) || self.written_namespaces().contains_key(namespace)
     }
 
-    fn created_namespaces(&self) -> MutexGuard<'_, BTreeMap<String, serde_json::Value>> {
+    /// Whether `namespace` is one the server made: one the objects are spread over, or
+    /// one of kube-apiserver's own.
+    fn is_own_namespace(&self, namespace: &str) -> bool {
+        SYSTEM_NAMESPACES.contains(&namespace) || self.namespace_ordinal(namespace).is_some()
+    }
+
+    fn written_namespaces(&self) -> MutexGuard<'_, BTreeMap<String, serde_json::Value>> {
         // Each change is made whole before the lock is let go.
-        (self.shared.created_namespaces.lock()).unwrap_or_else(|e| e.into_inner())
+        (self.shared.written_namespaces.lock()).unwrap_or_else(|e| e.into_inner())
     }
 
     /// Keeps `namespace` (a client's, named), unless a namespace of its name exists: then
@@ -635,10 +641,10 @@ impl ApiServer {
         namespace: serde_json::Value,
     ) -> Result<(), serde_json::Value> {
         let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
-        if SYSTEM_NAMESPACES.contains(&name) || self.namespace_ordinal(name).is_some() {
+        if self.is_own_namespace(name) {
             return Err(namespace);
         }
-        match self.created_namespaces().entry(name.to_owned()) {
+        match self.written_namespaces().entry(name.to_owned()) {
             btree_map::Entry::Occupied(_) => Err(namespace),
             btree_map::Entry::Vacant(slot) => {
                 slot.insert(namespace);
@@ -647,24 +653,33 @@ impl ApiServer {
         }
     }
 
+    /// Keeps `namespace` as its namespace (one there is) now is: a client's update.
+    pub(crate) fn update_namespace(&self, namespace: serde_json::Value) {
+        let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
+        self.written_namespaces().insert(name.to_owned(), namespace);
+    }
+
     /// Whether namespace `name` is one a client created (and so may delete).
     pub(crate) fn is_created_namespace(&self, name: &str) -> bool {
-        self.created_namespaces().contains_key(name)
+        !self.is_own_namespace(name) && self.written_namespaces().contains_key(name)
     }
 
     /// Forgets the client's namespace `name`; returns it, `None` when no client made one
-    /// of that name.
+    /// of that name (the server keeps its own).
     pub(crate) fn remove_namespace(&self, name: &str) -> Option<serde_json::Value> {
-        self.created_namespaces().remove(name)
+        if self.is_own_namespace(name) {
+            return None;
+        }
+        self.written_namespaces().remove(name)
     }
 
-    /// Namespace `name` as kube-apiserver serves one it made ([`SYSTEM_NAMESPACES`]) or
-    /// one a client created: a uid of its own, the server's epoch as its creation time,
-    /// and the label kube-apiserver sets with its managedFields entry. `None` if there is
-    /// none.
+    /// Namespace `name` as a client last wrote it, or as kube-apiserver serves one it made
+    /// ([`SYSTEM_NAMESPACES`], the objects'): a uid of its own, the server's epoch as its
+    /// creation time, and the label kube-apiserver sets with its managedFields entry.
+    /// `None` if there is none.
     pub fn namespace_object(&self, name: &str) -> Option<serde_json::Value> {
-        if let Some(created) = self.created_namespaces().get(name) {
-            return Some(created.clone());
+        if let Some(written) = self.written_namespaces().get(name) {
+            return Some(written.clone());
         }
         let ordinal = match SYSTEM_NAMESPACES.iter().position(|n| *n == name) {
             // After the objects' namespaces, `default` first, as before the others.
@@ -716,13 +731,10 @@ impl ApiServer {
     /// The namespaces a client can see, kube-apiserver's own among them, by name.
     pub(crate) fn namespace_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.shared.namespaces.keys().cloned().collect();
-        names.extend(self.created_namespaces().keys().cloned());
-        for system in SYSTEM_NAMESPACES {
-            if !names.iter().any(|n| n == system) {
-                names.push(system.to_owned());
-            }
-        }
+        names.extend(self.written_namespaces().keys().cloned());
+        names.extend(SYSTEM_NAMESPACES.map(str::to_owned));
         names.sort();
+        names.dedup();
         names
     }
 

@@ -24,13 +24,14 @@ use super::apply::{self, Typed};
 use super::extract::{ApiBody, ApiPath};
 use super::form::{Form, Wire};
 use super::generate;
+use super::patch::{self, PatchType};
 use super::records::{Filter, Records, Watched, serve_watch};
 use super::state::EventKind;
 use super::status::{ApiError, namespace_not_found};
 use super::table::{self, metadata_only};
 use super::write::{
-    self, Causes, DeleteOptions, WriteOptions, body_wire, decode_as, duplicated_fields,
-    namespace_metadata, object_key, unknown_fields,
+    self, BodyWire, Causes, DeleteOptions, WriteOptions, body_wire, check_preconditions, decode_as,
+    duplicated_fields, namespace_metadata, object_key, unknown_fields,
 };
 
 /// `GET /api/v1/namespaces` in process: a LIST. Namespaces are watched over TCP only,
@@ -143,9 +144,7 @@ pub(super) async fn get(
 const IMMORTAL: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// `POST /api/v1/namespaces`: a namespace of the client's, in JSON or protobuf, named or
-/// from `generateName`, as kube-apiserver keeps it: the `kubernetes.io/metadata.name`
-/// label (defaulted, so in the writer's managedFields), the `kubernetes` finalizer, phase
-/// `Active`. A name taken is a 409 `AlreadyExists`, an invalid one kube-apiserver's 422.
+/// from `generateName` ([`created`]).
 pub(super) async fn create(
     records: Records,
     RawQuery(query): RawQuery,
@@ -153,59 +152,243 @@ pub(super) async fn create(
     ApiBody(body): ApiBody,
 ) -> Response {
     write::respond(|| {
-        let server = records.server();
         let wire = body_wire(&headers)?;
         let options = WriteOptions::parse(query.as_deref(), &headers)?;
         let mut warnings = Vec::new();
-        duplicated_fields(&body, wire, options.field_validation, &mut warnings)?;
-        let given = decode_as("v1", "Namespace", &body, wire)?;
-        let mut object = write::through::<Namespace>("Namespace", &given)?;
-        unknown_fields(&given, &object, options.field_validation, &mut warnings)?;
-        let key = object_key("Namespace", "", &mut object, None, server)?;
-        object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(key.name);
-        let mut causes = Causes::default();
-        namespace_metadata(&key.name, &object["metadata"], &mut causes);
-        causes.into_result("Namespace", &key.name)?;
-        let writer = apply::Writer {
-            manager: &options.field_manager,
-            subresource: None,
-        };
-        let entries = apply::update_of(&typed(), None, &object, writer, &write::now());
-        object["metadata"]["managedFields"] = Value::Array(entries);
-        object["spec"] = json!({"finalizers": ["kubernetes"]});
-        object["status"] = json!({"phase": "Active"});
-        let taken = || {
-            ApiError::new(
-                StatusCode::CONFLICT,
-                "AlreadyExists",
-                format!("namespaces {:?} already exists", key.name),
-            )
-            .about(&key.name, "namespaces")
-        };
-        // Its uid drawn from the version it is (or, dry, would be) created at.
-        let mut identified = |version: u64| {
-            let uid = generate::uid(server.spec(), version as u32, u32::MAX - 2);
-            write::identity(&mut object, None, &uid, false);
-            object.clone()
-        };
-        let object = if options.dry_run {
-            if server.has_namespace(&key.name) {
-                return Err(taken());
-            }
-            identified(records.version() + 1)
-        } else {
-            records.change_namespace(EventKind::Added, |version| {
-                let mut object = identified(version);
-                object["metadata"]["resourceVersion"] = json!(version.to_string());
-                server
-                    .create_namespace(object.clone())
-                    .map_err(|_| taken())?;
-                Ok(object)
-            })?
-        };
+        let object = decoded(&body, wire, &options, &mut warnings)?;
+        let object = created(&records, object, &options, None)?;
         let response = answer(&headers).respond(StatusCode::CREATED, object.to_string().into());
         Ok(write::warned(response, &warnings))
     })
+}
+
+/// A create's or replace's body as a Namespace: keys set twice and unknown fields dealt
+/// with as `fieldValidation` says, through the type.
+fn decoded(
+    body: &[u8],
+    wire: BodyWire,
+    options: &WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    duplicated_fields(body, wire, options.field_validation, warnings)?;
+    let given = decode_as("v1", "Namespace", body, wire)?;
+    through_type(&given, options, warnings)
+}
+
+/// `given` through the Namespace type, its unknown fields dealt with as
+/// `fieldValidation` says.
+fn through_type(
+    given: &Value,
+    options: &WriteOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ApiError> {
+    let object = write::through::<Namespace>("Namespace", given)?;
+    unknown_fields(given, &object, options.field_validation, warnings)?;
+    Ok(object)
+}
+
+/// `object`, a new namespace, kept as kube-apiserver keeps it (stored at the records'
+/// next resourceVersion, but in a dry run): the `kubernetes.io/metadata.name` label
+/// (defaulted, so in the writer's managedFields), the `kubernetes` finalizer, phase
+/// `Active`. Its managedFields are `entries` (an apply's), or the writer's update. A name
+/// taken is a 409 `AlreadyExists`, an invalid one kube-apiserver's 422.
+fn created(
+    records: &Records,
+    mut object: Value,
+    options: &WriteOptions,
+    entries: Option<Vec<Value>>,
+) -> Result<Value, ApiError> {
+    let server = records.server();
+    let key = object_key("Namespace", "", &mut object, None, server)?;
+    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(key.name);
+    let mut causes = Causes::default();
+    namespace_metadata(&key.name, &object["metadata"], &mut causes);
+    causes.into_result("Namespace", &key.name)?;
+    let entries = entries.unwrap_or_else(|| {
+        apply::update_of(&typed(), None, &object, writer(options), &write::now())
+    });
+    object["metadata"]["managedFields"] = Value::Array(entries);
+    // `PrepareForCreate`: the `kubernetes` finalizer added to any the client gave.
+    let finalizers = object["spec"]["finalizers"].take();
+    let mut finalizers: Vec<Value> = finalizers.as_array().cloned().unwrap_or_default();
+    if !finalizers.contains(&json!(KUBERNETES)) {
+        finalizers.push(json!(KUBERNETES));
+    }
+    object["spec"] = json!({"finalizers": finalizers});
+    object["status"] = json!({"phase": "Active"});
+    let taken = || {
+        ApiError::new(
+            StatusCode::CONFLICT,
+            "AlreadyExists",
+            format!("namespaces {:?} already exists", key.name),
+        )
+        .about(&key.name, "namespaces")
+    };
+    // Its uid drawn from the version it is (or, dry, would be) created at.
+    let mut identified = |version: u64| {
+        let uid = generate::uid(server.spec(), version as u32, u32::MAX - 2);
+        write::identity(&mut object, None, &uid, false);
+        object.clone()
+    };
+    if options.dry_run {
+        if server.has_namespace(&key.name) {
+            return Err(taken());
+        }
+        return Ok(identified(records.version() + 1));
+    }
+    records.change_namespace(EventKind::Added, &key.name, |version| {
+        let mut object = identified(version);
+        object["metadata"]["resourceVersion"] = json!(version.to_string());
+        server
+            .create_namespace(object.clone())
+            .map_err(|_| taken())?;
+        Ok(object)
+    })
+}
+
+/// The finalizer every namespace is created with: the namespace controller's.
+const KUBERNETES: &str = "kubernetes";
+
+/// `PUT /api/v1/namespaces/{name}`: the body replaces the namespace ([`updated`]).
+pub(super) async fn replace(
+    records: Records,
+    ApiPath(name): ApiPath<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let wire = body_wire(&headers)?;
+        let options = WriteOptions::parse(query.as_deref(), &headers)?;
+        let mut warnings = Vec::new();
+        let object = decoded(&body, wire, &options, &mut warnings)?;
+        let namespace = records.update_namespace(&name, options.dry_run, |live| {
+            updated(records.server(), &options, live, object, None)
+        })?;
+        let response = answer(&headers).respond(StatusCode::OK, namespace.to_string().into());
+        Ok(write::warned(response, &warnings))
+    })
+}
+
+/// `PATCH /api/v1/namespaces/{name}`: a JSON, merge or strategic-merge patch of the
+/// namespace ([`updated`]), or a server-side apply, which creates a missing one as a
+/// create does (`kubectl apply --server-side`).
+pub(super) async fn patch(
+    records: Records,
+    ApiPath(name): ApiPath<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    ApiBody(body): ApiBody,
+) -> Response {
+    write::respond(|| {
+        let patch_type = write::patch_type(&headers)?;
+        let options = WriteOptions::parse(query.as_deref(), &headers)?;
+        write::check_patch_options(&options, patch_type == PatchType::Apply)?;
+        let mut warnings = Vec::new();
+        let (code, namespace) = match patch_type {
+            PatchType::Apply => applied(&records, &name, &options, &body, &mut warnings)?,
+            _ => {
+                let patched = records.update_namespace(&name, options.dry_run, |live| {
+                    let patched =
+                        patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
+                    let object = through_type(&patched, &options, &mut warnings)
+                        .map_err(ApiError::invalid_patch_result)?;
+                    updated(records.server(), &options, live, object, None)
+                })?;
+                (StatusCode::OK, patched)
+            }
+        };
+        let response = answer(&headers).respond(code, namespace.to_string().into());
+        Ok(write::warned(response, &warnings))
+    })
+}
+
+/// A server-side apply of the configuration `body` (YAML or JSON) to namespace `name`:
+/// an update of the one there is, or a create (201) when there is none.
+fn applied(
+    records: &Records,
+    name: &str,
+    options: &WriteOptions,
+    body: &[u8],
+    warnings: &mut Vec<String>,
+) -> Result<(StatusCode, Value), ApiError> {
+    let config: Value = serde_yaml_ng::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let typed = typed();
+    let force = options.force.unwrap_or(false);
+    let mut apply = |live: Option<&Value>| -> Result<(Value, Vec<Value>), ApiError> {
+        let applied = apply::apply(
+            &typed,
+            live,
+            &config,
+            (writer(options), force),
+            &write::now(),
+        )
+        .map_err(|e| write::apply_refused(&typed, &config, e))?;
+        let mut object = through_type(&applied.object, options, warnings)
+            .map_err(ApiError::invalid_patch_result)?;
+        // The configuration names the namespace of the URL.
+        object_key("Namespace", "", &mut object, Some(name), records.server())?;
+        Ok((object, applied.managed_fields))
+    };
+    if !records.server().has_namespace(name) {
+        let (object, entries) = apply(None)?;
+        return Ok((
+            StatusCode::CREATED,
+            created(records, object, options, Some(entries))?,
+        ));
+    }
+    let namespace = records.update_namespace(name, options.dry_run, |live| {
+        let (object, entries) = apply(Some(live))?;
+        updated(records.server(), options, live, object, Some(entries))
+    })?;
+    Ok((StatusCode::OK, namespace))
+}
+
+/// `object`, a client's update of the namespace `live`, as kube-apiserver stores it: its
+/// name the URL's, the `kubernetes.io/metadata.name` label set again, the preconditions
+/// it carries met (a resourceVersion or uid not the live one's is a 409), its
+/// managedFields `entries` (an apply's) or the writer's update, then the spec's
+/// finalizers and the status the live ones (`PrepareForUpdate`: only the namespace
+/// controller changes them, through `/finalize` and `/status`), its uid and creation
+/// time kept, the metadata valid.
+fn updated(
+    server: &ApiServer,
+    options: &WriteOptions,
+    live: &Value,
+    mut object: Value,
+    entries: Option<Vec<Value>>,
+) -> Result<Value, ApiError> {
+    let name = live["metadata"]["name"].as_str().unwrap_or_default();
+    let key = object_key("Namespace", "", &mut object, Some(name), server)?;
+    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
+    check_preconditions("namespaces", &key, &object, live)?;
+    let entries = entries.unwrap_or_else(|| {
+        apply::update_of(
+            &typed(),
+            Some(live),
+            &object,
+            writer(options),
+            &write::now(),
+        )
+    });
+    object["metadata"]["managedFields"] = Value::Array(entries);
+    // After the field manager, as there: a writer that set the finalizers owns them.
+    object["spec"] = live["spec"].clone();
+    object["status"] = live["status"].clone();
+    write::identity(&mut object, Some(live), "", false);
+    let mut causes = Causes::default();
+    namespace_metadata(name, &object["metadata"], &mut causes);
+    causes.into_result("Namespace", name)?;
+    Ok(object)
+}
+
+/// Who writes: the request's field manager, through the namespace's own path.
+fn writer(options: &WriteOptions) -> apply::Writer<'_> {
+    apply::Writer {
+        manager: &options.field_manager,
+        subresource: None,
+    }
 }
 
 /// `DELETE /api/v1/namespaces/{name}`: a client's namespace, answered `Terminating` as
@@ -244,7 +427,7 @@ pub(super) async fn delete(
             return Ok(answer(&headers).respond(StatusCode::OK, object.to_string().into()));
         }
         // Its watchers see it terminating, then gone once what was in it is deleted.
-        let terminating = records.change_namespace(EventKind::Modified, |version| {
+        let terminating = records.change_namespace(EventKind::Modified, &name, |version| {
             server
                 .remove_namespace(&name)
                 .ok_or_else(|| forbidden(KEPT))?;
@@ -253,7 +436,7 @@ pub(super) async fn delete(
         })?;
         write::empty_namespace(server, &name);
         records.empty_namespace(&name);
-        records.change_namespace(EventKind::Deleted, |version| {
+        records.change_namespace(EventKind::Deleted, &name, |version| {
             // As the namespace controller leaves it: its finalizer done.
             let mut gone = terminating.clone();
             gone["metadata"]["resourceVersion"] = json!(version.to_string());
@@ -286,3 +469,5 @@ fn typed() -> Typed<'static> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod update_tests;

@@ -30,7 +30,7 @@ pub fn router(server: ApiServer) -> Router {
 }
 
 /// The apiserver's routes, with discovery as `S` has it; with `records` (over TCP),
-/// namespaces are created and deleted too.
+/// namespaces are created, updated, patched and deleted too.
 fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
     let router = Router::new()
         .route(
@@ -60,12 +60,19 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
     let kind = server.spec().kind;
     let (mut all, mut one) = (get(namespaces::list), get(namespaces::get));
     if let Some(records) = records {
-        let (listing, deleting) = (records.clone(), records.clone());
+        let [listing, replacing, patching, deleting] = [(); 4].map(|_| records.clone());
         all = get(move |query, headers| namespaces::list_over_tcp(listing, query, headers))
             .post(move |query, headers, body| namespaces::create(records, query, headers, body));
-        one = one.delete(move |path, query, headers, body| {
-            namespaces::delete(deleting, path, query, headers, body)
-        });
+        one = one
+            .put(move |path, query, headers, body| {
+                namespaces::replace(replacing, path, query, headers, body)
+            })
+            .patch(move |path, query, headers, body| {
+                namespaces::patch(patching, path, query, headers, body)
+            })
+            .delete(move |path, query, headers, body| {
+                namespaces::delete(deleting, path, query, headers, body)
+            });
     }
     let router = cluster_scope::<Core>(router, kind)
         .route("/api/v1/namespaces", all.fallback(method_not_allowed))

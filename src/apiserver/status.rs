@@ -11,10 +11,7 @@ use crate::scenario::ObjectKind;
 
 /// 404 for a namespace that does not exist.
 pub(super) fn namespace_not_found(namespace: &str) -> Response {
-    let message = format!("namespaces {namespace:?} not found");
-    ApiError::new(StatusCode::NOT_FOUND, "NotFound", message)
-        .about(namespace, "namespaces")
-        .into_response()
+    ApiError::no_namespace(namespace).into_response()
 }
 
 /// 404 for an object of `kind` named `name` that does not exist.
@@ -84,6 +81,12 @@ impl ApiError {
     pub(super) fn not_found(kind: ObjectKind, name: &str) -> ApiError {
         let message = format!("{} {name:?} not found", kind.resource_name());
         ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.resource_name())
+    }
+
+    /// 404 for a namespace that does not exist.
+    pub(super) fn no_namespace(namespace: &str) -> ApiError {
+        let message = format!("namespaces {namespace:?} not found");
+        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(namespace, "namespaces")
     }
 
     pub(super) fn bad_request(message: String) -> ApiError {

@@ -205,22 +205,22 @@ impl Manager {
 /// last-applied annotation says is no conflict, and the annotation, where there is one,
 /// is rewritten to the configuration just applied.
 pub fn apply(
-    kind: ObjectKind,
+    typed: &Typed<'_>,
     live: Option<&Value>,
     config: &Value,
     (applier, force): (Writer<'_>, bool),
     now: &Value,
 ) -> Result<Applied, ApplyError> {
     let kubectl = applier.manager == KUBECTL;
-    let result = match applied(kind, live, config, (applier, force), now) {
+    let result = match applied(typed, live, config, (applier, force), now) {
         Err(Refusal::Conflicts(conflicts)) if kubectl => {
-            let allowed = live.and_then(|live| agreed_with_last_applied(kind, live));
+            let allowed = live.and_then(|live| agreed_with_last_applied(typed, live));
             let left: Vec<_> = conflicts
                 .into_iter()
                 .filter(|(_, path)| !allowed.as_ref().is_some_and(|a| a.has(path)))
                 .collect();
             match left.is_empty() {
-                true => applied(kind, live, config, (applier, true), now),
+                true => applied(typed, live, config, (applier, true), now),
                 false => Err(Refusal::Conflicts(left)),
             }
         }
@@ -255,21 +255,21 @@ impl From<ApplyError> for Refusal {
 
 /// [`apply`] as structured-merge-diff's `Updater.Apply` does it.
 fn applied(
-    kind: ObjectKind,
+    typed: &Typed<'_>,
     live: Option<&Value>,
     config: &Value,
     (applier, force): (Writer<'_>, bool),
     now: &Value,
 ) -> Result<Applied, Refusal> {
-    check_config(kind, config)?;
-    let shape = Shape::of(kind);
+    check_config(typed, config)?;
+    let shape = typed.shape;
     let config_set = field_set(config, shape, Reading::Config).map_err(ApplyError::Typed)?;
     let mut managers = live.map_or_else(Vec::new, read_managers);
     let live = live.map_or_else(|| json!({}), without_managed_fields);
-    let ignored = ignored(kind.has_status(), applier.subresource);
+    let ignored = ignored(typed.has_status, applier.subresource);
 
     let set = config_set.recursive_difference(&ignored);
-    let mut applied = Manager::new(kind.api_version(), applier, "Apply", set);
+    let mut applied = Manager::new(typed.api_version, applier, "Apply", set);
     let identity = applied.identity();
     let last = match managers.iter().position(|m| m.identity() == identity) {
         Some(at) => {
@@ -434,13 +434,13 @@ fn entries(managers: Vec<Manager>, dated: impl Fn(&Manager) -> bool, now: &Value
 /// still has (kube-apiserver's `lastAppliedManager`): kubectl may take them from their
 /// client-side apply managers without a conflict. `None` without a readable annotation
 /// of the kind's version.
-fn agreed_with_last_applied(kind: ObjectKind, live: &Value) -> Option<FieldSet> {
+fn agreed_with_last_applied(typed: &Typed<'_>, live: &Value) -> Option<FieldSet> {
     let text = live["metadata"]["annotations"][LAST_APPLIED_ANNOTATION].as_str()?;
     let last: Value = serde_json::from_str(text).ok()?;
-    if last["apiVersion"] != kind.api_version() {
+    if last["apiVersion"] != typed.api_version {
         return None;
     }
-    let shape = Shape::of(kind);
+    let shape = typed.shape;
     let set = field_set(&last, shape, Reading::Config).ok()?;
     // The live object's managedFields differ as an added field, which `set` lacks.
     let differs = compare(&last, live, shape);
@@ -497,23 +497,23 @@ fn sync_last_applied(object: &mut Value, config: &Value) {
 }
 
 /// What kube-apiserver refuses of a configuration before it reads it along the schema.
-fn check_config(kind: ObjectKind, config: &Value) -> Result<(), ApplyError> {
+fn check_config(typed: &Typed<'_>, config: &Value) -> Result<(), ApplyError> {
     let bad = |m: String| Err(ApplyError::BadRequest(m));
     if !config.is_object() {
         return bad("the apply configuration is not an object".to_owned());
     }
     let version = config["apiVersion"].as_str().unwrap_or_default();
-    if version != kind.api_version() {
+    if version != typed.api_version {
         return bad(format!(
             "Incorrect version specified in apply patch. Specified patch version: {version}, expected: {}",
-            kind.api_version()
+            typed.api_version
         ));
     }
     match config["kind"].as_str() {
         None | Some("") => bad(format!("Object 'Kind' is missing in '{config}'")),
-        Some(given) if given != kind.as_str() => bad(format!(
+        Some(given) if given != typed.kind => bad(format!(
             "the kind of the apply configuration ({given}) does not match this endpoint's ({})",
-            kind.as_str()
+            typed.kind
         )),
         Some(_) if !config["metadata"]["managedFields"].is_null() => {
             bad("metadata.managedFields must be nil".to_owned())

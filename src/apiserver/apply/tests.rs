@@ -45,7 +45,14 @@ fn stored(applied: Applied) -> Value {
 fn apply_as(manager: &str, live: Option<&Value>, config: &Value) -> Result<Value, ApplyError> {
     let now = json!(NOW);
     let kind = ObjectKind::Deployment;
-    apply(kind, live, config, (writer(manager), false), &now).map(stored)
+    apply(
+        &Typed::of(kind),
+        live,
+        config,
+        (writer(manager), false),
+        &now,
+    )
+    .map(stored)
 }
 
 fn fields_of<'a>(object: &'a Value, manager: &str) -> &'a Value {
@@ -126,7 +133,7 @@ fn another_managers_different_value_conflicts_unless_forced_and_the_same_value_i
     let later = json!("2026-11-27T09:00:00Z");
     let kind = ObjectKind::Deployment;
     let again = apply(
-        kind,
+        &Typed::of(kind),
         Some(&made),
         &deployment(2, "nginx:1"),
         (writer("alice"), false),
@@ -140,7 +147,16 @@ fn another_managers_different_value_conflicts_unless_forced_and_the_same_value_i
 
     let now = json!(NOW);
     let kind = ObjectKind::Deployment;
-    let forced = stored(apply(kind, Some(&made), &bob, (writer("bob"), true), &now).unwrap());
+    let forced = stored(
+        apply(
+            &Typed::of(kind),
+            Some(&made),
+            &bob,
+            (writer("bob"), true),
+            &now,
+        )
+        .unwrap(),
+    );
     assert_eq!(forced["spec"]["replicas"], 3);
     assert!(
         fields_of(&forced, "alice")["f:spec"]
@@ -345,7 +361,16 @@ fn a_custom_resource_without_a_schema_merges_maps_by_key_and_replaces_lists() {
     let config = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget",
         "metadata": {"name": "w"},
         "spec": {"size": 1, "tags": ["a", "b"], "limits": {"cpu": "1"}}});
-    let made = stored(apply(kind, None, &config, (writer("alice"), false), &now).unwrap());
+    let made = stored(
+        apply(
+            &Typed::of(kind),
+            None,
+            &config,
+            (writer("alice"), false),
+            &now,
+        )
+        .unwrap(),
+    );
     assert_eq!(
         fields_of(&made, "alice"),
         &json!({"f:spec": {".": {}, "f:size": {}, "f:tags": {},
@@ -353,7 +378,16 @@ fn a_custom_resource_without_a_schema_merges_maps_by_key_and_replaces_lists() {
     );
     let bob = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget",
         "metadata": {"name": "w"}, "spec": {"tags": ["c"], "limits": {"memory": "1Gi"}}});
-    let forced = stored(apply(kind, Some(&made), &bob, (writer("bob"), true), &now).unwrap());
+    let forced = stored(
+        apply(
+            &Typed::of(kind),
+            Some(&made),
+            &bob,
+            (writer("bob"), true),
+            &now,
+        )
+        .unwrap(),
+    );
     assert_eq!(
         forced["spec"],
         json!({"size": 1, "tags": ["c"], "limits": {"cpu": "1", "memory": "1Gi"}})

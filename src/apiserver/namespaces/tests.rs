@@ -8,9 +8,9 @@ use crate::apiserver::generate::namespace;
 use crate::apiserver::records::tests::{Client, JSON, pods, recorded};
 use crate::apiserver::routes::router;
 
-const NAMESPACES: &str = "/api/v1/namespaces";
+pub(super) const NAMESPACES: &str = "/api/v1/namespaces";
 
-fn named(name: &str) -> Value {
+pub(super) fn named(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
@@ -215,7 +215,7 @@ async fn namespaces_are_listed_by_label_and_field_selectors() {
 }
 
 /// Each watch event as its type, its namespace's name and phase.
-fn seen(events: &[Value]) -> Vec<(&str, &str, &str)> {
+pub(super) fn seen(events: &[Value]) -> Vec<(&str, &str, &str)> {
     fn text(v: &Value) -> &str {
         v.as_str().unwrap_or_default()
     }

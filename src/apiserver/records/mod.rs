@@ -26,6 +26,7 @@
 
 mod api;
 mod filter;
+mod namespaces;
 mod watch;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -43,7 +44,6 @@ use tokio::time::Instant;
 pub use api::Api;
 use api::Stored;
 pub(in crate::apiserver) use filter::Filter;
-use filter::namespace_key;
 use watch::{Change, History};
 pub(in crate::apiserver) use watch::{Watched, serve as serve_watch};
 
@@ -93,6 +93,8 @@ impl Serving for Network {
     fn documents() -> Vec<(&'static str, Value)> {
         GROUPS.map(|api| (&api.root()[1..], document(api))).into()
     }
+
+    const WRITES_NAMESPACES: bool = true;
 }
 
 /// The records one server keeps; clones share them.
@@ -220,56 +222,9 @@ impl Records {
         &self.server
     }
 
-    /// Deletes every record in `namespace` (the namespace controller's work once the
-    /// namespace is deleted), their watchers told.
-    pub fn empty_namespace(&self, namespace: &str) {
-        let mut store = self.store();
-        let keys: Vec<Key> = (store.objects.keys())
-            .filter(|key| key.1 == namespace)
-            .cloned()
-            .collect();
-        for key in &keys {
-            store.remove(key);
-        }
-    }
-
     /// The records' newest resourceVersion.
     pub fn version(&self) -> u64 {
         self.store().resource_version
-    }
-
-    /// The records' newest resourceVersion, and what `read` reads at it: nothing the
-    /// records' lock guards changes in between (a namespace's create or delete,
-    /// [`Records::change_namespace`]).
-    pub fn at_version<T>(&self, read: impl FnOnce() -> T) -> (u64, T) {
-        let store = self.store();
-        (store.resource_version, read())
-    }
-
-    /// A namespace a client creates (`Added`) or deletes (`Modified` as it starts
-    /// terminating, `Deleted` once gone), at the records' next resourceVersion, told to
-    /// the namespaces' watches: `change` makes the change in the server, given that
-    /// version, and returns the namespace as it is then (a deleted one as it was), or
-    /// refuses, and then no version is taken. Made under the records' lock, so that a
-    /// watch or a list sees each change at its version once.
-    pub fn change_namespace(
-        &self,
-        kind: EventKind,
-        change: impl FnOnce(u64) -> Result<Value, ApiError>,
-    ) -> Result<Value, ApiError> {
-        let mut store = self.store();
-        let version = store.resource_version + 1;
-        let object = change(version)?;
-        store.resource_version = version;
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        store.changed(Change::new(
-            version,
-            kind,
-            namespace_key(name),
-            object.clone(),
-            None,
-        ));
-        Ok(object)
     }
 
     /// The records, the Events whose time is up deleted.

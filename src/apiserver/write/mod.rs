@@ -49,7 +49,7 @@ pub(in crate::apiserver) use body::{
 use body::{decode, normalize};
 pub(in crate::apiserver) use delete::empty_namespace;
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
-pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions};
+pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions, check_patch_options};
 pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
@@ -205,7 +205,7 @@ pub async fn patch<G: Group, E: Endpointed>(
             &headers,
         )?;
         let patch_type = patch_type(&headers)?;
-        options::check_patch_options(&write.options, patch_type == PatchType::Apply)?;
+        check_patch_options(&write.options, patch_type == PatchType::Apply)?;
         if patch_type == PatchType::StrategicMerge && !write.kind.generated() {
             // Strategic merge needs the Go type's patch strategies; kube-apiserver refuses
             // it for a custom resource alike.
@@ -269,6 +269,37 @@ pub(in crate::apiserver) fn patch_type(headers: &HeaderMap) -> Result<PatchType,
             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
         )
     })
+}
+
+/// An apply's refusal, as kube-apiserver answers it: a configuration that does not fit
+/// the schema of `typed` is a 500 there, naming the configuration's namespace and name.
+pub(in crate::apiserver) fn apply_refused(
+    typed: &apply::Typed<'_>,
+    config: &Value,
+    error: apply::ApplyError,
+) -> ApiError {
+    match error {
+        apply::ApplyError::BadRequest(message) => ApiError::bad_request(message),
+        apply::ApplyError::Typed(why) => {
+            let meta = |field: &str| config["metadata"][field].as_str().unwrap_or_default();
+            // Go's GroupVersionKind: `/v1, Kind=Pod` in the core group.
+            let (group, version) =
+                (typed.api_version.rsplit_once('/')).unwrap_or(("", typed.api_version));
+            ApiError::internal(format!(
+                "failed to create typed patch object ({}/{}; {group}/{version}, Kind={}): {why}",
+                meta("namespace"),
+                meta("name"),
+                typed.kind
+            ))
+        }
+        apply::ApplyError::Conflict { message, causes } => {
+            let causes = causes
+                .into_iter()
+                .map(|(message, field)| ("FieldManagerConflict", message, field))
+                .collect();
+            ApiError::new(StatusCode::CONFLICT, "Conflict", message).with_causes(causes)
+        }
+    }
 }
 
 /// A patch that could not be applied, as kube-apiserver answers it.
@@ -414,14 +445,15 @@ impl<'a> Write<'a> {
         }
         self.applies = true;
         let now = server_fields::now();
+        let typed = apply::Typed::of(self.kind);
         self.update(key, |write, current| {
             let applier = apply::Writer {
                 manager: &write.options.field_manager,
                 subresource: write.endpoint.subresource(),
             };
             let force = write.options.force.unwrap_or(false);
-            let applied = apply::apply(write.kind, current, &config, (applier, force), &now)
-                .map_err(|e| write.apply_refused(&config, e))?;
+            let applied = apply::apply(&typed, current, &config, (applier, force), &now)
+                .map_err(|e| apply_refused(&typed, &config, e))?;
             let mut object = applied.object;
             object["metadata"]["managedFields"] = Value::Array(applied.managed_fields);
             let object = write
@@ -429,33 +461,6 @@ impl<'a> Write<'a> {
                 .map_err(ApiError::invalid_patch_result)?;
             Ok(write.keyed(object, Some(&key.name))?.1)
         })
-    }
-
-    /// An apply's refusal, as kube-apiserver answers it: a configuration that does not
-    /// fit the schema is a 500 there, naming the configuration's namespace and name.
-    fn apply_refused(&self, config: &Value, error: apply::ApplyError) -> ApiError {
-        match error {
-            apply::ApplyError::BadRequest(message) => ApiError::bad_request(message),
-            apply::ApplyError::Typed(why) => {
-                let kind = self.kind;
-                let meta = |field: &str| config["metadata"][field].as_str().unwrap_or_default();
-                ApiError::internal(format!(
-                    "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {why}",
-                    meta("namespace"),
-                    meta("name"),
-                    kind.group(),
-                    kind.version(),
-                    kind.as_str()
-                ))
-            }
-            apply::ApplyError::Conflict { message, causes } => {
-                let causes = causes
-                    .into_iter()
-                    .map(|(message, field)| ("FieldManagerConflict", message, field))
-                    .collect();
-                ApiError::new(StatusCode::CONFLICT, "Conflict", message).with_causes(causes)
-            }
-        }
     }
 
     /// Replaces the live object `key` with what `new_body` makes of its current JSON, in

@@ -23,7 +23,7 @@ pub(in crate::apiserver) struct WriteOptions {
     /// Whether `fieldManager` was given (an apply must name its manager).
     pub(super) field_manager_given: bool,
     /// `force`: an apply takes the fields it conflicts on (only an apply may say it).
-    pub(super) force: Option<bool>,
+    pub(in crate::apiserver) force: Option<bool>,
     /// What to do with unknown fields.
     pub(in crate::apiserver) field_validation: FieldValidation,
 }
@@ -264,7 +264,10 @@ fn check_propagation_policy(value: &str) -> Result<(), ApiError> {
 
 /// kube-apiserver's `ValidatePatchOptions`: an apply names its manager; only an apply
 /// may force.
-pub(super) fn check_patch_options(options: &WriteOptions, apply: bool) -> Result<(), ApiError> {
+pub(in crate::apiserver) fn check_patch_options(
+    options: &WriteOptions,
+    apply: bool,
+) -> Result<(), ApiError> {
     let (field, reason, why) = match (apply, options.field_manager_given, options.force) {
         (true, false, _) => (
             "fieldManager",

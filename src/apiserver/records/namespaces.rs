@@ -1,0 +1,101 @@
+//! The namespaces' changes in the records' history: a namespace a client creates,
+//! updates or deletes takes the records' next resourceVersion under the records' lock
+//! and is told to the namespaces' watches ([`super::Watched::Namespace`]), so that a list
+//! of namespaces and the watch from it meet.
+
+use serde_json::{Value, json};
+
+use super::filter::namespace_key;
+use super::watch::Change;
+use super::{Key, Records, Store};
+use crate::apiserver::state::EventKind;
+use crate::apiserver::status::ApiError;
+
+impl Records {
+    /// Deletes every record in `namespace` (the namespace controller's work once the
+    /// namespace is deleted), their watchers told.
+    pub fn empty_namespace(&self, namespace: &str) {
+        let mut store = self.store();
+        let keys: Vec<Key> = (store.objects.keys())
+            .filter(|key| key.1 == namespace)
+            .cloned()
+            .collect();
+        for key in &keys {
+            store.remove(key);
+        }
+    }
+
+    /// The records' newest resourceVersion, and what `read` reads at it: nothing the
+    /// records' lock guards changes in between (a namespace's create, update or delete).
+    pub fn at_version<T>(&self, read: impl FnOnce() -> T) -> (u64, T) {
+        let store = self.store();
+        (store.resource_version, read())
+    }
+
+    /// Namespace `name` a client creates (`Added`) or deletes (`Modified` as it starts
+    /// terminating, `Deleted` once gone), at the records' next resourceVersion, told to
+    /// the namespaces' watches: `change` makes the change in the server, given that
+    /// version, and returns the namespace as it is then (a deleted one as it was), or
+    /// refuses, and then no version is taken.
+    pub fn change_namespace(
+        &self,
+        kind: EventKind,
+        name: &str,
+        change: impl FnOnce(u64) -> Result<Value, ApiError>,
+    ) -> Result<Value, ApiError> {
+        let mut store = self.store();
+        // What a watch selecting on a label or the phase compares the change with.
+        let before = match kind {
+            EventKind::Modified => self.server.namespace_object(name),
+            _ => None,
+        };
+        let version = store.resource_version + 1;
+        let object = change(version)?;
+        told(&mut store, (version, kind), name, &object, before);
+        Ok(object)
+    }
+
+    /// Namespace `name` as `update` makes it of the live one (a PUT, a PATCH): stored at
+    /// the records' next resourceVersion and told to the watches as a MODIFIED, unless it
+    /// is a dry run or the update changes nothing (kube-apiserver's storage then writes
+    /// nothing, and the answer is the live namespace). A missing namespace is a 404.
+    pub fn update_namespace(
+        &self,
+        name: &str,
+        dry_run: bool,
+        update: impl FnOnce(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Value, ApiError> {
+        let mut store = self.store();
+        let live =
+            (self.server.namespace_object(name)).ok_or_else(|| ApiError::no_namespace(name))?;
+        let mut object = update(&live)?;
+        object["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+        if dry_run || object == live {
+            return Ok(object);
+        }
+        let version = store.resource_version + 1;
+        object["metadata"]["resourceVersion"] = json!(version.to_string());
+        self.server.update_namespace(object.clone());
+        told(
+            &mut store,
+            (version, EventKind::Modified),
+            name,
+            &object,
+            Some(live),
+        );
+        Ok(object)
+    }
+}
+
+/// The records at `version`, the namespace's change `kind` in their history.
+fn told(
+    store: &mut Store,
+    (version, kind): (u64, EventKind),
+    name: &str,
+    object: &Value,
+    before: Option<Value>,
+) {
+    store.resource_version = version;
+    let change = Change::new(version, kind, namespace_key(name), object.clone(), before);
+    store.changed(change);
+}
