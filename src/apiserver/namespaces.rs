@@ -205,7 +205,7 @@ fn created(
     namespace_metadata(&key.name, &object["metadata"], &mut causes);
     causes.into_result("Namespace", &key.name)?;
     let entries = entries.unwrap_or_else(|| {
-        apply::update_of(&typed(), None, &object, writer(options), &write::now())
+        apply::update_of(&typed(), None, &object, options.writer(), &write::now())
     });
     object["metadata"]["managedFields"] = Value::Array(entries);
     // `PrepareForCreate`: the `kubernetes` finalizer added to any the client gave.
@@ -321,7 +321,7 @@ fn applied(
             &typed,
             live,
             &config,
-            (writer(options), force),
+            (options.writer(), force),
             &write::now(),
         )
         .map_err(|e| write::apply_refused(&typed, &config, e))?;
@@ -368,7 +368,7 @@ fn updated(
             &typed(),
             Some(live),
             &object,
-            writer(options),
+            options.writer(),
             &write::now(),
         )
     });
@@ -381,14 +381,6 @@ fn updated(
     namespace_metadata(name, &object["metadata"], &mut causes);
     causes.into_result("Namespace", name)?;
     Ok(object)
-}
-
-/// Who writes: the request's field manager, through the namespace's own path.
-fn writer(options: &WriteOptions) -> apply::Writer<'_> {
-    apply::Writer {
-        manager: &options.field_manager,
-        subresource: None,
-    }
 }
 
 /// `DELETE /api/v1/namespaces/{name}`: a client's namespace, answered `Terminating` as

@@ -9,10 +9,11 @@
 //! Served over TCP only ([`super::routes::network_router`]: `serve`, `run`'s loopback
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
 //! get, list (label and field selectors), replace (a PUT of a missing one creates it),
-//! JSON, merge and strategic-merge patches, delete and deletecollection, in JSON or
-//! protobuf, as tables for kubectl, each write with its managedFields entry, and watched
-//! ([`watch`]). Events expire an hour after their last write, as kube-apiserver's
-//! `--event-ttl` has etcd delete them. Not served: server-side apply (415).
+//! JSON, merge and strategic-merge patches, server-side apply (which creates a missing
+//! one), delete and deletecollection, in JSON or protobuf, as tables for kubectl, each
+//! write with its managedFields entry (an update that changes nothing is not written),
+//! and watched ([`watch`]). Events expire an hour after their last write, as
+//! kube-apiserver's `--event-ttl` has etcd delete them.
 //!
 //! Namespaces clients create and delete take their resourceVersions from the records'
 //! counter too, their changes in the records' history, so that they are watched as the
@@ -62,7 +63,7 @@ use super::table::{self, metadata_only};
 use super::version::NamespacedName;
 use super::write::{
     self, BodyWire, DeleteOptions, FieldValidation, WriteOptions, body_wire, decode_as,
-    duplicated_fields, unknown_fields, unsupported_media_type,
+    duplicated_fields, unknown_fields,
 };
 use crate::apiserver::generate;
 
@@ -514,14 +515,15 @@ fn typed(
 impl Records {
     /// Writes the record `key` that `new` makes of the live one (in the request's
     /// version; `None` when there is none), as kube-apiserver writes it: preconditions,
-    /// the writer's managedFields, validation, what the server owns, a resourceVersion of
-    /// the records' own. `creates` says whether a missing record may be created.
+    /// the writer's managedFields (those `new` gives, an apply's, or the update's),
+    /// validation, what the server owns, a resourceVersion of the records' own. `creates`
+    /// says whether a missing record may be created.
     fn write(
         &self,
         (api, options): (Api, &WriteOptions),
         key: &NamespacedName,
         creates: bool,
-        new: impl FnOnce(Option<&Value>) -> Result<Value, ApiError>,
+        new: impl FnOnce(Option<&Value>) -> Result<(Value, Option<Vec<Value>>), ApiError>,
     ) -> Result<(StatusCode, Value), ApiError> {
         let mut store = self.store();
         let id = (api.stored(), key.namespace.clone(), key.name.clone());
@@ -533,7 +535,7 @@ impl Records {
         if live.is_none() && !creates {
             return Err(not_found(api, &key.name));
         }
-        let mut object = new(live.as_ref())?;
+        let (mut object, entries) = new(live.as_ref())?;
         if let Some(live) = &live {
             write::check_preconditions(api.resource_name(), key, &object, live)?;
             if api == Api::Lease && object["metadata"]["resourceVersion"].is_null() {
@@ -550,11 +552,10 @@ impl Records {
                 ));
             }
         }
-        let writer = apply::Writer {
-            manager: &options.field_manager,
-            subresource: None,
-        };
-        let entries = apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now());
+        let entries = entries.unwrap_or_else(|| {
+            let writer = options.writer();
+            apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now())
+        });
         object["metadata"]["managedFields"] = Value::Array(entries);
         let mut stored = protobuf::with_go_zeros(api.into_store(object))
             .map_err(|e| ApiError::internal(e.to_string()))?;
@@ -564,17 +565,20 @@ impl Records {
             None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
         };
         write::identity(&mut stored, kept.as_ref(), &uid, false);
-        let code = match kept {
-            Some(_) => StatusCode::OK,
-            None => StatusCode::CREATED,
+        let Some(kept) = kept else {
+            if !options.dry_run {
+                store.created += 1;
+                stored = store.put(id, stored, Instant::now());
+            }
+            return Ok((StatusCode::CREATED, stored));
         };
-        if options.dry_run {
-            return Ok((code, stored));
+        stored["metadata"]["resourceVersion"] = kept["metadata"]["resourceVersion"].clone();
+        // An update that changes nothing is not written (kube-apiserver's storage skips
+        // it): no version, no event, an Event's time to live not restarted.
+        if !options.dry_run && stored != kept {
+            stored = store.put(id, stored, Instant::now());
         }
-        if code == StatusCode::CREATED {
-            store.created += 1;
-        }
-        Ok((code, store.put(id, stored, Instant::now())))
+        Ok((StatusCode::OK, stored))
     }
 }
 
@@ -634,7 +638,7 @@ impl Records {
                     format!("{} {:?} already exists", api.resource_name(), key.name),
                 )
                 .about(&key.name, api.resource_name())),
-                _ => Ok(object),
+                _ => Ok((object, None)),
             }
         })?;
         request.respond(code, &stored)
@@ -642,7 +646,8 @@ impl Records {
 }
 
 /// `PATCH {root}/namespaces/{namespace}/{plural}/{name}`: a JSON, merge or
-/// strategic-merge patch of a record there is.
+/// strategic-merge patch of a record there is, or a server-side apply, which creates a
+/// missing one.
 async fn patch(
     State(records): State<Records>,
     api: Api,
@@ -653,19 +658,34 @@ async fn patch(
 ) -> Response {
     write::respond(|| {
         let patch_type = write::patch_type(&headers)?;
-        if patch_type == PatchType::Apply {
-            return Err(unsupported_media_type(
-                "server-side apply of leases and events is not served here - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
-            ));
-        }
         let mut request = Request::new(api, query.as_deref(), &headers)?;
+        let applies = patch_type == PatchType::Apply;
+        write::check_patch_options(&request.options, applies)?;
+        if applies && !records.server.has_namespace(&namespace) {
+            return Ok(namespace_not_found(&namespace));
+        }
+        let config: Value = match applies {
+            true => serde_yaml_ng::from_slice(&body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+            false => Value::Null,
+        };
         let key = NamespacedName { namespace, name };
-        let validation = request.options.field_validation;
+        let options = &request.options;
         let warnings = &mut request.warnings;
-        let (code, stored) = records.write((api, &request.options), &key, false, |live| {
-            let live = live.expect("a patch writes only a record there is");
-            let patched = patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
-            let mut object = typed(api, validation, warnings, patched)
+        let (code, stored) = records.write((api, options), &key, applies, |live| {
+            let (patched, entries) = if applies {
+                let typed = api.typed();
+                let force = options.force.unwrap_or(false);
+                let applier = (options.writer(), force);
+                let applied = apply::apply(&typed, live, &config, applier, &write::now())
+                    .map_err(|e| write::apply_refused(&typed, &config, e))?;
+                (applied.object, Some(applied.managed_fields))
+            } else {
+                let live = live.expect("a patch but an apply writes only a record there is");
+                let patched = patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
+                (patched, None)
+            };
+            let mut object = typed(api, options.field_validation, warnings, patched)
                 .map_err(ApiError::invalid_patch_result)?;
             write::object_key(
                 api.qualified_kind(),
@@ -674,7 +694,7 @@ async fn patch(
                 Some(&key.name),
                 &records.server,
             )?;
-            Ok(object)
+            Ok((object, entries))
         })?;
         request.respond(code, &stored)
     })

@@ -462,7 +462,7 @@ async fn writes_kube_apiserver_refuses_are_refused_in_its_words() {
         "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
     );
     let apply = "application/apply-patch+yaml";
-    let (code, _) = client
+    let (code, refused) = client
         .send(
             "PATCH",
             &format!("{LEASES}/x?fieldManager=m"),
@@ -470,7 +470,64 @@ async fn writes_kube_apiserver_refuses_are_refused_in_its_words() {
             &json!({}),
         )
         .await;
-    assert_eq!(code, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        (refused["message"].as_str().unwrap())
+            .starts_with("Incorrect version specified in apply patch"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_lease_is_applied_server_side_created_then_updated_with_conflicts() {
+    let client = Client::new(&pods());
+    let apply = "application/apply-patch+yaml";
+    let applying = |manager: &str| format!("{LEASES}/applied?fieldManager={manager}");
+    let config = |holder: &str| {
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+               "metadata": {"name": "applied"}, "spec": {"holderIdentity": holder}})
+    };
+    let (code, made) = client
+        .send("PATCH", &applying("a"), apply, &config("a"))
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert_eq!(made["spec"]["holderIdentity"], "a");
+    assert_eq!(made["metadata"]["managedFields"][0]["operation"], "Apply");
+    assert_eq!(
+        made["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {"f:holderIdentity": {}}})
+    );
+    let (code, again) = client
+        .send("PATCH", &applying("a"), apply, &config("a"))
+        .await;
+    assert_eq!(
+        (code, &again),
+        (StatusCode::OK, &made),
+        "nothing changed, nothing written"
+    );
+    let (code, conflict) = client
+        .send("PATCH", &applying("b"), apply, &config("b"))
+        .await;
+    assert_eq!(code, StatusCode::CONFLICT, "{conflict}");
+    let forcing = format!("{}&force=true", applying("b"));
+    let (code, taken) = client.send("PATCH", &forcing, apply, &config("b")).await;
+    assert_eq!(code, StatusCode::OK, "{taken}");
+    assert_eq!(taken["spec"]["holderIdentity"], "b");
+    assert_ne!(
+        taken["metadata"]["resourceVersion"],
+        made["metadata"]["resourceVersion"]
+    );
+    let (code, _) = client
+        .send("PATCH", &format!("{LEASES}/applied"), apply, &config("c"))
+        .await;
+    assert_eq!(
+        code,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "an apply names its manager"
+    );
+    let elsewhere = "/apis/coordination.k8s.io/v1/namespaces/nowhere/leases/applied?fieldManager=a";
+    let (code, _) = client.send("PATCH", elsewhere, apply, &config("a")).await;
+    assert_eq!(code, StatusCode::NOT_FOUND, "no namespace to create it in");
 }
 
 #[tokio::test]

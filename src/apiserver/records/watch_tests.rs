@@ -179,7 +179,10 @@ async fn a_watch_from_before_the_kept_changes_gets_one_410_in_its_stores_words()
         .send("POST", LEASES, JSON, &lease("l", "a", None))
         .await;
     // A leader renews its Lease, again and again.
-    for _ in 0..1_000 {
+    for second in 1..=1_000 {
+        let (minutes, seconds) = (second / 60, second % 60);
+        held["spec"]["renewTime"] =
+            json!(format!("2026-01-01T00:{minutes:02}:{seconds:02}.000000Z"));
         let (code, renewed) = client
             .send("PUT", &format!("{LEASES}/l"), JSON, &held)
             .await;

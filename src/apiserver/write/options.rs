@@ -29,6 +29,15 @@ pub(in crate::apiserver) struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// Who writes, for an update's or an apply's managedFields: the request's field
+    /// manager, through the object's own path.
+    pub(in crate::apiserver) fn writer(&self) -> crate::apiserver::apply::Writer<'_> {
+        crate::apiserver::apply::Writer {
+            manager: &self.field_manager,
+            subresource: None,
+        }
+    }
+
     pub(in crate::apiserver) fn parse(
         query: Option<&str>,
         headers: &HeaderMap,
