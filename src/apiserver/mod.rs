@@ -34,6 +34,7 @@ mod records;
 mod reviews;
 mod routes;
 mod serve;
+mod services;
 mod state;
 mod status;
 mod table;

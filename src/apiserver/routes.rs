@@ -20,7 +20,7 @@ use super::records::{self, Network, Records};
 use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
-use super::{ApiServer, discovery, health, namespaces, reviews, write};
+use super::{ApiServer, discovery, health, namespaces, reviews, services, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
@@ -109,7 +109,8 @@ pub fn network_router(server: ApiServer) -> Router {
     let records = Records::new(server.clone());
     let router = health::routes(routes::<Network>(server, Some(records.clone())))
         .merge(records::routes(records))
-        .merge(reviews::routes());
+        .merge(reviews::routes())
+        .merge(services::routes());
     router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {
             unknown_resource()

@@ -70,8 +70,9 @@ use crate::apiserver::generate;
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 
-/// Over the network: the scenario's objects, the records and the reviews
-/// ([`super::reviews`]), which discovery lists.
+/// Over the network: the scenario's objects, the records, the reviews
+/// ([`super::reviews`]) and the Services there are not ([`super::services`]), which
+/// discovery lists.
 #[derive(Debug)]
 pub struct Network;
 
@@ -84,7 +85,7 @@ impl Serving for Network {
     }
 
     fn core_resources() -> Vec<Value> {
-        vec![resource(Api::CoreEvent)]
+        vec![resource(Api::CoreEvent), super::services::resource()]
     }
 
     fn core_described() -> Vec<Described> {
