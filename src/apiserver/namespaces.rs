@@ -7,9 +7,12 @@
 //! answers with the namespace `Terminating`, then what is in it (the scenario's objects,
 //! Pods gracefully; Leases and Events) is deleted and the namespace is gone. The objects'
 //! own namespaces are not deleted (the scenario spreads its objects over them), nor
-//! `default`, `kube-system` and `kube-public` (kube-apiserver's 403). Over TCP, watched
-//! (`kubectl get ns -w`, a controller's Namespace informer): a namespace's create and
-//! delete take the records' resourceVersions and are changes in their history
+//! `default`, `kube-system` and `kube-public` (kube-apiserver's 403). Replaced, patched
+//! and applied (`kubectl label ns`, `kubectl apply`), the server's own namespaces too, as
+//! kube-apiserver's namespace strategy updates them: the spec and the status are the
+//! namespace controller's, the name label is set again. Over TCP, watched (`kubectl get
+//! ns -w`, a controller's Namespace informer): a namespace's create, update and delete
+//! take the records' resourceVersions and are changes in their history
 //! ([`super::records`]), so that a list and the watch after it meet; in process, where
 //! no client changes a namespace, each is at version 1 and a watch is a 405.
 
