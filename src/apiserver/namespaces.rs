@@ -33,7 +33,7 @@ use super::state::EventKind;
 use super::status::{ApiError, namespace_not_found};
 use super::table::{self, metadata_only};
 use super::write::{
-    self, BodyWire, Causes, DeleteOptions, WriteOptions, body_wire, check_preconditions, decode_as,
+    self, Causes, DeleteOptions, WriteOptions, body_wire, check_preconditions, decode_as,
     duplicated_fields, namespace_metadata, object_key, unknown_fields,
 };
 
@@ -154,28 +154,31 @@ pub(super) async fn create(
     headers: HeaderMap,
     ApiBody(body): ApiBody,
 ) -> Response {
-    write::respond(|| {
-        let wire = body_wire(&headers)?;
-        let options = WriteOptions::parse(query.as_deref(), &headers)?;
-        let mut warnings = Vec::new();
-        let object = decoded(&body, wire, &options, &mut warnings)?;
-        let object = created(&records, object, &options, None)?;
-        let response = answer(&headers).respond(StatusCode::CREATED, object.to_string().into());
-        Ok(write::warned(response, &warnings))
+    let request = (query.as_deref(), &headers, &body[..]);
+    with_body(request, StatusCode::CREATED, |object, options| {
+        created(&records, object, options, None)
     })
 }
 
-/// A create's or replace's body as a Namespace: keys set twice and unknown fields dealt
-/// with as `fieldValidation` says, through the type.
-fn decoded(
-    body: &[u8],
-    wire: BodyWire,
-    options: &WriteOptions,
-    warnings: &mut Vec<String>,
-) -> Result<Value, ApiError> {
-    duplicated_fields(body, wire, options.field_validation, warnings)?;
-    let given = decode_as("v1", "Namespace", body, wire)?;
-    through_type(&given, options, warnings)
+/// A create's or a replace's answer (`code`, with the request's warnings): its body
+/// decoded as a Namespace (keys set twice and unknown fields dealt with as
+/// `fieldValidation` says, through the type), and what `keep` makes of it.
+fn with_body(
+    (query, headers, body): (Option<&str>, &HeaderMap, &[u8]),
+    code: StatusCode,
+    keep: impl FnOnce(Value, &WriteOptions) -> Result<Value, ApiError>,
+) -> Response {
+    write::respond(|| {
+        let wire = body_wire(headers)?;
+        let options = WriteOptions::parse(query, headers)?;
+        let mut warnings = Vec::new();
+        duplicated_fields(body, wire, options.field_validation, &mut warnings)?;
+        let given = decode_as("v1", "Namespace", body, wire)?;
+        let object = through_type(&given, &options, &mut warnings)?;
+        let namespace = keep(object, &options)?;
+        let response = answer(headers).respond(code, namespace.to_string().into());
+        Ok(write::warned(response, &warnings))
+    })
 }
 
 /// `given` through the Namespace type, its unknown fields dealt with as
@@ -260,16 +263,11 @@ pub(super) async fn replace(
     headers: HeaderMap,
     ApiBody(body): ApiBody,
 ) -> Response {
-    write::respond(|| {
-        let wire = body_wire(&headers)?;
-        let options = WriteOptions::parse(query.as_deref(), &headers)?;
-        let mut warnings = Vec::new();
-        let object = decoded(&body, wire, &options, &mut warnings)?;
-        let namespace = records.update_namespace(&name, options.dry_run, |live| {
-            updated(records.server(), &options, live, object, None)
-        })?;
-        let response = answer(&headers).respond(StatusCode::OK, namespace.to_string().into());
-        Ok(write::warned(response, &warnings))
+    let request = (query.as_deref(), &headers, &body[..]);
+    with_body(request, StatusCode::OK, |object, options| {
+        records.update_namespace(&name, options.dry_run, |live| {
+            updated(records.server(), options, live, object, None)
+        })
     })
 }
 
