@@ -15,9 +15,9 @@
 //! and watched ([`watch`]). Events expire an hour after their last write, as
 //! kube-apiserver's `--event-ttl` has etcd delete them.
 //!
-//! Namespaces clients create and delete take their resourceVersions from the records'
-//! counter too, their changes in the records' history, so that they are watched as the
-//! records are ([`watch::Watched`]).
+//! Namespaces clients create, update and delete take their resourceVersions from the
+//! records' counter too, their changes in the records' history, so that they are watched
+//! as the records are ([`watch::Watched`]).
 //!
 //! The records keep resourceVersions of their own, apart from the scenario's objects':
 //! a Lease renewed every two seconds on the wall clock would otherwise move the versions
