@@ -15,6 +15,7 @@
 //!   [`serve()`]: the same router on a TCP port.
 
 mod apply;
+mod connect;
 mod discovery;
 mod dispatch;
 mod encodings;

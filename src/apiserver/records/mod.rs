@@ -71,8 +71,8 @@ use crate::apiserver::generate;
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 
 /// Over the network: the scenario's objects, the records, the reviews
-/// ([`super::reviews`]) and the Services there are not ([`super::services`]), which
-/// discovery lists.
+/// ([`super::reviews`]), the Services there are not ([`super::services`]) and the pods'
+/// connect subresources ([`super::connect`]), which discovery lists.
 #[derive(Debug)]
 pub struct Network;
 
@@ -85,7 +85,9 @@ impl Serving for Network {
     }
 
     fn core_resources() -> Vec<Value> {
-        vec![resource(Api::CoreEvent), super::services::resource()]
+        let mut resources = vec![resource(Api::CoreEvent), super::services::resource()];
+        resources.extend(super::connect::resources());
+        resources
     }
 
     fn core_described() -> Vec<Described> {
