@@ -109,9 +109,9 @@ pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
     let records = Records::new(server.clone());
     let router = health::routes(routes::<Network>(server.clone(), Some(records.clone())))
+        .merge(services::routes(records.clone()))
         .merge(records::routes(records))
         .merge(reviews::routes())
-        .merge(services::routes())
         .merge(connect::routes(server));
     router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {

@@ -1,15 +1,20 @@
-//! Services: listed, and there are none. `kubectl cluster-info` lists the services in
-//! `kube-system` labelled `kubernetes.io/cluster-service=true` after it prints the
-//! control plane's address, and stops with "the server doesn't have a resource type
+//! Services: listed and watched, and there are none. `kubectl cluster-info` lists the
+//! services in `kube-system` labelled `kubernetes.io/cluster-service=true` after it prints
+//! the control plane's address, and stops with "the server doesn't have a resource type
 //! \"services\"" where discovery has none; scripts run it to see that a cluster answers.
-//! The built-in server runs no Service (kube-apiserver's own `default/kubernetes` would
-//! name a cluster IP nobody routes here), so over TCP it lists `services` read-only in
-//! the core group and answers every list, in one namespace or all of them, empty,
-//! as JSON, metadata or kubectl's table; a read of one is a 404. Not watched (405), nor
-//! written (405).
+//! Controllers (an ingress controller, external-dns, an operator's Service informer)
+//! list and watch them. The built-in server runs no Service (kube-apiserver's own
+//! `default/kubernetes` would name a cluster IP nobody routes here), so over TCP it lists
+//! `services` in the core group, read-only, and answers every list, in one namespace or
+//! all of them, empty, as JSON, metadata or kubectl's table, at the records' newest
+//! resourceVersion; a watch is one of the records' ([`records::serve_watch`]): no change
+//! ever comes, bookmarks do when it allows them, watch-list's initial-events-end too, a
+//! version older than the records' window a 410, and it ends at its deadline or a
+//! disconnect. Selectors are checked as kube-apiserver checks a Service's (a field it does
+//! not select by is a 400). A read of one is a 404; a write a 405.
 
 use axum::Router;
-use axum::extract::RawQuery;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -17,54 +22,67 @@ use serde_json::{Value, json};
 
 use super::extract::ApiPath;
 use super::form::Form;
+use super::records::{self, Filter, Records, Watched};
 use super::status::{ApiError, method_not_allowed};
 use super::table::{self, column};
 
-/// The resource as `/api/v1` lists it: read, never written.
+/// The resource as `/api/v1` lists it: read and watched, never written.
 pub fn resource() -> Value {
     json!({
         "name": "services", "singularName": "service", "namespaced": true, "kind": "Service",
-        "verbs": ["get", "list"], "shortNames": ["svc"],
+        "verbs": ["get", "list", "watch"], "shortNames": ["svc"],
     })
 }
 
-/// The routes of Services: a list in every namespace and in one, and a read of one.
-pub fn routes() -> Router {
+/// The routes of Services: a list (or watch) in every namespace and in one, and a read of
+/// one.
+pub fn routes(records: Records) -> Router {
     Router::new()
-        .route("/api/v1/services", get(list).fallback(method_not_allowed))
+        .route(
+            "/api/v1/services",
+            get(|records, query, headers| list(records, None, query, headers))
+                .fallback(method_not_allowed),
+        )
         .route(
             "/api/v1/namespaces/{namespace}/services",
-            get(|_: ApiPath<String>, query, headers| list(query, headers))
-                .fallback(method_not_allowed),
+            get(
+                |records, ApiPath(namespace): ApiPath<String>, query, headers| {
+                    list(records, Some(namespace), query, headers)
+                },
+            )
+            .fallback(method_not_allowed),
         )
         .route(
             "/api/v1/namespaces/{namespace}/services/{name}",
             get(read).fallback(method_not_allowed),
         )
+        .with_state(records)
 }
 
 /// `GET /api/v1/services`, `/api/v1/namespaces/{namespace}/services`: no Services, in
 /// the form `Accept` asks for (in a namespace there is not too, as kube-apiserver lists
-/// one). A watch is a 405: there is nothing to watch.
-async fn list(RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+/// one); with `watch`, a watch that sees no change.
+async fn list(
+    State(records): State<Records>,
+    namespace: Option<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     let (form, wire, query) = match Form::of_request(&headers, None, query.as_deref()) {
         Ok(asked) => asked,
         Err(refused) => return *refused,
     };
-    let query = match query.validated() {
-        Ok(query) => query,
+    let (query, filter) = match query
+        .validated()
+        .and_then(|query| Ok((Filter::services(namespace, &query)?, query)))
+    {
+        Ok((filter, query)) => (query, filter),
         Err(refused) => return refused.into_response(),
     };
     if query.watch {
-        return ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "MethodNotAllowed",
-            "services are not watched here: the server has none".to_owned(),
-        )
-        .into_response();
+        return records::serve_watch(records, Watched::Service, filter, &query, (form, wire));
     }
-    // Nothing ever changes: the version the server's own namespaces are at.
-    let metadata = json!({"resourceVersion": "1"});
+    let metadata = json!({"resourceVersion": records.version().to_string()});
     let body = match form {
         Form::Table(include) => {
             table::of_values(&[], columns(), |_, _| Vec::new(), include, Some(metadata))
@@ -90,6 +108,12 @@ async fn read(ApiPath((_, name)): ApiPath<(String, String)>) -> Response {
     )
     .about(&name, "services")
     .into_response()
+}
+
+/// The table of `services`, with kube-apiserver's columns (for a watch's events, of
+/// which there are none).
+pub(in crate::apiserver) fn table(services: &[Value], include: table::Include) -> Value {
+    table::of_values(services, columns(), |_, _| Vec::new(), include, None)
 }
 
 /// The columns kube-apiserver's printer gives a Service.

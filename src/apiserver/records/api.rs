@@ -33,6 +33,9 @@ pub enum Stored {
     /// ([`crate::apiserver::ApiServer::create_namespace`]), their changes in the records'
     /// history for the namespaces' watches.
     Namespace,
+    /// Services, of which the server has none ([`crate::apiserver::services`]): nothing
+    /// is kept of them, so their lists are empty and their watches see no change.
+    Service,
 }
 
 /// Each Event field a version names otherwise: (`v1`, `events.k8s.io/v1`).

@@ -108,13 +108,15 @@ impl History {
     }
 }
 
-/// What a watch is of: one of the records' resources, in the version it names, or the
+/// What a watch is of: one of the records' resources, in the version it names, the
 /// namespaces (the server's; the ones clients create and delete change in the records'
-/// history).
+/// history), or the Services there are none of (no change is theirs: a watch of them
+/// sends bookmarks, if it allows them, until it ends).
 #[derive(Debug, Clone, Copy)]
 pub(in crate::apiserver) enum Watched {
     Record(Api),
     Namespace,
+    Service,
 }
 
 impl Watched {
@@ -123,6 +125,7 @@ impl Watched {
         match self {
             Watched::Record(api) => (api.kind(), api.api_version()),
             Watched::Namespace => ("Namespace", "v1"),
+            Watched::Service => ("Service", "v1"),
         }
     }
 
@@ -130,7 +133,7 @@ impl Watched {
     fn in_version(self, kept: &Value) -> Result<Value, ApiError> {
         match self {
             Watched::Record(api) => in_version(api, kept),
-            Watched::Namespace => Ok(kept.clone()),
+            Watched::Namespace | Watched::Service => Ok(kept.clone()),
         }
     }
 
@@ -143,15 +146,18 @@ impl Watched {
                 table::of_values(objects, api.columns(), cells, include, None)
             }
             Watched::Namespace => table::of_namespaces(objects, include, None),
+            Watched::Service => crate::apiserver::services::table(objects, include),
         }
     }
 
     /// What a watch from before the window is told (410), in the words of the store
-    /// kube-apiserver serves the resource from: its watch cache for Leases and
-    /// Namespaces, etcd for Events.
+    /// kube-apiserver serves the resource from: its watch cache for Leases, Namespaces
+    /// and Services, etcd for Events.
     fn expired(self, expired: Expired) -> String {
         match self {
-            Watched::Record(Api::Lease) | Watched::Namespace => expired.to_string(),
+            Watched::Record(Api::Lease) | Watched::Namespace | Watched::Service => {
+                expired.to_string()
+            }
             Watched::Record(Api::CoreEvent | Api::Event) => {
                 "The resourceVersion for the provided watch is too old.".to_owned()
             }
@@ -191,7 +197,7 @@ pub(in crate::apiserver) fn serve(
         };
         let initial: Vec<Value> = match (snapshot, watched) {
             (false, _) => Vec::new(),
-            (true, Watched::Record(_)) => (store.selected(&filter))
+            (true, Watched::Record(_) | Watched::Service) => (store.selected(&filter))
                 .map(|(_, object)| object.clone())
                 .collect(),
             // Read under the records' lock, which a namespace's change is made under.
