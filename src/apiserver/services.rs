@@ -26,11 +26,12 @@ use super::records::{self, Filter, Records, Watched};
 use super::status::{ApiError, method_not_allowed};
 use super::table::{self, column};
 
-/// The resource as `/api/v1` lists it: read and watched, never written.
+/// The resource as `/api/v1` lists it: read and watched, never written; in the `all`
+/// category, as kube-apiserver's (`kubectl get all` lists them).
 pub fn resource() -> Value {
     json!({
         "name": "services", "singularName": "service", "namespaced": true, "kind": "Service",
-        "verbs": ["get", "list", "watch"], "shortNames": ["svc"],
+        "verbs": ["get", "list", "watch"], "shortNames": ["svc"], "categories": ["all"],
     })
 }
 

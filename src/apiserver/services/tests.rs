@@ -13,6 +13,7 @@ async fn cluster_info_finds_services_listed_and_none_there() {
         .find(|r| r["name"] == "services")
         .expect("/api/v1 lists services");
     assert_eq!(listed["verbs"], json!(["get", "list", "watch"]));
+    assert_eq!(listed["categories"], json!(["all"]));
     let cluster_services = "/api/v1/namespaces/kube-system/services\
                             ?labelSelector=kubernetes.io%2Fcluster-service%3Dtrue";
     let (code, list) = client.get(cluster_services).await;
