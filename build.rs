@@ -11,6 +11,7 @@ const FILES: &[&str] = &[
     "k8s.io/api/apps/v1/generated.proto",
     "k8s.io/api/coordination/v1/generated.proto",
     "k8s.io/api/events/v1/generated.proto",
+    "k8s.io/api/policy/v1/generated.proto",
     "k8s.io/api/authentication/v1/generated.proto",
     "k8s.io/api/authorization/v1/generated.proto",
     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",

@@ -19,6 +19,7 @@ mod connect;
 mod discovery;
 mod dispatch;
 mod encodings;
+mod eviction;
 mod extract;
 mod form;
 pub(crate) mod generate;

@@ -20,7 +20,9 @@ use super::records::{self, Network, Records};
 use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
-use super::{ApiServer, connect, discovery, health, namespaces, reviews, services, write};
+use super::{
+    ApiServer, connect, discovery, eviction, health, namespaces, reviews, services, write,
+};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
@@ -101,7 +103,7 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
 /// The routes served over TCP (`serve`, and `run`'s loopback server for external
 /// variants): the apiserver's, the health probes that scripts and programs wait on, and
 /// the Leases and Events programs write beside the scenario's objects ([`records`]), and
-/// the pods' connect subresources ([`connect`]).
+/// the pods' connect subresources ([`connect`]) and evictions ([`eviction`]).
 /// The in-process transport leaves the probes and the records out: no client there asks
 /// for them, and the router's own size is part of every report's exact apiserver
 /// figures.
@@ -112,7 +114,8 @@ pub fn network_router(server: ApiServer) -> Router {
         .merge(services::routes(records.clone()))
         .merge(records::routes(records))
         .merge(reviews::routes())
-        .merge(connect::routes(server));
+        .merge(connect::routes(server.clone()))
+        .merge(eviction::routes(server));
     router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {
             unknown_resource()

@@ -57,8 +57,8 @@ pub(crate) const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;s
 /// The first four bytes of every protobuf document.
 const MAGIC: &[u8; 4] = b"k8s\0";
 
-/// Kubernetes' messages: core/v1, apps/v1, coordination/v1, events/v1, meta/v1 and what
-/// they import.
+/// Kubernetes' messages: core/v1, apps/v1, coordination/v1, events/v1, policy/v1 (an
+/// Eviction), meta/v1 and what they import.
 static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     let descriptors = include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes.descriptors"));
     DescriptorPool::decode(descriptors.as_slice()).expect("build.rs compiled the descriptors")

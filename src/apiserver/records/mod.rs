@@ -71,8 +71,9 @@ use crate::apiserver::generate;
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 
 /// Over the network: the scenario's objects, the records, the reviews
-/// ([`super::reviews`]), the Services there are not ([`super::services`]) and the pods'
-/// connect subresources ([`super::connect`]), which discovery lists.
+/// ([`super::reviews`]), the Services there are not ([`super::services`]), the pods'
+/// connect subresources ([`super::connect`]) and evictions ([`super::eviction`]), which
+/// discovery lists.
 #[derive(Debug)]
 pub struct Network;
 
@@ -87,6 +88,7 @@ impl Serving for Network {
     fn core_resources() -> Vec<Value> {
         let mut resources = vec![resource(Api::CoreEvent), super::services::resource()];
         resources.extend(super::connect::resources());
+        resources.push(super::eviction::resource());
         resources
     }
 

@@ -87,37 +87,133 @@ pub async fn delete<G: Group>(
         };
         let kind = scoped(kind, &namespace)?;
         let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let generator = server.generator().clone();
+        let generator = server.generator();
         if kind != generator.spec().kind {
             return Ok(object_not_found(kind, &name));
         }
-        let mut pending = false;
-        let removed = server.delete_named(&namespace, &name, options.dry_run, |current| {
-            options.check(kind, &generator, current)?;
-            let plan = plan(kind, &current.to_value(&generator), &options, now());
-            pending = plan.pending;
-            Ok::<_, ApiError>(plan.removal)
-        })?;
-        let Some(removed) = removed else {
-            return Ok(object_not_found(kind, &name));
-        };
-        if removed.gone || pending {
-            return Ok(finalized(kind, &generator, &removed.version));
-        }
-        if !options.dry_run && server.finishes_deletions() {
-            finish_deletion(&server, kind, (&namespace, &name));
-        }
-        let code = match options.orphan_dependents {
-            Some(false) => StatusCode::ACCEPTED,
-            _ => StatusCode::OK,
-        };
-        Ok(object_response(
-            code,
-            &generator,
-            &removed.version,
-            Wire::Json,
-        ))
+        Ok(
+            match delete_one(&server, kind, (&namespace, &name), &options)? {
+                Deleted::Missing => object_not_found(kind, &name),
+                Deleted::Finalized(version) => finalized(kind, generator, &version),
+                Deleted::Stays(version) => {
+                    let code = match options.orphan_dependents {
+                        Some(false) => StatusCode::ACCEPTED,
+                        _ => StatusCode::OK,
+                    };
+                    object_response(code, generator, &version, Wire::Json)
+                }
+            },
+        )
     })
+}
+
+/// A pod's eviction where no disruption budget stands in the way, as kube-apiserver's
+/// `addConditionAndDeletePod`: first the pod's `DisruptionTarget` condition is set (an
+/// update of its status: a MODIFIED, its managedFields and generation as they were; the
+/// preconditions checked against the pod it updates, and a resourceVersion precondition
+/// moved on to the version it makes), then the pod is deleted with `options`. A dry run
+/// sets no condition.
+pub(in crate::apiserver) fn evict(
+    server: &ApiServer,
+    (namespace, name): (&str, &str),
+    mut options: DeleteOptions,
+) -> Result<Deleted, ApiError> {
+    let kind = ObjectKind::Pod;
+    if !options.dry_run {
+        let generator = server.generator();
+        let marked = server.delete_named(namespace, name, false, |current| {
+            options.check(kind, generator, current)?;
+            let pod = current.to_value(generator);
+            let mut marked = pod.clone();
+            disruption_target(&mut marked, now());
+            Ok::<_, ApiError>(match marked == pod {
+                true => Removal::Keep,
+                false => Removal::Store(marked),
+            })
+        })?;
+        let Some(marked) = marked else {
+            return Ok(Deleted::Missing);
+        };
+        if options.resource_version.is_some() {
+            options.resource_version = Some(marked.version.id.resource_version.to_string());
+        }
+    }
+    delete_one(server, kind, (namespace, name), &options)
+}
+
+/// Sets `pod`'s `DisruptionTarget` condition as an eviction does (client-go's
+/// `UpdatePodCondition`: appended, or updated in place with its transition time kept
+/// while its status stays `True`).
+fn disruption_target(pod: &mut Value, at: i64) {
+    if !pod["status"].is_object() {
+        pod["status"] = json!({});
+    }
+    if !pod["status"]["conditions"].is_array() {
+        pod["status"]["conditions"] = json!([]);
+    }
+    let Some(conditions) = pod["status"]["conditions"].as_array_mut() else {
+        return;
+    };
+    let evicting = json!({
+        "type": "DisruptionTarget", "status": "True", "lastProbeTime": null,
+        "lastTransitionTime": timestamp(at), "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+    });
+    match conditions
+        .iter_mut()
+        .find(|c| c["type"] == "DisruptionTarget")
+    {
+        None => conditions.push(evicting),
+        Some(condition) => {
+            if condition["status"] == "True" {
+                let since = condition["lastTransitionTime"].take();
+                *condition = evicting;
+                condition["lastTransitionTime"] = since;
+            } else {
+                *condition = evicting;
+            }
+        }
+    }
+}
+
+/// What a DELETE of one object did.
+pub(in crate::apiserver) enum Deleted {
+    /// There is no such object.
+    Missing,
+    /// It is gone, or its deletion was already under way: its last state.
+    Finalized(Version),
+    /// It stays for now (finalizers, a pod's grace period): as it is after the DELETE.
+    Stays(Version),
+}
+
+/// Deletes the scenario's object `namespace/name`, of `kind`, with `options`, as a DELETE
+/// of it does (and a pod's eviction, which is one where no disruption budget stands in
+/// the way); the server then finishes what the DELETE leaves pending, as a cluster's
+/// kubelet and garbage collector would.
+pub(in crate::apiserver) fn delete_one(
+    server: &ApiServer,
+    kind: ObjectKind,
+    (namespace, name): (&str, &str),
+    options: &DeleteOptions,
+) -> Result<Deleted, ApiError> {
+    let generator = server.generator();
+    let mut pending = false;
+    let removed = server.delete_named(namespace, name, options.dry_run, |current| {
+        options.check(kind, generator, current)?;
+        let plan = plan(kind, &current.to_value(generator), options, now());
+        pending = plan.pending;
+        Ok::<_, ApiError>(plan.removal)
+    })?;
+    let Some(removed) = removed else {
+        return Ok(Deleted::Missing);
+    };
+    if removed.gone || pending {
+        return Ok(Deleted::Finalized(removed.version));
+    }
+    if !options.dry_run && server.finishes_deletions() {
+        finish_deletion(server, kind, (namespace, name));
+    }
+    Ok(Deleted::Stays(removed.version))
 }
 
 /// `DELETE {root}/namespaces/{namespace}/{resource}`: deletes what the selectors select,

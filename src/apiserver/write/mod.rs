@@ -48,6 +48,7 @@ pub(in crate::apiserver) use body::{
 };
 use body::{decode, normalize};
 pub(in crate::apiserver) use delete::empty_namespace;
+pub(in crate::apiserver) use delete::{Deleted, evict};
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions, check_patch_options};
 pub use server_fields::Endpoint;

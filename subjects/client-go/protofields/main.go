@@ -21,6 +21,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -40,6 +41,8 @@ func main() {
 		authenticationv1.SelfSubjectReview{},
 		authorizationv1.SelfSubjectAccessReview{}, authorizationv1.SelfSubjectRulesReview{},
 		authorizationv1.SubjectAccessReview{}, authorizationv1.LocalSubjectAccessReview{},
+		// What kubectl drain and autoscalers send to end a pod: an Eviction.
+		policyv1.Eviction{},
 		metav1.Status{}, metav1.DeleteOptions{}, metav1.WatchEvent{},
 		metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, metav1.Table{},
 	}
