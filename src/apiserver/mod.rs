@@ -36,7 +36,6 @@ mod records;
 mod reviews;
 mod routes;
 mod serve;
-mod services;
 mod state;
 mod status;
 mod table;

@@ -20,9 +20,7 @@ use super::records::{self, Network, Records};
 use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
-use super::{
-    ApiServer, connect, discovery, eviction, health, namespaces, reviews, services, write,
-};
+use super::{ApiServer, connect, discovery, eviction, health, namespaces, reviews, write};
 use super::{list, watch};
 use crate::scenario::ObjectKind;
 
@@ -111,7 +109,7 @@ pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
     let records = Records::new(server.clone());
     let router = health::routes(routes::<Network>(server.clone(), Some(records.clone())))
-        .merge(services::routes(records.clone()))
+        .merge(records::services::routes(records.clone()))
         .merge(records::routes(records))
         .merge(reviews::routes())
         .merge(connect::routes(server.clone()))

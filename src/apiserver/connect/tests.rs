@@ -268,6 +268,7 @@ async fn discovery_lists_the_connect_subresources_and_a_server_of_another_kind_h
         listed,
         [
             ("pods/attach", opened.clone()),
+            ("pods/eviction", json!(["create"])),
             ("pods/exec", opened.clone()),
             ("pods/log", json!(["get"])),
             ("pods/portforward", opened),

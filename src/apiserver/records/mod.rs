@@ -28,6 +28,7 @@
 mod api;
 mod filter;
 mod namespaces;
+pub(in crate::apiserver) mod services;
 mod watch;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -71,7 +72,7 @@ use crate::apiserver::generate;
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 
 /// Over the network: the scenario's objects, the records, the reviews
-/// ([`super::reviews`]), the Services there are not ([`super::services`]), the pods'
+/// ([`super::reviews`]), the Services there are not ([`services`]), the pods'
 /// connect subresources ([`super::connect`]) and evictions ([`super::eviction`]), which
 /// discovery lists.
 #[derive(Debug)]
@@ -86,7 +87,7 @@ impl Serving for Network {
     }
 
     fn core_resources() -> Vec<Value> {
-        let mut resources = vec![resource(Api::CoreEvent), super::services::resource()];
+        let mut resources = vec![resource(Api::CoreEvent), services::resource()];
         resources.extend(super::connect::resources());
         resources.push(super::eviction::resource());
         resources

@@ -146,7 +146,7 @@ impl Watched {
                 table::of_values(objects, api.columns(), cells, include, None)
             }
             Watched::Namespace => table::of_namespaces(objects, include, None),
-            Watched::Service => crate::apiserver::services::table(objects, include),
+            Watched::Service => super::services::table(objects, include),
         }
     }
 

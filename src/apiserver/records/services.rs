@@ -7,7 +7,7 @@
 //! `default/kubernetes` would name a cluster IP nobody routes here), so over TCP it lists
 //! `services` in the core group, read-only, and answers every list, in one namespace or
 //! all of them, empty, as JSON, metadata or kubectl's table, at the records' newest
-//! resourceVersion; a watch is one of the records' ([`records::serve_watch`]): no change
+//! resourceVersion; a watch is one of the records' ([`serve_watch`]): no change
 //! ever comes, bookmarks do when it allows them, watch-list's initial-events-end too, a
 //! version older than the records' window a 410, and it ends at its deadline or a
 //! disconnect. Selectors are checked as kube-apiserver checks a Service's (a field it does
@@ -20,11 +20,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::extract::ApiPath;
-use super::form::Form;
-use super::records::{self, Filter, Records, Watched};
-use super::status::{ApiError, method_not_allowed};
-use super::table::{self, column};
+use super::{Filter, Records, Watched, serve_watch};
+use crate::apiserver::extract::ApiPath;
+use crate::apiserver::form::Form;
+use crate::apiserver::status::{ApiError, method_not_allowed};
+use crate::apiserver::table::{self, column};
 
 /// The resource as `/api/v1` lists it: read and watched, never written; in the `all`
 /// category, as kube-apiserver's (`kubectl get all` lists them).
@@ -81,7 +81,7 @@ async fn list(
         Err(refused) => return refused.into_response(),
     };
     if query.watch {
-        return records::serve_watch(records, Watched::Service, filter, &query, (form, wire));
+        return serve_watch(records, Watched::Service, filter, &query, (form, wire));
     }
     let metadata = json!({"resourceVersion": records.version().to_string()});
     let body = match form {
