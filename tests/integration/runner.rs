@@ -29,7 +29,7 @@ fn a_stopped_variant_is_killed_at_its_timeout_and_the_others_still_run() {
     let scenario = dir.path().join("stuck.toml");
     std::fs::write(
         &scenario,
-        "name = \"stuck\"\n[objects]\ncount = 4000\n\
+        "name = \"stuck\"\n[objects]\ncount = 1000\n\
          [[variant]]\nname = \"stopped\"\n[[variant]]\nname = \"free\"\n\
          [[phase]]\nkind = \"list\"\n[[phase]]\nkind = \"update\"\nfraction = 0.5\n",
     )
