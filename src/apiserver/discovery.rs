@@ -31,7 +31,22 @@ pub trait Serving: Send + Sync + 'static {
     fn documents() -> Vec<(&'static str, Value)>;
     /// Whether clients create, update and delete namespaces (and watch them).
     const WRITES_NAMESPACES: bool;
+    /// The core group's kinds a server of `kind` objects keeps as written beside them
+    /// (`configmaps`, `secrets`), where discovery lists every verb of a written kind.
+    fn written_beside(kind: ObjectKind) -> Vec<&'static str>;
 }
+
+/// Every verb of a kind clients write, as kube-apiserver lists them.
+pub(super) const WRITTEN_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// What a client may do with namespaces: read them, or, where it writes them, what
 /// kube-apiserver lets it do.
@@ -66,6 +81,10 @@ impl Serving for InProcess {
     }
 
     const WRITES_NAMESPACES: bool = false;
+
+    fn written_beside(_: ObjectKind) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// `/version`: a server of the Kubernetes minor the generated objects follow.
@@ -129,10 +148,13 @@ pub(super) fn named_group(name: &str, version: &str) -> Value {
 /// `/api/v1`: the core group's resources ([`group_resources`]), and those `S` serves
 /// beside them.
 pub async fn core_resources<S: Serving>(server: State<ApiServer>) -> Json<Value> {
+    let written = S::written_beside(server.spec().kind);
     let Json(mut list) = group_resources::<Core>(server).await;
     for resource in list["resources"].as_array_mut().into_iter().flatten() {
         if resource["name"] == "namespaces" {
             resource["verbs"] = json!(namespace_verbs(S::WRITES_NAMESPACES));
+        } else if (resource["name"].as_str()).is_some_and(|name| written.contains(&name)) {
+            resource["verbs"] = json!(WRITTEN_VERBS);
         }
     }
     let beside = S::core_resources();
@@ -156,45 +178,45 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
         "kind": "Namespace", "verbs": namespace_verbs(false), "shortNames": ["ns"],
     });
     let kinds = ObjectKind::in_group(served, name).flat_map(|kind| {
-            let short: &[&str] = match kind {
-                ObjectKind::Pod => &["po"],
-                ObjectKind::ConfigMap => &["cm"],
-                ObjectKind::Node => &["no"],
-                ObjectKind::Deployment => &["deploy"],
-                ObjectKind::Secret | ObjectKind::Sampled(_) => &[],
-            };
-            // kube-apiserver puts pods and deployments in the `all` category (`kubectl
-            // get all`).
-            let categories: &[&str] = match kind {
-                ObjectKind::Pod | ObjectKind::Deployment => &["all"],
-                _ => &[],
-            };
-            let mut resource = json!({
-                "name": kind.plural(),
-                "singularName": kind.as_str().to_lowercase(),
-                "namespaced": kind.namespaced(),
-                "kind": kind.as_str(),
-                "verbs": if kind == server.spec().kind {
-                    json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"])
-                } else {
-                    json!(["get", "list", "watch"])
-                },
-                "shortNames": short,
-            });
-            if !categories.is_empty() {
-                resource["categories"] = json!(categories);
-            }
-            // Its status subresource, where it can be written (`kubectl get
-            // --subresource=status` finds it here).
-            let status = (kind == server.spec().kind && kind.has_status()).then(|| {
-                json!({
-                    "name": format!("{}/status", kind.plural()), "singularName": "",
-                    "namespaced": kind.namespaced(), "kind": kind.as_str(),
-                    "verbs": ["get", "patch", "update"],
-                })
-            });
-            std::iter::once(resource).chain(status)
+        let short: &[&str] = match kind {
+            ObjectKind::Pod => &["po"],
+            ObjectKind::ConfigMap => &["cm"],
+            ObjectKind::Node => &["no"],
+            ObjectKind::Deployment => &["deploy"],
+            ObjectKind::Secret | ObjectKind::Sampled(_) => &[],
+        };
+        // kube-apiserver puts pods and deployments in the `all` category (`kubectl
+        // get all`).
+        let categories: &[&str] = match kind {
+            ObjectKind::Pod | ObjectKind::Deployment => &["all"],
+            _ => &[],
+        };
+        let mut resource = json!({
+            "name": kind.plural(),
+            "singularName": kind.as_str().to_lowercase(),
+            "namespaced": kind.namespaced(),
+            "kind": kind.as_str(),
+            "verbs": if kind == server.spec().kind {
+                json!(WRITTEN_VERBS)
+            } else {
+                json!(["get", "list", "watch"])
+            },
+            "shortNames": short,
         });
+        if !categories.is_empty() {
+            resource["categories"] = json!(categories);
+        }
+        // Its status subresource, where it can be written (`kubectl get
+        // --subresource=status` finds it here).
+        let status = (kind == server.spec().kind && kind.has_status()).then(|| {
+            json!({
+                "name": format!("{}/status", kind.plural()), "singularName": "",
+                "namespaced": kind.namespaced(), "kind": kind.as_str(),
+                "verbs": ["get", "patch", "update"],
+            })
+        });
+        std::iter::once(resource).chain(status)
+    });
     // A Deployment's scale subresource, where Deployments can be written (kubectl scale
     // finds its kind here).
     let scale = (name == ObjectKind::Deployment.group()
@@ -267,8 +289,13 @@ pub async fn openapi_v3_core<S: Serving>(State(server): State<ApiServer>) -> Jso
 
 fn core_document<S: Serving>(kind: ObjectKind) -> Value {
     let mut resources = described(kind, "");
-    for resource in resources.iter_mut().filter(|r| r.kind == "Namespace") {
-        resource.written = S::WRITES_NAMESPACES;
+    let written = S::written_beside(kind);
+    for resource in &mut resources {
+        if resource.kind == "Namespace" {
+            resource.written = S::WRITES_NAMESPACES;
+        } else if written.contains(&resource.plural) {
+            resource.written = true;
+        }
     }
     resources.extend(S::core_described());
     document("", "v1", Core::root(kind), &resources)

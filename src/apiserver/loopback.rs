@@ -28,12 +28,14 @@ use crate::scenario::{ObjectKind, ObjectSpec};
 
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
 /// namespaces'), and under a sampled kind's own group (`/apis/example.com/v1alpha1/`),
-/// until it is opened; discovery and the records (a leader election's Lease, Events)
-/// pass. It also keeps the requests the server refused, to name when a program fails.
+/// until it is opened; discovery and the records (a leader election's Lease, Events,
+/// the ConfigMaps and Secrets a program keeps beside the objects) pass. It also keeps the requests the server refused, to name when a program fails.
 #[derive(Debug, Clone)]
 pub struct Gate {
     open: watch::Sender<bool>,
     knocked: Arc<AtomicBool>,
+    /// The served kind, whose resources are held.
+    kind: ObjectKind,
     /// The root of the served kind's resources, when it is in neither of those groups.
     root: Option<&'static str>,
     refused: Arc<Mutex<Refused>>,
@@ -50,6 +52,7 @@ impl Gate {
         Gate {
             open: watch::Sender::new(false),
             knocked: Arc::new(AtomicBool::new(false)),
+            kind,
             root: SampledGroup::served_with(kind).then(|| kind.api_root()),
             refused: Arc::default(),
         }
@@ -129,7 +132,7 @@ impl Gate {
                 .is_some_and(|rest| rest.starts_with('/'))
         };
         let held = under("/api/v1") || under("/apis/apps/v1") || self.root.is_some_and(under);
-        if !held || records::written_at(path) {
+        if !held || records::written_at(self.kind, path) {
             return;
         }
         let mut open = self.open.subscribe();

@@ -307,7 +307,7 @@ fn row(generator: &Generator, version: &Version, include: Include, now: Timestam
 }
 
 /// The cells of `object`'s row, as kube-apiserver's printers fill them.
-fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
+pub(super) fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
     let meta = &object["metadata"];
     let name = json!(meta["name"].as_str().unwrap_or_default());
     let age = json!(age(meta["creationTimestamp"].as_str(), now));

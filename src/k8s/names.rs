@@ -66,6 +66,31 @@ pub fn qualified_name_error(key: &str) -> Option<String> {
     })
 }
 
+/// Why `key` is not a ConfigMap's or a Secret's data key, in kube-apiserver's words
+/// (`IsConfigMapKey`): at most 253 alphanumerics, `-`, `_` and `.`, neither `.` nor `..`
+/// nor starting with `..`. Every reason, in its order; none for a valid key.
+pub fn config_key_errors(key: &str) -> Vec<&'static str> {
+    let mut errors = Vec::new();
+    if key.len() > 253 {
+        errors.push("must be no more than 253 characters");
+    }
+    let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if key.is_empty() || !key.chars().all(valid) {
+        errors.push(CONFIG_KEY);
+    }
+    match key {
+        "." => errors.push("must not be '.'"),
+        ".." => errors.push("must not be '..'"),
+        key if key.starts_with("..") => errors.push("must not start with '..'"),
+        _ => {}
+    }
+    errors
+}
+
+/// Why a data key's characters are refused, in kube-apiserver's words (its `RegexError`,
+/// two spaces before each "or" included).
+const CONFIG_KEY: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+
 /// A label value: empty, or at most 63 alphanumerics, `-`, `_` and `.`, alphanumeric at
 /// both ends.
 pub fn is_label_value(value: &str) -> bool {

@@ -1,8 +1,10 @@
-//! The records' resources as clients name them: Leases in `coordination.k8s.io/v1`, and
+//! The records' resources as clients name them: Leases in `coordination.k8s.io/v1`;
 //! Events, one resource served in two versions, `v1` (client-go's `record`, kubectl) and
 //! `events.k8s.io/v1` (client-go's `tools/events`), converted as kube-apiserver converts
-//! them (k8s.io/kubernetes pkg/apis/events/v1/conversion.go). What each version's objects
-//! look like, which fields select them, how kube-apiserver validates and prints them.
+//! them (k8s.io/kubernetes pkg/apis/events/v1/conversion.go); and ConfigMaps and Secrets
+//! where the scenario's objects are of another kind ([`super::data`]). What each
+//! version's objects look like, which fields select them, how kube-apiserver validates
+//! and prints them.
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
@@ -12,6 +14,7 @@ use crate::apiserver::status::ApiError;
 use crate::apiserver::table;
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{self, Causes};
+use crate::scenario::ObjectKind;
 
 /// A resource in the version a request names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +25,10 @@ pub enum Api {
     CoreEvent,
     /// `events.k8s.io/v1` Events.
     Event,
+    /// `v1` ConfigMaps, where the scenario's objects are not ConfigMaps.
+    ConfigMap,
+    /// `v1` Secrets, where the scenario's objects are not Secrets.
+    Secret,
 }
 
 /// A resource as the records keep it: Events once, whatever version wrote them.
@@ -36,6 +43,8 @@ pub enum Stored {
     /// Services, of which the server has none ([`crate::apiserver::services`]): nothing
     /// is kept of them, so their lists are empty and their watches see no change.
     Service,
+    ConfigMap,
+    Secret,
 }
 
 /// Each Event field a version names otherwise: (`v1`, `events.k8s.io/v1`).
@@ -87,13 +96,41 @@ const EVENT_SELECTORS: &[(&str, &str)] = &[
 ];
 
 impl Api {
-    pub const ALL: [Api; 3] = [Api::Lease, Api::CoreEvent, Api::Event];
+    pub const ALL: [Api; 5] = [
+        Api::Lease,
+        Api::CoreEvent,
+        Api::Event,
+        Api::ConfigMap,
+        Api::Secret,
+    ];
+
+    /// Whether a server of `kind` objects keeps this resource as records: ConfigMaps and
+    /// Secrets are the scenario's objects where it is of their kind.
+    pub fn served_with(self, kind: ObjectKind) -> bool {
+        self.object_kind() != Some(kind)
+    }
+
+    /// The scenario's kind of the same resource, where there is one.
+    fn object_kind(self) -> Option<ObjectKind> {
+        match self {
+            Api::ConfigMap => Some(ObjectKind::ConfigMap),
+            Api::Secret => Some(ObjectKind::Secret),
+            Api::Lease | Api::CoreEvent | Api::Event => None,
+        }
+    }
+
+    /// Whether a PUT of a missing record creates it (its strategy's
+    /// `AllowCreateOnUpdate`): a Lease's and an Event's do, a ConfigMap's and a
+    /// Secret's do not (404).
+    pub fn creates_on_update(self) -> bool {
+        self.object_kind().is_none()
+    }
 
     /// The API group (`""`: the core group).
     pub fn group(self) -> &'static str {
         match self {
             Api::Lease => "coordination.k8s.io",
-            Api::CoreEvent => "",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret => "",
             Api::Event => "events.k8s.io",
         }
     }
@@ -101,7 +138,7 @@ impl Api {
     pub fn api_version(self) -> &'static str {
         match self {
             Api::Lease => "coordination.k8s.io/v1",
-            Api::CoreEvent => "v1",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret => "v1",
             Api::Event => "events.k8s.io/v1",
         }
     }
@@ -110,7 +147,7 @@ impl Api {
     pub fn root(self) -> &'static str {
         match self {
             Api::Lease => "/apis/coordination.k8s.io/v1",
-            Api::CoreEvent => "/api/v1",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret => "/api/v1",
             Api::Event => "/apis/events.k8s.io/v1",
         }
     }
@@ -119,6 +156,8 @@ impl Api {
         match self {
             Api::Lease => "Lease",
             Api::CoreEvent | Api::Event => "Event",
+            Api::ConfigMap => "ConfigMap",
+            Api::Secret => "Secret",
         }
     }
 
@@ -128,7 +167,7 @@ impl Api {
     pub fn qualified_kind(self) -> &'static str {
         match self {
             Api::Lease => "Lease.coordination.k8s.io",
-            Api::CoreEvent | Api::Event => "Event",
+            Api::CoreEvent | Api::Event | Api::ConfigMap | Api::Secret => self.kind(),
         }
     }
 
@@ -136,6 +175,8 @@ impl Api {
         match self {
             Api::Lease => "leases",
             Api::CoreEvent | Api::Event => "events",
+            Api::ConfigMap => "configmaps",
+            Api::Secret => "secrets",
         }
     }
 
@@ -143,7 +184,7 @@ impl Api {
     pub fn resource_name(self) -> &'static str {
         match self {
             Api::Lease => "leases.coordination.k8s.io",
-            Api::CoreEvent => "events",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret => self.plural(),
             Api::Event => "events.events.k8s.io",
         }
     }
@@ -151,8 +192,9 @@ impl Api {
     /// kube-apiserver's short names (`kubectl get ev`).
     pub fn short_names(self) -> &'static [&'static str] {
         match self {
-            Api::Lease => &[],
+            Api::Lease | Api::Secret => &[],
             Api::CoreEvent | Api::Event => &["ev"],
+            Api::ConfigMap => &["cm"],
         }
     }
 
@@ -160,6 +202,8 @@ impl Api {
         match self {
             Api::Lease => Stored::Lease,
             Api::CoreEvent | Api::Event => Stored::Event,
+            Api::ConfigMap => Stored::ConfigMap,
+            Api::Secret => Stored::Secret,
         }
     }
 
@@ -169,6 +213,8 @@ impl Api {
             Api::Lease => "io.k8s.api.coordination.v1.Lease",
             Api::CoreEvent => "io.k8s.api.core.v1.Event",
             Api::Event => "io.k8s.api.events.v1.Event",
+            Api::ConfigMap => "io.k8s.api.core.v1.ConfigMap",
+            Api::Secret => "io.k8s.api.core.v1.Secret",
         };
         Typed {
             shape: Shape::named(schema),
@@ -181,11 +227,24 @@ impl Api {
 
     /// `value` through the k8s-openapi type of this version ([`write::through`]).
     pub fn through_type(self, value: &Value) -> Result<Value, ApiError> {
+        use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
         let kind = self.kind();
         match self {
             Api::Lease => write::through::<k8s_openapi::api::coordination::v1::Lease>(kind, value),
-            Api::CoreEvent => write::through::<k8s_openapi::api::core::v1::Event>(kind, value),
+            Api::CoreEvent => write::through::<Event>(kind, value),
             Api::Event => write::through::<k8s_openapi::api::events::v1::Event>(kind, value),
+            Api::ConfigMap => write::through::<ConfigMap>(kind, value),
+            Api::Secret => write::through::<Secret>(kind, value),
+        }
+    }
+
+    /// A written object (through the type) as kube-apiserver converts and defaults it
+    /// before it keeps it: a Secret's `stringData` in its `data`, its type `Opaque` when
+    /// it has none.
+    pub fn written(self, object: Value) -> Value {
+        match self {
+            Api::Secret => super::data::secret_written(object),
+            _ => object,
         }
     }
 
@@ -193,7 +252,7 @@ impl Api {
     /// `apiVersion` and `kind`. Both forms have Go's zero fields filled by the caller.
     pub fn into_store(self, object: Value) -> Value {
         match self {
-            Api::Lease | Api::CoreEvent => object,
+            Api::Lease | Api::CoreEvent | Api::ConfigMap | Api::Secret => object,
             Api::Event => renamed(object, |(core, events)| (events, core), "v1"),
         }
     }
@@ -201,7 +260,7 @@ impl Api {
     /// A kept object in this version.
     pub fn out_of_store(self, object: Value) -> Value {
         match self {
-            Api::Lease | Api::CoreEvent => object,
+            Api::Lease | Api::CoreEvent | Api::ConfigMap | Api::Secret => object,
             Api::Event => renamed(object, |pair| pair, self.api_version()),
         }
     }
@@ -214,7 +273,12 @@ impl Api {
     ) -> Result<crate::k8s::FieldSelector, String> {
         let selector = text.clone();
         match self {
-            Api::Lease => selector.for_fields(&["metadata.name", "metadata.namespace"], &[]),
+            Api::Lease | Api::ConfigMap => {
+                selector.for_fields(&["metadata.name", "metadata.namespace"], &[])
+            }
+            Api::Secret => {
+                selector.for_fields(&["metadata.name", "metadata.namespace", "type"], &[])
+            }
             Api::CoreEvent => selector.for_fields(CORE_EVENT_FIELDS, &[]),
             Api::Event => selector.for_fields(&[], EVENT_SELECTORS),
         }
@@ -266,6 +330,8 @@ impl Api {
                 }
                 strict_event(object, current, &mut causes);
             }
+            Api::ConfigMap => super::data::config_map(key, object, current, &mut causes),
+            Api::Secret => super::data::secret(key, object, current, &mut causes),
         }
         causes.into_result(self.qualified_kind(), &key.name)
     }
@@ -276,6 +342,8 @@ impl Api {
         let name = json!({"name": "Name", "type": "string", "format": "name", "priority": 0,
                           "description": "The object's name, unique within its namespace."});
         match self {
+            Api::ConfigMap => table::columns(ObjectKind::ConfigMap),
+            Api::Secret => table::columns(ObjectKind::Secret),
             Api::Lease => json!([
                 name,
                 column(
@@ -350,6 +418,8 @@ impl Api {
     pub fn cells(self, object: &Value, now: Timestamp) -> Vec<Value> {
         let meta = &object["metadata"];
         match self {
+            Api::ConfigMap => table::cells(ObjectKind::ConfigMap, object, now),
+            Api::Secret => table::cells(ObjectKind::Secret, object, now),
             Api::Lease => vec![
                 meta["name"].clone(),
                 json!(

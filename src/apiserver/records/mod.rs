@@ -1,10 +1,11 @@
-//! Leases and Events: what a program writes beside the objects it watches, kept so that
-//! a controller runs against the built-in apiserver as it runs in a cluster. A
-//! controller-runtime manager or client-go's `leaderelection` takes a Lease in
-//! `coordination.k8s.io/v1` before it starts its controllers (without one it never
+//! Leases, Events, ConfigMaps and Secrets: what a program writes beside the objects it
+//! watches, kept so that a controller runs against the built-in apiserver as it runs in
+//! a cluster. A controller-runtime manager or client-go's `leaderelection` takes a Lease
+//! in `coordination.k8s.io/v1` before it starts its controllers (without one it never
 //! asks for the objects at all), and event recorders write Events, in `v1` (client-go's
 //! `record`) or `events.k8s.io/v1` (`tools/events`); `kubectl get events`, `kubectl
-//! describe` and `kubectl get leases` read them back.
+//! describe` and `kubectl get leases` read them back. ConfigMaps and Secrets are kept
+//! where the scenario's objects are of another kind ([`data`]).
 //!
 //! Served over TCP only ([`super::routes::network_router`]: `serve`, `run`'s loopback
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
@@ -26,6 +27,7 @@
 //! them, so they stay out of every report.
 
 mod api;
+mod data;
 mod filter;
 mod namespaces;
 pub(in crate::apiserver) mod services;
@@ -102,6 +104,14 @@ impl Serving for Network {
     }
 
     const WRITES_NAMESPACES: bool = true;
+
+    fn written_beside(kind: crate::scenario::ObjectKind) -> Vec<&'static str> {
+        let written = [Api::ConfigMap, Api::Secret].into_iter();
+        written
+            .filter(|api| api.served_with(kind))
+            .map(Api::plural)
+            .collect()
+    }
 }
 
 /// The records one server keeps; clones share them.
@@ -246,7 +256,8 @@ impl Records {
 /// The records' routes, their groups' discovery documents among them.
 pub fn routes(records: Records) -> Router {
     let mut router = Router::new();
-    for api in Api::ALL {
+    let kind = records.server.spec().kind;
+    for api in Api::ALL.into_iter().filter(|api| api.served_with(kind)) {
         let (root, plural) = (api.root(), api.plural());
         router = router
             .route(
@@ -311,10 +322,10 @@ pub fn routes(records: Records) -> Router {
     router.with_state(records)
 }
 
-/// Whether `path` is one of the records' (their groups', or the core group's Events):
-/// what a program writes beside the objects, which `run`'s gate lets through before
-/// the program has its objects.
-pub fn written_at(path: &str) -> bool {
+/// Whether `path` is one of the records' a server of `kind` objects keeps (their groups',
+/// or the core group's Events, ConfigMaps and Secrets): what a program writes beside the
+/// objects, which `run`'s gate lets through before the program has its objects.
+pub fn written_at(kind: crate::scenario::ObjectKind, path: &str) -> bool {
     if GROUPS
         .iter()
         .any(|api| path.starts_with(&format!("/apis/{}/", api.group())))
@@ -325,10 +336,12 @@ pub fn written_at(path: &str) -> bool {
         return false;
     };
     let parts: Vec<&str> = rest.split('/').collect();
-    matches!(
-        parts.as_slice(),
-        ["events", ..] | ["namespaces", _, "events", ..]
-    )
+    let plural = match parts.as_slice() {
+        ["namespaces", _, plural, ..] | [plural, ..] => *plural,
+        [] => return false,
+    };
+    let core = [Api::CoreEvent, Api::ConfigMap, Api::Secret];
+    (core.iter()).any(|api| api.plural() == plural && api.served_with(kind))
 }
 
 /// The resource `api` as its group's `APIResourceList` lists it.
@@ -336,7 +349,7 @@ pub fn resource(api: Api) -> Value {
     json!({
         "name": api.plural(), "singularName": api.kind().to_lowercase(), "namespaced": true,
         "kind": api.kind(),
-        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "verbs": super::discovery::WRITTEN_VERBS,
         "shortNames": api.short_names(),
     })
 }
@@ -515,7 +528,7 @@ fn typed(
 ) -> Result<Value, ApiError> {
     let typed = api.through_type(&object)?;
     unknown_fields(&object, &typed, validation, warnings)?;
-    Ok(typed)
+    Ok(api.written(typed))
 }
 
 impl Records {
@@ -604,7 +617,7 @@ async fn create(
 }
 
 /// `PUT {root}/namespaces/{namespace}/{plural}/{name}`: creates the record when it is
-/// missing, as both kinds' strategies allow.
+/// missing, where its kind's strategy allows ([`Api::creates_on_update`]).
 async fn replace(
     State(records): State<Records>,
     api: Api,
@@ -636,7 +649,8 @@ impl Records {
         let mut object = request.decoded(body, wire)?;
         let kind = api.qualified_kind();
         let key = write::object_key(kind, namespace, &mut object, name, &self.server)?;
-        let (code, stored) = self.write((api, &request.options), &key, true, |live| {
+        let creates = name.is_none() || api.creates_on_update();
+        let (code, stored) = self.write((api, &request.options), &key, creates, |live| {
             match (live, name) {
                 (Some(_), None) => Err(ApiError::new(
                     StatusCode::CONFLICT,

@@ -151,13 +151,13 @@ impl Watched {
     }
 
     /// What a watch from before the window is told (410), in the words of the store
-    /// kube-apiserver serves the resource from: its watch cache for Leases, Namespaces
-    /// and Services, etcd for Events.
+    /// kube-apiserver serves the resource from: its watch cache for Leases, ConfigMaps,
+    /// Secrets, Namespaces and Services, etcd for Events.
     fn expired(self, expired: Expired) -> String {
         match self {
-            Watched::Record(Api::Lease) | Watched::Namespace | Watched::Service => {
-                expired.to_string()
-            }
+            Watched::Record(Api::Lease | Api::ConfigMap | Api::Secret)
+            | Watched::Namespace
+            | Watched::Service => expired.to_string(),
             Watched::Record(Api::CoreEvent | Api::Event) => {
                 "The resourceVersion for the provided watch is too old.".to_owned()
             }
