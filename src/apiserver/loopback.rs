@@ -29,7 +29,8 @@ use crate::scenario::{ObjectKind, ObjectSpec};
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
 /// namespaces'), and under a sampled kind's own group (`/apis/example.com/v1alpha1/`),
 /// until it is opened; discovery and the records (a leader election's Lease, Events,
-/// the ConfigMaps and Secrets a program keeps beside the objects) pass. It also keeps the requests the server refused, to name when a program fails.
+/// the ConfigMaps and Secrets a program keeps beside the objects) pass. It also keeps
+/// the requests the server refused, to name when a program fails.
 #[derive(Debug, Clone)]
 pub struct Gate {
     open: watch::Sender<bool>,

@@ -110,6 +110,13 @@ impl Api {
         self.object_kind() != Some(kind)
     }
 
+    /// Whether this is a kind a server of `kind` objects might have held as its own, kept
+    /// as records instead (ConfigMaps, Secrets): one whose discovery entry the records
+    /// make writable.
+    pub fn beside(self, kind: ObjectKind) -> bool {
+        self.object_kind().is_some() && self.served_with(kind)
+    }
+
     /// The scenario's kind of the same resource, where there is one.
     fn object_kind(self) -> Option<ObjectKind> {
         match self {

@@ -106,11 +106,8 @@ impl Serving for Network {
     const WRITES_NAMESPACES: bool = true;
 
     fn written_beside(kind: crate::scenario::ObjectKind) -> Vec<&'static str> {
-        let written = [Api::ConfigMap, Api::Secret].into_iter();
-        written
-            .filter(|api| api.served_with(kind))
-            .map(Api::plural)
-            .collect()
+        let written = Api::ALL.into_iter().filter(|api| api.beside(kind));
+        written.map(Api::plural).collect()
     }
 }
 
@@ -340,8 +337,8 @@ pub fn written_at(kind: crate::scenario::ObjectKind, path: &str) -> bool {
         ["namespaces", _, plural, ..] | [plural, ..] => *plural,
         [] => return false,
     };
-    let core = [Api::CoreEvent, Api::ConfigMap, Api::Secret];
-    (core.iter()).any(|api| api.plural() == plural && api.served_with(kind))
+    let mut core = Api::ALL.into_iter().filter(|api| api.group().is_empty());
+    core.any(|api| api.plural() == plural && api.served_with(kind))
 }
 
 /// The resource `api` as its group's `APIResourceList` lists it.
