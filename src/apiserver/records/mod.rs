@@ -32,6 +32,7 @@ mod filter;
 mod namespaces;
 pub(in crate::apiserver) mod services;
 mod watch;
+mod writes;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -52,23 +53,15 @@ use watch::{Change, History};
 pub(in crate::apiserver) use watch::{Watched, serve as serve_watch};
 
 use super::ApiServer;
-use super::apply;
 use super::discovery::{Described, Serving, document as group_document, named_group};
-use super::extract::{ApiBody, ApiPath};
+use super::extract::ApiPath;
 use super::form::{Form, Wire};
-use super::patch::{self, PatchType};
 use super::protobuf;
-use super::query::Query;
 use super::reviews::REVIEW_GROUPS;
 use super::state::EventKind;
-use super::status::{ApiError, method_not_allowed, namespace_not_found};
+use super::status::{ApiError, method_not_allowed};
 use super::table::{self, metadata_only};
-use super::version::NamespacedName;
-use super::write::{
-    self, BodyWire, DeleteOptions, FieldValidation, WriteOptions, body_wire, decode_as,
-    duplicated_fields, unknown_fields,
-};
-use crate::apiserver::generate;
+use super::write;
 
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
@@ -268,10 +261,10 @@ pub fn routes(records: Records) -> Router {
                     list(state, api, Some(namespace), query, headers)
                 })
                 .post(move |state, path, query, headers, body| {
-                    create(state, api, path, query, headers, body)
+                    writes::create(state, api, path, query, headers, body)
                 })
                 .delete(move |state, ApiPath(namespace), query, body| {
-                    delete_collection(state, api, namespace, query, body)
+                    writes::delete_collection(state, api, namespace, query, body)
                 })
                 .fallback(method_not_allowed),
             )
@@ -279,12 +272,14 @@ pub fn routes(records: Records) -> Router {
                 &format!("{root}/namespaces/{{namespace}}/{plural}/{{name}}"),
                 get(move |state, path, query, headers| read(state, api, path, query, headers))
                     .put(move |state, path, query, headers, body| {
-                        replace(state, api, path, query, headers, body)
+                        writes::replace(state, api, path, query, headers, body)
                     })
                     .patch(move |state, path, query, headers, body| {
-                        patch(state, api, path, query, headers, body)
+                        writes::patch(state, api, path, query, headers, body)
                     })
-                    .delete(move |state, path, query, body| delete(state, api, path, query, body))
+                    .delete(move |state, path, query, body| {
+                        writes::delete(state, api, path, query, body)
+                    })
                     .fallback(method_not_allowed),
             );
     }
@@ -472,311 +467,6 @@ fn answer(
         }
     };
     wire.respond(StatusCode::OK, body.to_string().into_bytes())
-}
-
-/// One write's request: its options, its body's wire, the warnings for its answer.
-struct Request {
-    api: Api,
-    options: WriteOptions,
-    warnings: Vec<String>,
-    wire: Wire,
-}
-
-impl Request {
-    fn new(api: Api, query: Option<&str>, headers: &HeaderMap) -> Result<Request, ApiError> {
-        Ok(Request {
-            api,
-            options: WriteOptions::parse(query, headers)?,
-            warnings: Vec::new(),
-            wire: Form::accepted(headers, None).map_or(Wire::Json, |(_, wire)| wire),
-        })
-    }
-
-    /// A create's or replace's body as this version's object: decoded, keys set twice
-    /// and unknown fields dealt with as `fieldValidation` says, through the type.
-    fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
-        let validation = self.options.field_validation;
-        duplicated_fields(body, wire, validation, &mut self.warnings)?;
-        let object = decode_as(self.api.api_version(), self.api.kind(), body, wire)?;
-        typed(self.api, validation, &mut self.warnings, object)
-    }
-
-    /// The answer `object` (kept form) makes, with the request's warnings.
-    fn respond(&self, code: StatusCode, stored: &Value) -> Result<Response, ApiError> {
-        let mut object = in_version(self.api, stored)?;
-        if self.options.dry_run && code == StatusCode::CREATED {
-            // Nothing was stored, so there is no version to give.
-            object["metadata"]
-                .as_object_mut()
-                .map(|m| m.remove("resourceVersion"));
-        }
-        let response = self.wire.respond(code, object.to_string().into_bytes());
-        Ok(write::warned(response, &self.warnings))
-    }
-}
-
-/// `object` through the type of `api`'s version, its unknown fields dealt with as
-/// `validation` says, with Go's zero fields.
-fn typed(
-    api: Api,
-    validation: FieldValidation,
-    warnings: &mut Vec<String>,
-    object: Value,
-) -> Result<Value, ApiError> {
-    let typed = api.through_type(&object)?;
-    unknown_fields(&object, &typed, validation, warnings)?;
-    Ok(api.written(typed))
-}
-
-impl Records {
-    /// Writes the record `key` that `new` makes of the live one (in the request's
-    /// version; `None` when there is none), as kube-apiserver writes it: preconditions,
-    /// the writer's managedFields (those `new` gives, an apply's, or the update's),
-    /// validation, what the server owns, a resourceVersion of the records' own. `creates`
-    /// says whether a missing record may be created.
-    fn write(
-        &self,
-        (api, options): (Api, &WriteOptions),
-        key: &NamespacedName,
-        creates: bool,
-        new: impl FnOnce(Option<&Value>) -> Result<(Value, Option<Vec<Value>>), ApiError>,
-    ) -> Result<(StatusCode, Value), ApiError> {
-        let mut store = self.store();
-        let id = (api.stored(), key.namespace.clone(), key.name.clone());
-        let kept = store.objects.get(&id).cloned();
-        let live = kept
-            .as_ref()
-            .map(|kept| in_version(api, kept))
-            .transpose()?;
-        if live.is_none() && !creates {
-            return Err(not_found(api, &key.name));
-        }
-        let (mut object, entries) = new(live.as_ref())?;
-        if let Some(live) = &live {
-            write::check_preconditions(api.resource_name(), key, &object, live)?;
-            if api == Api::Lease && object["metadata"]["resourceVersion"].is_null() {
-                // A Lease's strategy allows no unconditional update.
-                let why = "must be specified for an update";
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "Invalid",
-                    format!(
-                        "{} {:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: {why}",
-                        api.qualified_kind(),
-                        key.name
-                    ),
-                ));
-            }
-        }
-        let entries = entries.unwrap_or_else(|| {
-            let writer = options.writer();
-            apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now())
-        });
-        object["metadata"]["managedFields"] = Value::Array(entries);
-        let mut stored = protobuf::with_go_zeros(api.into_store(object))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        api.validate(key, &stored, kept.as_ref())?;
-        let uid = match kept {
-            Some(_) => String::new(),
-            None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
-        };
-        write::identity(&mut stored, kept.as_ref(), &uid, false);
-        let Some(kept) = kept else {
-            if !options.dry_run {
-                store.created += 1;
-                stored = store.put(id, stored, Instant::now());
-            }
-            return Ok((StatusCode::CREATED, stored));
-        };
-        stored["metadata"]["resourceVersion"] = kept["metadata"]["resourceVersion"].clone();
-        // An update that changes nothing is not written (kube-apiserver's storage skips
-        // it): no version, no event, an Event's time to live not restarted.
-        if !options.dry_run && stored != kept {
-            stored = store.put(id, stored, Instant::now());
-        }
-        Ok((StatusCode::OK, stored))
-    }
-}
-
-/// `POST {root}/namespaces/{namespace}/{plural}`.
-async fn create(
-    State(records): State<Records>,
-    api: Api,
-    ApiPath(namespace): ApiPath<String>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let request = (api, query.as_deref(), &headers, &body[..]);
-        records.post_or_put(request, &namespace, None)
-    })
-}
-
-/// `PUT {root}/namespaces/{namespace}/{plural}/{name}`: creates the record when it is
-/// missing, where its kind's strategy allows ([`Api::creates_on_update`]).
-async fn replace(
-    State(records): State<Records>,
-    api: Api,
-    ApiPath((namespace, name)): ApiPath<(String, String)>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let request = (api, query.as_deref(), &headers, &body[..]);
-        records.post_or_put(request, &namespace, Some(&name))
-    })
-}
-
-impl Records {
-    /// A create (`name`: `None`, the body names it) or a replace of the record the body
-    /// holds, in `namespace`.
-    fn post_or_put(
-        &self,
-        (api, query, headers, body): (Api, Option<&str>, &HeaderMap, &[u8]),
-        namespace: &str,
-        name: Option<&str>,
-    ) -> Result<Response, ApiError> {
-        let wire = body_wire(headers)?;
-        if !self.server.has_namespace(namespace) {
-            return Ok(namespace_not_found(namespace));
-        }
-        let mut request = Request::new(api, query, headers)?;
-        let mut object = request.decoded(body, wire)?;
-        let kind = api.qualified_kind();
-        let key = write::object_key(kind, namespace, &mut object, name, &self.server)?;
-        let creates = name.is_none() || api.creates_on_update();
-        let (code, stored) = self.write((api, &request.options), &key, creates, |live| {
-            match (live, name) {
-                (Some(_), None) => Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "AlreadyExists",
-                    format!("{} {:?} already exists", api.resource_name(), key.name),
-                )
-                .about(&key.name, api.resource_name())),
-                _ => Ok((object, None)),
-            }
-        })?;
-        request.respond(code, &stored)
-    }
-}
-
-/// `PATCH {root}/namespaces/{namespace}/{plural}/{name}`: a JSON, merge or
-/// strategic-merge patch of a record there is, or a server-side apply, which creates a
-/// missing one.
-async fn patch(
-    State(records): State<Records>,
-    api: Api,
-    ApiPath((namespace, name)): ApiPath<(String, String)>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let patch_type = write::patch_type(&headers)?;
-        let mut request = Request::new(api, query.as_deref(), &headers)?;
-        let applies = patch_type == PatchType::Apply;
-        write::check_patch_options(&request.options, applies)?;
-        if applies && !records.server.has_namespace(&namespace) {
-            return Ok(namespace_not_found(&namespace));
-        }
-        let config: Value = match applies {
-            true => serde_yaml_ng::from_slice(&body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
-            false => Value::Null,
-        };
-        let key = NamespacedName { namespace, name };
-        let options = &request.options;
-        let warnings = &mut request.warnings;
-        let (code, stored) = records.write((api, options), &key, applies, |live| {
-            let (patched, entries) = if applies {
-                let typed = api.typed();
-                let force = options.force.unwrap_or(false);
-                let applier = (options.writer(), force);
-                let applied = apply::apply(&typed, live, &config, applier, &write::now())
-                    .map_err(|e| write::apply_refused(&typed, &config, e))?;
-                (applied.object, Some(applied.managed_fields))
-            } else {
-                let live = live.expect("a patch but an apply writes only a record there is");
-                let patched = patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
-                (patched, None)
-            };
-            let mut object = typed(api, options.field_validation, warnings, patched)
-                .map_err(ApiError::invalid_patch_result)?;
-            write::object_key(
-                api.qualified_kind(),
-                &key.namespace,
-                &mut object,
-                Some(&key.name),
-                &records.server,
-            )?;
-            Ok((object, entries))
-        })?;
-        request.respond(code, &stored)
-    })
-}
-
-/// `DELETE {root}/namespaces/{namespace}/{plural}/{name}`: answered with a `Success`
-/// Status naming it, as kube-apiserver answers for kinds without graceful deletion.
-async fn delete(
-    State(records): State<Records>,
-    api: Api,
-    ApiPath((namespace, name)): ApiPath<(String, String)>,
-    RawQuery(query): RawQuery,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let mut store = records.store();
-        let id = (api.stored(), namespace, name);
-        let Some(stored) = store.objects.get(&id) else {
-            return Err(not_found(api, &id.2));
-        };
-        options.check_object(api.resource_name(), stored)?;
-        let uid = stored["metadata"]["uid"].clone();
-        if !options.dry_run {
-            store.remove(&id);
-        }
-        let (kind, group) = (api.plural(), api.group());
-        let mut details = json!({"name": id.2, "kind": kind, "uid": uid});
-        if !group.is_empty() {
-            details["group"] = json!(group);
-        }
-        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                            "status": "Success", "details": details});
-        Ok(Wire::Json.respond(StatusCode::OK, status.to_string().into_bytes()))
-    })
-}
-
-/// `DELETE {root}/namespaces/{namespace}/{plural}`: every record the selectors select,
-/// answered with the list of them.
-async fn delete_collection(
-    State(records): State<Records>,
-    api: Api,
-    namespace: String,
-    RawQuery(query): RawQuery,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let parsed = Query::parse(query.as_deref().unwrap_or_default())?;
-        let filter = Filter::new(api, Some(namespace), &parsed)?;
-        let mut store = records.store();
-        let ids: Vec<Key> = (store.selected(&filter))
-            .map(|(key, _)| key.clone())
-            .collect();
-        let mut gone = Vec::new();
-        for id in ids {
-            let object = match options.dry_run {
-                true => store.objects.get(&id).cloned(),
-                false => store.remove(&id),
-            };
-            gone.extend(object.map(|o| in_version(api, &o)).transpose()?);
-        }
-        let metadata = json!({"resourceVersion": store.resource_version.to_string()});
-        Ok(answer(api, Form::Full, Wire::Json, gone, Some(metadata)))
-    })
 }
 
 #[cfg(test)]
