@@ -1,8 +1,10 @@
 //! Kubernetes vocabulary that the built-in server, the informers, the scenario and the
 //! report all speak: label and field selectors, and the identity of an object (its
 //! `namespace/name` key, resourceVersion and UID). It sits low in the crate so that none of
-//! them has to import another for it.
+//! them has to import another for it. Beside it, how Go reads and writes what the API
+//! holds: names ([`names`]) and bytes ([`bytes`]).
 
+pub mod bytes;
 mod identity;
 pub mod names;
 mod selector;

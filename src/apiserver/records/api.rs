@@ -250,7 +250,7 @@ impl Api {
     /// it has none.
     pub fn written(self, object: Value) -> Value {
         match self {
-            Api::Secret => super::data::secret_written(object),
+            Api::Secret => write::data::secret_written(object),
             _ => object,
         }
     }
@@ -337,8 +337,8 @@ impl Api {
                 }
                 strict_event(object, current, &mut causes);
             }
-            Api::ConfigMap => super::data::config_map(key, object, current, &mut causes),
-            Api::Secret => super::data::secret(key, object, current, &mut causes),
+            Api::ConfigMap => write::data::config_map(key, object, current, &mut causes),
+            Api::Secret => write::data::secret(key, object, current, &mut causes),
         }
         causes.into_result(self.qualified_kind(), &key.name)
     }

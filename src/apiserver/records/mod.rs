@@ -5,7 +5,8 @@
 //! asks for the objects at all), and event recorders write Events, in `v1` (client-go's
 //! `record`) or `events.k8s.io/v1` (`tools/events`); `kubectl get events`, `kubectl
 //! describe` and `kubectl get leases` read them back. ConfigMaps and Secrets are kept
-//! where the scenario's objects are of another kind ([`data`]).
+//! where the scenario's objects are of another kind (converted, defaulted and validated
+//! as a scenario of them is: [`super::write::data`]).
 //!
 //! Served over TCP only ([`super::routes::network_router`]: `serve`, `run`'s loopback
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
@@ -27,7 +28,6 @@
 //! them, so they stay out of every report.
 
 mod api;
-mod data;
 mod filter;
 mod namespaces;
 pub(in crate::apiserver) mod services;
@@ -469,6 +469,8 @@ fn answer(
     wire.respond(StatusCode::OK, body.to_string().into_bytes())
 }
 
+#[cfg(test)]
+mod data_tests;
 #[cfg(test)]
 pub(super) mod tests;
 #[cfg(test)]

@@ -114,11 +114,14 @@ pub(in crate::apiserver) fn through<T: DeserializeOwned + Serialize>(
     kind: &str,
     value: &Value,
 ) -> Result<Value, ApiError> {
-    let typed = (T::deserialize(value).and_then(serde_json::to_value)).map_err(|e| {
+    let refused = |e: &dyn std::fmt::Display| {
         ApiError::bad_request(format!(
             "{kind} in version \"v1\" cannot be handled as a {kind}: {e}"
         ))
-    })?;
+    };
+    let bytes = super::data::bytes_as_go(kind, value).map_err(|e| refused(&e))?;
+    let value = bytes.as_ref().unwrap_or(value);
+    let typed = (T::deserialize(value).and_then(serde_json::to_value)).map_err(|e| refused(&e))?;
     protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
 }
 
@@ -135,6 +138,20 @@ pub(super) fn normalize(
     fn through<T: DeserializeOwned + Serialize>(value: &Value) -> serde_json::Result<Value> {
         serde_json::to_value(T::deserialize(value)?)
     }
+    let refused = |e: &dyn std::fmt::Display| {
+        ApiError::bad_request(format!(
+            "{k} in version {v:?} cannot be handled as a {k}: {e}",
+            k = kind.as_str(),
+            v = kind.version(),
+        ))
+    };
+    let bytes = match kind {
+        ObjectKind::Secret | ObjectKind::ConfigMap => {
+            super::data::bytes_as_go(kind.as_str(), &value)
+        }
+        _ => Ok(None),
+    };
+    let value = bytes.map_err(|e| refused(&e))?.unwrap_or(value);
     let typed = match kind {
         ObjectKind::Pod => through::<Pod>(&value),
         ObjectKind::ConfigMap => through::<ConfigMap>(&value),
@@ -145,13 +162,7 @@ pub(super) fn normalize(
         // fields keeps them.
         ObjectKind::Sampled(_) => Ok(value.clone()),
     };
-    let typed = typed.map_err(|e| {
-        ApiError::bad_request(format!(
-            "{k} in version {v:?} cannot be handled as a {k}: {e}",
-            k = kind.as_str(),
-            v = kind.version(),
-        ))
-    })?;
+    let typed = typed.map_err(|e| refused(&e))?;
     unknown_fields(&value, &typed, validation, warnings)?;
     // kube-apiserver's defaults, then what Go's JSON writes at its zero and the client
     // left out, as kube-apiserver answers with them (the kinds here all have a message,

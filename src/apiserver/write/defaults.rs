@@ -5,7 +5,8 @@
 //! period and `securityContext`, each container's pull policy and termination message,
 //! ports' protocol, probes' periods and thresholds, volumes' modes; a Deployment's
 //! replicas, rolling-update strategy, history limit and progress deadline, and its pod
-//! template's spec as a pod's; a Secret's `Opaque` type; a Node's allocatable as its
+//! template's spec as a pod's; a Secret's `stringData` in its `data` and its `Opaque`
+//! type ([`super::data`]); a Node's allocatable as its
 //! capacity.
 //!
 //! Then what two admission plugins that kube-apiserver runs by default add to a pod
@@ -40,7 +41,7 @@ pub(super) fn apply(kind: ObjectKind, object: &mut Value) {
                 template.map(pod_spec);
             }
         }
-        ObjectKind::Secret => set(object, "type", json!("Opaque"), Unset::Zero),
+        ObjectKind::Secret => *object = super::data::secret_written(std::mem::take(object)),
         ObjectKind::Node => {
             // Allocatable is the capacity where the node says nothing else.
             if let Some(status) = field(object, "status")

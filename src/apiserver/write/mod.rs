@@ -18,6 +18,7 @@
 //! `/apis/apps/v1`.
 
 mod body;
+pub(in crate::apiserver) mod data;
 mod defaults;
 mod delete;
 mod options;
@@ -139,7 +140,7 @@ pub async fn create<G: Group>(
         let kind = write.kind;
         let mut object = server_fields::managed(kind, object, None, write.writer());
         defaults::admit(kind, &mut object, None);
-        validate::object(kind, &key, &object, Endpoint::Object)?;
+        validate::object(kind, &key, (&object, None), Endpoint::Object)?;
         let version = server.write(&key, write.options.dry_run, |current, uid| match current {
             Some(_) => Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -490,7 +491,7 @@ impl<'a> Write<'a> {
                 created = true;
                 let mut object = new_body(self, None)?;
                 defaults::admit(kind, &mut object, None);
-                validate::object(kind, key, &object, Endpoint::Object)?;
+                validate::object(kind, key, (&object, None), Endpoint::Object)?;
                 return Ok(finish(kind, object, None, uid, Endpoint::Object));
             };
             let current = current.to_value(&generator);
@@ -505,7 +506,7 @@ impl<'a> Write<'a> {
                 }
                 Endpoint::Status => status::prepared(kind, object, &current),
             };
-            validate::object(kind, key, &object, endpoint)?;
+            validate::object(kind, key, (&object, Some(&current)), endpoint)?;
             validate::update(kind, key, &object, &current, endpoint)?;
             let mut object = finish(kind, object, Some(&current), "", endpoint);
             if delete::emptied(&object, &current) {

@@ -91,16 +91,23 @@ fn invalid_object(kind: &str, name: &str, what: &str) -> ApiError {
 /// is a DNS-1123 subdomain; label keys are qualified names and values valid label
 /// values; annotation keys are qualified names, all annotations together at most 256 KiB;
 /// a Pod has containers, each named with a unique DNS-1123 label and with an image, and
-/// a deadline of at least a second. A write to the status checks the metadata and,
-/// for a Deployment, the status's counts (the spec is the live one).
+/// a deadline of at least a second; a ConfigMap's and a Secret's data as [`super::data`]
+/// checks it, against `current` (the live object of an update) once it is immutable. A
+/// write to the status checks the metadata and, for a Deployment, the status's counts
+/// (the spec is the live one).
 pub(super) fn object(
     kind: ObjectKind,
     key: &NamespacedName,
-    object: &Value,
+    (object, current): (&Value, Option<&Value>),
     endpoint: Endpoint,
 ) -> Result<(), ApiError> {
     let mut causes = Causes::default();
-    metadata(key, &object["metadata"], &mut causes);
+    match kind {
+        // Their updates' checks come first, then the metadata's, as Go's make them.
+        ObjectKind::ConfigMap => super::data::config_map(key, object, current, &mut causes),
+        ObjectKind::Secret => super::data::secret(key, object, current, &mut causes),
+        _ => metadata(key, &object["metadata"], &mut causes),
+    }
     match (kind, endpoint) {
         (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], "spec", &mut causes),
         (ObjectKind::Deployment, Endpoint::Object) => {

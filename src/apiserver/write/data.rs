@@ -1,12 +1,10 @@
-//! ConfigMaps and Secrets a program writes beside the scenario's objects: a Python
-//! operator's leader election (the official client's `ConfigMapLock`), a controller that
-//! renders its configuration into a ConfigMap or keeps a certificate in a Secret, `kubectl
-//! create configmap` and `kubectl create secret`. Kept as records when the scenario's
-//! objects are of another kind ([`super::api::Api::served_with`]); what kube-apiserver
-//! does of a write of them beside what every record gets: a Secret's `stringData` merged
-//! into its `data` and its type defaulted (`Convert_v1_Secret_To_core_Secret`,
-//! `SetDefaults_Secret`), and both kinds validated as `ValidateConfigMap`,
-//! `ValidateSecret` and their updates validate them.
+//! What kube-apiserver does of a write of a ConfigMap or a Secret beside what every
+//! object gets: a Secret's `stringData` merged into its `data` and its type defaulted
+//! (`Convert_v1_Secret_To_core_Secret`, `SetDefaults_Secret`), and both kinds validated
+//! as `ValidateConfigMap`, `ValidateSecret` and their updates validate them. The same
+//! for a scenario of them ([`super::defaults`], [`super::validate`]) and for those a
+//! program writes beside a scenario of another kind (the records': a Python operator's
+//! `ConfigMapLock`, `kubectl create secret`, a controller's rendered configuration).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -14,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{self, Causes};
+use crate::k8s::bytes::{self, CorruptInput};
 use crate::k8s::names::config_key_errors;
 
 /// Most bytes of data one ConfigMap or Secret may hold (`MaxSecretSize`, 1 MiB).
@@ -22,10 +21,34 @@ const MAX_DATA_BYTES: usize = 1024 * 1024;
 /// Why a field may not change once an object is immutable.
 const IMMUTABLE: &str = "Forbidden: field is immutable when `immutable` is set";
 
+/// `value`, a `kind`, with the base64 of its bytes fields (a Secret's `data`, a
+/// ConfigMap's `binaryData`) as kube-apiserver reads it and writes it back
+/// ([`crate::k8s::bytes`]): `None` where that changes nothing (no allocation); `Err`
+/// Go's words for the first value that is not base64.
+pub(in crate::apiserver) fn bytes_as_go(
+    kind: &str,
+    value: &Value,
+) -> Result<Option<Value>, CorruptInput> {
+    let field = match kind {
+        "Secret" => "data",
+        "ConfigMap" => "binaryData",
+        _ => return Ok(None),
+    };
+    let mut rewritten: Option<Value> = None;
+    for (key, text) in entries(&value[field]) {
+        let Some(text) = text.as_str() else { continue };
+        if let Some(canonical) = bytes::canonical(text)? {
+            let object = rewritten.get_or_insert_with(|| value.clone());
+            object[field][key] = json!(canonical);
+        }
+    }
+    Ok(rewritten)
+}
+
 /// A Secret as kube-apiserver keeps what was written: each `stringData` entry in `data`
 /// (base64, as `data` is in JSON), over an entry of the same key, and no `stringData`;
 /// no type is `Opaque`.
-pub(super) fn secret_written(mut secret: Value) -> Value {
+pub(in crate::apiserver) fn secret_written(mut secret: Value) -> Value {
     let Some(fields) = secret.as_object_mut() else {
         return secret;
     };
@@ -56,7 +79,7 @@ pub(super) fn secret_written(mut secret: Value) -> Value {
 
 /// `ValidateConfigMap` of `object`, the record `key`, and with `current`
 /// `ValidateConfigMapUpdate`'s immutability first.
-pub(super) fn config_map(
+pub(in crate::apiserver) fn config_map(
     key: &NamespacedName,
     object: &Value,
     current: Option<&Value>,
@@ -93,7 +116,7 @@ pub(super) fn config_map(
 /// `ValidateSecret` of `object` (as [`secret_written`] keeps it), the record `key`, and
 /// with `current` `ValidateSecretUpdate`'s first: its type and, once immutable, its data
 /// fixed.
-pub(super) fn secret(
+pub(in crate::apiserver) fn secret(
     key: &NamespacedName,
     object: &Value,
     current: Option<&Value>,
@@ -220,6 +243,3 @@ fn not_a_json_object(bytes: &[u8]) -> Option<String> {
         "json: cannot unmarshal {what} into Go value of type map[string]interface {{}}"
     ))
 }
-
-#[cfg(test)]
-mod tests;
