@@ -33,6 +33,7 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     if !config.quiet {
         for note in heap_notes(&report)
             .into_iter()
+            .chain(process_notes(&report))
             .chain(refusal_notes(&report))
         {
             crate::say!("{note}");
@@ -150,6 +151,37 @@ fn heap_notes(report: &Report) -> Vec<String> {
                  its memory",
                 variant.name
             ))
+        })
+        .collect()
+}
+
+/// A note for each external variant whose command ran as several processes (a launcher
+/// beside the program it started): its process figures are their sum, which a user
+/// reading the RSS as the program's alone would not know.
+fn process_notes(report: &Report) -> Vec<String> {
+    report
+        .variants
+        .iter()
+        .filter_map(|variant| {
+            let most = variant
+                .phases
+                .iter()
+                .filter_map(|phase| phase.subject.as_ref())
+                .map(|figures| &figures.processes)
+                .max_by_key(|processes| processes.len())?;
+            let mut commands: Vec<&str> = most.iter().map(|p| p.command.as_str()).collect();
+            commands.sort_unstable();
+            (commands.len() > 1).then(|| {
+                format!(
+                    "note: variant `{}` ran as {} processes ({}): its RSS, peak, threads and \
+                     CPU time are their sum (each one's RSS is in the report); a launcher \
+                     such as `go run`, `npm start` or a shell that does not `exec` counts \
+                     too: start the built program itself to measure it alone",
+                    variant.name,
+                    commands.len(),
+                    commands.join(", ")
+                )
+            })
         })
         .collect()
 }

@@ -1,6 +1,10 @@
 //! Another process measured from outside, through `/proc/PID` (Linux): what the kernel
 //! knows of any program, whatever its language. Advisory figures: RSS depends on the
 //! kernel, on page reclaim and on the program's allocator, CPU time on the machine.
+//!
+//! A program is read as its process group ([`read_group`]): a command that starts the
+//! program in turn (`go run`, `npm start`, a shell that does not `exec`) is measured with
+//! everything it started, as a container's memory counts every process in it.
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +58,95 @@ pub fn reset_peak(pid: u32) -> bool {
     std::fs::write(format!("/proc/{pid}/clear_refs"), b"5").is_ok()
 }
 
+/// A process group read at one moment: the sum over its processes, and each of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupReading {
+    /// RSS, threads and CPU time summed over the processes. The peak is the sum of each
+    /// one's high-water mark (never under its RSS): the group's own peak where there is
+    /// one process, an upper bound of it where there are more (their peaks need not
+    /// coincide). CPU time includes what processes that have exited and been waited for
+    /// used (their parents' `cutime` and `cstime`), so a short-lived child still counts.
+    pub total: ProcessReading,
+    /// Each process, in the order of their ids.
+    pub members: Vec<Member>,
+}
+
+/// One process of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub pid: u32,
+    /// Its command's name as the kernel keeps it (`/proc/PID/comm`: 15 bytes at most).
+    pub command: String,
+    pub rss: Bytes,
+}
+
+/// Reads every live process of the process group `pgid` (the group a program was started
+/// in, whose leader is the program's own process); `None` when its leader is gone.
+pub fn read_group(pgid: u32) -> Option<GroupReading> {
+    let leader = read_with_children(pgid)?;
+    let mut total = leader;
+    let mut members = vec![member(pgid, &leader)];
+    for pid in group_members(pgid).into_iter().filter(|pid| *pid != pgid) {
+        // A process that exits between the listing and its reading is not counted.
+        if let Some(reading) = read_with_children(pid) {
+            total.rss.0 += reading.rss.0;
+            total.rss_peak.0 += reading.rss_peak.0;
+            total.threads += reading.threads;
+            total.cpu_ms += reading.cpu_ms;
+            members.push(member(pid, &reading));
+        }
+    }
+    members.sort_by_key(|m| m.pid);
+    Some(GroupReading { total, members })
+}
+
+/// Resets the `VmHWM` of every process of group `pgid`; whether the kernel allowed it for
+/// each one.
+pub fn reset_group_peak(pgid: u32) -> bool {
+    let members = group_members(pgid);
+    let mut all = !members.is_empty();
+    for pid in members {
+        all &= reset_peak(pid);
+    }
+    all
+}
+
+/// Process `pid` as a group member: its peak never under its RSS, its CPU time with its
+/// waited-for children's.
+fn read_with_children(pid: u32) -> Option<ProcessReading> {
+    let mut reading = read(pid)?;
+    reading.rss_peak = reading.rss_peak.max(reading.rss);
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    reading.cpu_ms += children_cpu_ticks(&stat)? * 1000 / ticks_per_second();
+    Some(reading)
+}
+
+fn member(pid: u32, reading: &ProcessReading) -> Member {
+    let command = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    Member {
+        pid,
+        command: command.trim_end().to_owned(),
+        rss: reading.rss,
+    }
+}
+
+/// The ids of the processes in group `pgid`, from every `/proc/PID/stat`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| process_group(&stat))
+                == Some(pgid)
+        })
+        .collect()
+}
+
 /// `utime + stime` of a `/proc/PID/stat` line, in clock ticks. The command name (field 2)
 /// may hold spaces and parentheses, so fields are counted after its last `)`.
 fn cpu_ticks(stat: &str) -> Option<u64> {
@@ -63,6 +156,22 @@ fn cpu_ticks(stat: &str) -> Option<u64> {
     let utime: u64 = fields.nth(11)?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// `cutime + cstime` of a `/proc/PID/stat` line: its children's CPU time once waited for.
+fn children_cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    // cutime is field 16, cstime field 17.
+    let cutime: u64 = fields.nth(13)?.parse().ok()?;
+    let cstime: u64 = fields.next()?.parse().ok()?;
+    Some(cutime + cstime)
+}
+
+/// The process group (`pgrp`, field 5) of a `/proc/PID/stat` line.
+fn process_group(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_ascii_whitespace().nth(2)?.parse().ok()
 }
 
 fn ticks_per_second() -> u64 {
@@ -77,9 +186,48 @@ mod tests {
 
     #[test]
     fn cpu_time_is_read_after_the_name_whatever_it_holds() {
-        let stat = "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0";
+        // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
+        // cmajflt utime stime cutime cstime priority ...
+        let stat = "4242 (a) b (c)) S 1 4240 4240 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 9 0";
         assert_eq!(cpu_ticks(stat), Some(300));
         assert_eq!(cpu_ticks("4242 (a) S 1"), None);
+        assert_eq!(children_cpu_ticks(stat), Some(10));
+        assert_eq!(process_group(stat), Some(4240));
+        assert_eq!(process_group("4242 (a) S 1"), None);
+    }
+
+    #[test]
+    fn a_group_is_read_with_every_process_in_it() {
+        use std::os::unix::process::CommandExt;
+        // A shell that waits for a child of its own (a `sleep` it does not `exec`), in a
+        // group of its own as an external variant's program is.
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 30; true"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = shell.id();
+        let mut group = None;
+        for _ in 0..500 {
+            group = read_group(pgid).filter(|g| g.members.len() == 2);
+            if group.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let group = group.expect("the shell and its sleep");
+        let mut commands: Vec<&str> = group.members.iter().map(|m| m.command.as_str()).collect();
+        commands.sort_unstable();
+        assert_eq!(commands, ["sh", "sleep"]);
+        let rss: u64 = group.members.iter().map(|m| m.rss.0).sum();
+        assert_eq!(group.total.rss.0, rss, "the sum of its processes'");
+        assert!(group.total.rss_peak.0 >= group.total.rss.0);
+        assert_eq!(group.total.threads, 2);
+        assert!(reset_group_peak(pgid) || !reset_peak(std::process::id()));
+        // SAFETY: kill has no memory preconditions; the group is the test's own.
+        unsafe { libc::kill(-(pgid as i32), libc::SIGKILL) };
+        shell.wait().unwrap();
+        assert_eq!(read_group(pgid), None, "its leader is gone");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use subject::{GoHeap, RefusedRequest, SubjectFigures, SubjectReport};
+pub use subject::{GoHeap, ProcessShare, RefusedRequest, SubjectFigures, SubjectReport};
 pub use table::{Shown, render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::EventCounts;
-use crate::measure::outside::ProcessReading;
+use crate::measure::outside::{GroupReading, ProcessReading};
 use crate::measure::pprof::{MemStats, Site};
 use crate::scenario::Subject;
 use crate::units::Bytes;
@@ -25,19 +25,28 @@ pub struct SubjectReport {
     pub setup: Option<SubjectFigures>,
 }
 
-/// A program's figures at the end of a phase (or of its setup).
+/// A program's figures at the end of a phase (or of its setup). The process figures are
+/// its process group's: summed over every process in it where the command started
+/// others (`processes`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SubjectFigures {
     /// Its RSS at the end (advisory).
     pub rss_bytes: Bytes,
     /// Its highest RSS within the phase (advisory; the kernel's high-water mark, reset at
-    /// the phase's start). `None` where the kernel refused the reset.
+    /// the phase's start; with several processes the sum of theirs, an upper bound).
+    /// `None` where the kernel refused the reset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_peak_bytes: Option<Bytes>,
     /// Its threads at the end.
     pub threads: u64,
-    /// CPU time it used within the phase, user and system, in ms (advisory).
+    /// CPU time it used within the phase, user and system, in ms (advisory), its exited
+    /// children's included.
     pub cpu_ms: u64,
+    /// Each process of its group at the end, where there was more than one: the command
+    /// started others (`go run`, `npm start`, a shell that does not `exec`), and the
+    /// figures above are their sum. Empty for a program that is one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessShare>,
     /// CPU time the run's own process (the built-in server, and the probes reading the
     /// program) used within the phase, in ms (advisory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,6 +89,15 @@ pub struct SubjectFigures {
     /// it asks for that the server lacks. Absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<RefusedRequest>,
+}
+
+/// One process of a program's group, at a phase's end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessShare {
+    /// Its command's name as the kernel keeps it (15 bytes at most).
+    pub command: String,
+    /// Its RSS (advisory).
+    pub rss_bytes: Bytes,
 }
 
 /// Requests of a program that the server answered with a 4xx or 5xx, by method, path and
@@ -172,21 +190,40 @@ impl SubjectFigures {
 
     /// Its RSS as the table and the progress lines show it: at the end, and the high-water
     /// mark within the phase when the kernel gave one (the only peak of a program without
-    /// a heap reading).
+    /// a heap reading), with how many processes they are the sum of when more than one.
     pub fn rss_shown(&self) -> String {
-        match self.rss_peak_bytes {
-            Some(peak) => format!("{} (peak {peak})", self.rss_bytes),
-            None => self.rss_bytes.to_string(),
+        let processes = match self.processes.len() {
+            0 | 1 => None,
+            n => Some(format!("{n} processes")),
+        };
+        match (self.rss_peak_bytes, processes) {
+            (Some(peak), None) => format!("{} (peak {peak})", self.rss_bytes),
+            (Some(peak), Some(n)) => format!("{} (peak {peak}, {n})", self.rss_bytes),
+            (None, Some(n)) => format!("{} ({n})", self.rss_bytes),
+            (None, None) => self.rss_bytes.to_string(),
         }
     }
 
     /// The process part of the figures: `end` read at the phase's end, `start` at its start.
-    pub fn process(end: &ProcessReading, start: &ProcessReading, peak_reset: bool) -> Self {
+    pub fn process(end: &GroupReading, start: &ProcessReading, peak_reset: bool) -> Self {
+        let total = &end.total;
+        let processes = match end.members.len() {
+            0 | 1 => Vec::new(),
+            _ => end
+                .members
+                .iter()
+                .map(|m| ProcessShare {
+                    command: m.command.clone(),
+                    rss_bytes: m.rss,
+                })
+                .collect(),
+        };
         SubjectFigures {
-            rss_bytes: end.rss,
-            rss_peak_bytes: peak_reset.then(|| end.peak_since(start)),
-            threads: end.threads,
-            cpu_ms: end.cpu_ms.saturating_sub(start.cpu_ms),
+            rss_bytes: total.rss,
+            rss_peak_bytes: peak_reset.then(|| total.peak_since(start)),
+            threads: total.threads,
+            cpu_ms: total.cpu_ms.saturating_sub(start.cpu_ms),
+            processes,
             ..SubjectFigures::default()
         }
     }

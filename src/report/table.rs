@@ -32,7 +32,8 @@ const SUBJECT_NOTE: &str = "external variants (a program measured from outside):
      setup as a share of the first phase's, peak the highest HeapAlloc sampled (~), allocs \
      the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
      resident* is the program's RSS at the phase's end (peak: its high-water mark within \
-     the phase, the kernel's VmHWM reset at the phase's start)";
+     the phase, the kernel's VmHWM reset at the phase's start; N processes: the sum over \
+     the processes its command started)";
 
 /// What `unchecked` in the store column means, when a row has it.
 const UNCHECKED_NOTE: &str = "store unchecked: the program serves no status, so its store was \

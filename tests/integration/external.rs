@@ -222,6 +222,53 @@ fn without_the_status_protocol_the_store_is_unchecked_and_the_run_passes() {
 }
 
 #[test]
+fn a_program_started_by_a_launcher_is_measured_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A shell that does not `exec` the informer (`; true` after it), as `go run` or
+    // `npm start` stay beside the program they start.
+    let script = fixture("subjects/informer.py");
+    let text = scenario("normal", "").replace(
+        &format!(
+            "command = [\"python3\", \"{}\", \"{{server}}\", \"{{resource}}\", \"{{listen}}\", \"normal\"]",
+            script.display()
+        ),
+        &format!(
+            "command = [\"sh\", \"-c\", \"python3 {} {{server}} {{resource}} {{listen}} normal; true\"]",
+            script.display()
+        ),
+    );
+    assert!(text.contains("\"sh\", \"-c\""), "{text}");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    for phase in phases(&report["variants"][1]) {
+        let subject = &phase["subject"];
+        let processes = subject["processes"].as_array().unwrap();
+        let mut commands: Vec<&str> = processes
+            .iter()
+            .map(|p| p["command"].as_str().unwrap())
+            .collect();
+        commands.sort_unstable();
+        assert_eq!(commands, ["python3", "sh"], "{}", phase["name"]);
+        let each: u64 = processes
+            .iter()
+            .map(|p| p["rss_bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(subject["rss_bytes"].as_u64().unwrap(), each, "their sum");
+        assert_eq!(phase["consistent"], true, "{}", phase["name"]);
+    }
+    // The built-in variant is one process: no list of them.
+    assert!(phases(&report["variants"][0])[0].get("subject").is_none());
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains(", 2 processes)"), "{table}");
+    let err = stderr(&output);
+    assert!(
+        err.contains("note: variant `python` ran as 2 processes (python3, sh)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_program_that_takes_a_lease_and_records_events_runs_as_in_a_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let (output, report) = run(dir.path(), &scenario("records", ""), &["--allow-commands"]);

@@ -21,7 +21,7 @@ use super::message::{ClusterJob, Message};
 use super::phase::CaughtUp;
 use super::profile_file;
 use crate::apiserver::{self, Gate};
-use crate::measure::outside::{self, ProcessReading};
+use crate::measure::outside::{self, GroupReading, ProcessReading};
 use crate::measure::{PhaseMeter, pprof::MemStats};
 use crate::report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
 use crate::scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
@@ -226,7 +226,7 @@ impl<'a> Run<'a> {
             }
             tokio::time::sleep(wait::POLL).await;
         }
-        let start = self.read_process()?;
+        let start = self.read_process()?.total;
         // The program may ask for the resource before its own endpoints listen.
         let (heap, status) = loop {
             let heap = self.probe.heap(true).await;
@@ -277,11 +277,14 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    fn read_process(&mut self) -> anyhow::Result<ProcessReading> {
+    /// The program's processes now; an error when it has exited.
+    fn read_process(&mut self) -> anyhow::Result<GroupReading> {
         if let Some(status) = self.program.exited() {
             anyhow::bail!("{}", self.program.describe_exit(status));
         }
-        outside::read(self.program.pid()).context("the program's /proc entry is gone")
+        self.program
+            .read()
+            .context("the program's /proc entry is gone")
     }
 
     /// One phase: the server's changes, the wait until the program has caught up (with
@@ -293,8 +296,8 @@ impl<'a> Run<'a> {
             Some(side) => Some(side.server_window().await),
             None => None,
         };
-        let peak_reset = outside::reset_peak(self.program.pid());
-        let start = self.read_process()?;
+        let peak_reset = self.program.reset_peak();
+        let start = self.read_process()?.total;
         let own_start = outside::read(std::process::id());
         let meter = PhaseMeter::start();
         let sampler = Sampler::start(self.program.pid(), self.probe.clone());

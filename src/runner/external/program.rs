@@ -1,7 +1,8 @@
 //! An external variant's program as a process: started in a process group of its own,
-//! its output kept in a file for errors, and always ended with its variant: when dropped
-//! (success, failure, the run's Ctrl-C) its whole group is stopped, and if the run's
-//! process dies first, the kernel kills it (`PR_SET_PDEATHSIG`).
+//! measured as that group (what it starts in turn included), its output kept in a file
+//! for errors, and always ended with its variant: when dropped (success, failure, the
+//! run's Ctrl-C) its whole group is stopped, and if the run's process dies first, the
+//! kernel kills it (`PR_SET_PDEATHSIG`).
 
 use std::fs::File;
 use std::io::Read;
@@ -9,6 +10,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::measure::outside::{self, GroupReading};
 
 /// How long a stopped program may take to exit after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -79,6 +82,17 @@ impl Program {
     /// Its process id (also its process group's).
     pub(super) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Its process group now: its own process and every one it started that is still in
+    /// the group; `None` when its own is gone.
+    pub(super) fn read(&self) -> Option<GroupReading> {
+        outside::read_group(self.pid())
+    }
+
+    /// Resets the RSS high-water mark of each of its processes; whether the kernel let it.
+    pub(super) fn reset_peak(&self) -> bool {
+        outside::reset_group_peak(self.pid())
     }
 
     /// How it ended, if it has.

@@ -192,16 +192,20 @@ async fn quiet_for(
 ) -> anyhow::Result<()> {
     let allowed = (window.as_millis() as u64 / 50).max(10);
     loop {
-        let before = outside::read(program.pid());
+        let before = program.read();
         let sampled_before = limit.sampling.cpu_ms();
         tokio::time::sleep(window).await;
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
         }
-        let after = outside::read(program.pid());
+        let after = program.read();
         let sampled = limit.sampling.cpu_ms() - sampled_before;
         let used = match before.zip(after) {
-            Some((b, a)) => a.cpu_ms.saturating_sub(b.cpu_ms).saturating_sub(sampled),
+            Some((b, a)) => a
+                .total
+                .cpu_ms
+                .saturating_sub(b.total.cpu_ms)
+                .saturating_sub(sampled),
             None => anyhow::bail!("the program's /proc entry is gone"),
         };
         if used <= allowed {
@@ -254,7 +258,8 @@ pub(super) struct Sampler {
 }
 
 impl Sampler {
-    pub(super) fn start(pid: u32, probe: Probe) -> Sampler {
+    /// Samples the program whose process group is `group`.
+    pub(super) fn start(group: u32, probe: Probe) -> Sampler {
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let cost = SamplingCost::default();
         let counted = cost.clone();
@@ -266,13 +271,13 @@ impl Sampler {
                     _ = &mut stopped => return samples,
                     _ = tick.tick() => {}
                 }
-                let Some(before) = outside::read(pid) else {
+                let Some(before) = outside::read_group(group) else {
                     return samples;
                 };
                 samples.count += 1;
                 let heap = probe.heap(false).await;
-                if let Some(after) = outside::read(pid) {
-                    counted.add(after.cpu_ms.saturating_sub(before.cpu_ms));
+                if let Some(after) = outside::read_group(group) {
+                    counted.add(after.total.cpu_ms.saturating_sub(before.total.cpu_ms));
                 }
                 if let Ok(Some(heap)) = heap {
                     let peak = samples.heap_peak.get_or_insert(heap.stats.heap_alloc);
