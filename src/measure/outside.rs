@@ -147,31 +147,30 @@ fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// `utime + stime` of a `/proc/PID/stat` line, in clock ticks. The command name (field 2)
-/// may hold spaces and parentheses, so fields are counted after its last `)`.
+/// `utime + stime` of a `/proc/PID/stat` line, in clock ticks.
 fn cpu_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    // After the name: state is field 3, utime field 14, stime field 15.
-    let utime: u64 = fields.nth(11)?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some(utime + stime)
+    Some(stat_field(stat, 14)? + stat_field(stat, 15)?)
 }
 
 /// `cutime + cstime` of a `/proc/PID/stat` line: its children's CPU time once waited for.
 fn children_cpu_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    // cutime is field 16, cstime field 17.
-    let cutime: u64 = fields.nth(13)?.parse().ok()?;
-    let cstime: u64 = fields.next()?.parse().ok()?;
-    Some(cutime + cstime)
+    Some(stat_field(stat, 16)? + stat_field(stat, 17)?)
 }
 
-/// The process group (`pgrp`, field 5) of a `/proc/PID/stat` line.
+/// The process group (`pgrp`) of a `/proc/PID/stat` line.
 fn process_group(stat: &str) -> Option<u32> {
+    u32::try_from(stat_field(stat, 5)?).ok()
+}
+
+/// Field `number` of a `/proc/PID/stat` line as proc(5) numbers them (from 1, the pid), a
+/// number after the command's name (field 2). The name may hold spaces and parentheses, so
+/// fields are counted after its last `)`.
+fn stat_field(stat: &str, number: usize) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_ascii_whitespace().nth(2)?.parse().ok()
+    rest.split_ascii_whitespace()
+        .nth(number.checked_sub(3)?)?
+        .parse()
+        .ok()
 }
 
 fn ticks_per_second() -> u64 {
