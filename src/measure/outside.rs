@@ -2,9 +2,12 @@
 //! knows of any program, whatever its language. Advisory figures: RSS depends on the
 //! kernel, on page reclaim and on the program's allocator, CPU time on the machine.
 //!
-//! A program is read as its process group ([`read_group`]): a command that starts the
+//! A program is read as its process group ([`Group`]): a command that starts the
 //! program in turn (`go run`, `npm start`, a shell that does not `exec`) is measured with
 //! everything it started, as a container's memory counts every process in it.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -39,18 +42,24 @@ impl ProcessReading {
 
 /// Reads process `pid`; `None` when it is gone (or `/proc` is not there).
 pub fn read(pid: u32) -> Option<ProcessReading> {
+    read_files(pid).map(|(reading, _)| reading)
+}
+
+/// Reads process `pid`, and its `/proc/PID/stat` line.
+fn read_files(pid: u32) -> Option<(ProcessReading, String)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let threads = status
         .lines()
         .find_map(|l| l.strip_prefix("Threads:"))
         .and_then(|n| n.trim().parse().ok())?;
-    Some(ProcessReading {
+    let reading = ProcessReading {
         rss: field_kib(&status, "VmRSS:")?,
         rss_peak: field_kib(&status, "VmHWM:")?,
         threads,
         cpu_ms: cpu_ticks(&stat)? * 1000 / ticks_per_second(),
-    })
+    };
+    Some((reading, stat))
 }
 
 /// Resets process `pid`'s `VmHWM` to its RSS now; returns whether the kernel allowed it.
@@ -80,45 +89,87 @@ pub struct Member {
     pub rss: Bytes,
 }
 
-/// Reads every live process of the process group `pgid` (the group a program was started
-/// in, whose leader is the program's own process); `None` when its leader is gone.
-pub fn read_group(pgid: u32) -> Option<GroupReading> {
-    let leader = read_with_children(pgid)?;
-    let mut total = leader;
-    let mut members = vec![member(pgid, &leader)];
-    for pid in group_members(pgid).into_iter().filter(|pid| *pid != pgid) {
-        // A process that exits between the listing and its reading is not counted.
-        if let Some(reading) = read_with_children(pid) {
-            total.rss.0 += reading.rss.0;
-            total.rss_peak.0 += reading.rss_peak.0;
-            total.threads += reading.threads;
-            total.cpu_ms += reading.cpu_ms;
-            members.push(member(pid, &reading));
+/// How old the list of a [`Group`]'s processes may be when a reading does not ask for a
+/// fresh one.
+const RESCAN: Duration = Duration::from_secs(2);
+
+/// A process group read again and again: a program through its phases (the group it was
+/// started in, whose leader is the program's own process). Finding its processes takes a
+/// scan of every `/proc/PID/stat` on the machine, milliseconds where there are hundreds;
+/// so the processes found are kept and read directly, and the scan is made again when a
+/// reading asks for it (a phase's start and end) or when the last one is older than
+/// [`RESCAN`] (the heap sampler's readings, five a second).
+#[derive(Debug)]
+pub struct Group {
+    pgid: u32,
+    /// The processes the last scan found, and when.
+    found: Mutex<Option<(Instant, Vec<u32>)>>,
+}
+
+impl Group {
+    pub fn new(pgid: u32) -> Group {
+        Group {
+            pgid,
+            found: Mutex::new(None),
         }
     }
-    members.sort_by_key(|m| m.pid);
-    Some(GroupReading { total, members })
-}
 
-/// Resets the `VmHWM` of every process of group `pgid`; whether the kernel allowed it for
-/// each one.
-pub fn reset_group_peak(pgid: u32) -> bool {
-    let members = group_members(pgid);
-    let mut all = !members.is_empty();
-    for pid in members {
-        all &= reset_peak(pid);
+    /// Every live process of the group, found anew when `fresh`; `None` when its leader is
+    /// gone.
+    pub fn read(&self, fresh: bool) -> Option<GroupReading> {
+        let (leader, _) = read_member(self.pgid)?;
+        let mut total = leader;
+        let mut members = vec![member(self.pgid, &leader)];
+        for pid in self.processes(fresh) {
+            // One that exited since the scan, or whose id another process now has, is
+            // not counted.
+            match read_member(pid) {
+                Some((reading, pgrp)) if pgrp == self.pgid && pid != self.pgid => {
+                    total.rss.0 += reading.rss.0;
+                    total.rss_peak.0 += reading.rss_peak.0;
+                    total.threads += reading.threads;
+                    total.cpu_ms += reading.cpu_ms;
+                    members.push(member(pid, &reading));
+                }
+                _ => {}
+            }
+        }
+        members.sort_by_key(|m| m.pid);
+        Some(GroupReading { total, members })
     }
-    all
+
+    /// Resets the `VmHWM` of every process of the group (found anew); whether the kernel
+    /// allowed it for each one.
+    pub fn reset_peak(&self) -> bool {
+        let processes = self.processes(true);
+        let mut all = !processes.is_empty();
+        for pid in processes {
+            all &= reset_peak(pid);
+        }
+        all
+    }
+
+    /// The group's processes: the last scan's, or a new one's when `fresh` or stale.
+    fn processes(&self, fresh: bool) -> Vec<u32> {
+        let mut found = self.found.lock().unwrap_or_else(|e| e.into_inner());
+        match &*found {
+            Some((at, processes)) if !fresh && at.elapsed() < RESCAN => processes.clone(),
+            _ => {
+                let processes = group_members(self.pgid);
+                *found = Some((Instant::now(), processes.clone()));
+                processes
+            }
+        }
+    }
 }
 
-/// Process `pid` as a group member: its peak never under its RSS, its CPU time with its
-/// waited-for children's.
-fn read_with_children(pid: u32) -> Option<ProcessReading> {
-    let mut reading = read(pid)?;
+/// Process `pid` as a group member, with its group: its peak never under its RSS, its
+/// CPU time with its waited-for children's.
+fn read_member(pid: u32) -> Option<(ProcessReading, u32)> {
+    let (mut reading, stat) = read_files(pid)?;
     reading.rss_peak = reading.rss_peak.max(reading.rss);
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     reading.cpu_ms += children_cpu_ticks(&stat)? * 1000 / ticks_per_second();
-    Some(reading)
+    Some((reading, process_group(&stat)?))
 }
 
 fn member(pid: u32, reading: &ProcessReading) -> Member {
@@ -206,9 +257,10 @@ mod tests {
             .spawn()
             .unwrap();
         let pgid = shell.id();
+        let watched = Group::new(pgid);
         let mut group = None;
         for _ in 0..500 {
-            group = read_group(pgid).filter(|g| g.members.len() == 2);
+            group = watched.read(true).filter(|g| g.members.len() == 2);
             if group.is_some() {
                 break;
             }
@@ -222,11 +274,16 @@ mod tests {
         assert_eq!(group.total.rss.0, rss, "the sum of its processes'");
         assert!(group.total.rss_peak.0 >= group.total.rss.0);
         assert_eq!(group.total.threads, 2);
-        assert!(reset_group_peak(pgid) || !reset_peak(std::process::id()));
+        assert!(watched.reset_peak() || !reset_peak(std::process::id()));
+        assert_eq!(
+            watched.read(false).map(|g| g.members.len()),
+            Some(2),
+            "the processes found, read again"
+        );
         // SAFETY: kill has no memory preconditions; the group is the test's own.
         unsafe { libc::kill(-(pgid as i32), libc::SIGKILL) };
         shell.wait().unwrap();
-        assert_eq!(read_group(pgid), None, "its leader is gone");
+        assert_eq!(watched.read(false), None, "its leader is gone");
     }
 
     #[test]

@@ -283,7 +283,7 @@ impl<'a> Run<'a> {
             anyhow::bail!("{}", self.program.describe_exit(status));
         }
         self.program
-            .read()
+            .read(true)
             .context("the program's /proc entry is gone")
     }
 
@@ -300,7 +300,7 @@ impl<'a> Run<'a> {
         let start = self.read_process()?.total;
         let own_start = outside::read(std::process::id());
         let meter = PhaseMeter::start();
-        let sampler = Sampler::start(self.program.pid(), self.probe.clone());
+        let sampler = Sampler::start(self.program.group(), self.probe.clone());
         self.upstream
             .change(self.scenario, index, phase, &self.gate)
             .await?;

@@ -9,9 +9,10 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::measure::outside::{self, GroupReading};
+use crate::measure::outside::{Group, GroupReading};
 
 /// How long a stopped program may take to exit after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -25,6 +26,8 @@ const OUTPUT_TAIL_LINES: usize = 10;
 #[derive(Debug)]
 pub(super) struct Program {
     child: Child,
+    /// The process group it was started in, read as the program.
+    group: Arc<Group>,
     output: std::path::PathBuf,
 }
 
@@ -74,25 +77,26 @@ impl Program {
             why
         })?;
         Ok(Program {
+            group: Arc::new(Group::new(child.id())),
             child,
             output: output.to_owned(),
         })
     }
 
-    /// Its process id (also its process group's).
-    pub(super) fn pid(&self) -> u32 {
-        self.child.id()
+    /// Its process group now: its own process and every one it started that is still in
+    /// the group, found anew when `fresh` ([`Group`]); `None` when its own is gone.
+    pub(super) fn read(&self, fresh: bool) -> Option<GroupReading> {
+        self.group.read(fresh)
     }
 
-    /// Its process group now: its own process and every one it started that is still in
-    /// the group; `None` when its own is gone.
-    pub(super) fn read(&self) -> Option<GroupReading> {
-        outside::read_group(self.pid())
+    /// Its process group, for a reader of its own (the heap sampler).
+    pub(super) fn group(&self) -> Arc<Group> {
+        Arc::clone(&self.group)
     }
 
     /// Resets the RSS high-water mark of each of its processes; whether the kernel let it.
     pub(super) fn reset_peak(&self) -> bool {
-        outside::reset_group_peak(self.pid())
+        self.group.reset_peak()
     }
 
     /// How it ended, if it has.

@@ -14,7 +14,7 @@ use super::probe::{Probe, Status};
 use super::program::Program;
 use super::upstream::Upstream;
 use crate::k8s::{Identity, TruthEntry};
-use crate::measure::outside;
+use crate::measure::outside::Group;
 use crate::report::Consistency;
 use crate::scenario::{Scope, Subject};
 use crate::units::Bytes;
@@ -192,13 +192,13 @@ async fn quiet_for(
 ) -> anyhow::Result<()> {
     let allowed = (window.as_millis() as u64 / 50).max(10);
     loop {
-        let before = program.read();
+        let before = program.read(false);
         let sampled_before = limit.sampling.cpu_ms();
         tokio::time::sleep(window).await;
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
         }
-        let after = program.read();
+        let after = program.read(false);
         let sampled = limit.sampling.cpu_ms() - sampled_before;
         let used = match before.zip(after) {
             Some((b, a)) => a
@@ -259,7 +259,7 @@ pub(super) struct Sampler {
 
 impl Sampler {
     /// Samples the program whose process group is `group`.
-    pub(super) fn start(group: u32, probe: Probe) -> Sampler {
+    pub(super) fn start(group: Arc<Group>, probe: Probe) -> Sampler {
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let cost = SamplingCost::default();
         let counted = cost.clone();
@@ -271,12 +271,12 @@ impl Sampler {
                     _ = &mut stopped => return samples,
                     _ = tick.tick() => {}
                 }
-                let Some(before) = outside::read_group(group) else {
+                let Some(before) = group.read(false) else {
                     return samples;
                 };
                 samples.count += 1;
                 let heap = probe.heap(false).await;
-                if let Some(after) = outside::read_group(group) {
+                if let Some(after) = group.read(false) {
                     counted.add(after.total.cpu_ms.saturating_sub(before.total.cpu_ms));
                 }
                 if let Ok(Some(heap)) = heap {
