@@ -226,7 +226,7 @@ impl<'a> Run<'a> {
             }
             tokio::time::sleep(wait::POLL).await;
         }
-        let start = self.read_process()?.total;
+        let start = self.read_process(true)?.total;
         // The program may ask for the resource before its own endpoints listen.
         let (heap, status) = loop {
             let heap = self.probe.heap(true).await;
@@ -239,12 +239,12 @@ impl<'a> Run<'a> {
                         humantime::format_duration(timeout)
                     )
                 }
-                _ => self.read_process().map(|_| ())?,
+                _ => self.read_process(false).map(|_| ())?,
             }
             tokio::time::sleep(wait::POLL).await;
         };
         self.handled_before = status.as_ref().and_then(|s| s.handled);
-        let end = self.read_process()?;
+        let end = self.read_process(true)?;
         let mut figures = SubjectFigures::process(&end, &start, false);
         self.fill_heap(&mut figures, heap).await?;
         figures.refused = self.gate.take_refused();
@@ -277,13 +277,14 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// The program's processes now; an error when it has exited.
-    fn read_process(&mut self) -> anyhow::Result<GroupReading> {
+    /// The program's processes now, found anew when `fresh` ([`outside::Group`]); an
+    /// error when it has exited.
+    fn read_process(&mut self, fresh: bool) -> anyhow::Result<GroupReading> {
         if let Some(status) = self.program.exited() {
             anyhow::bail!("{}", self.program.describe_exit(status));
         }
         self.program
-            .read(true)
+            .read(fresh)
             .context("the program's /proc entry is gone")
     }
 
@@ -296,8 +297,9 @@ impl<'a> Run<'a> {
             Some(side) => Some(side.server_window().await),
             None => None,
         };
+        // The reset has just found the group's processes: the reading reuses them.
         let peak_reset = self.program.reset_peak();
-        let start = self.read_process()?.total;
+        let start = self.read_process(false)?.total;
         let own_start = outside::read(std::process::id());
         let meter = PhaseMeter::start();
         let sampler = Sampler::start(self.program.group(), self.probe.clone());
@@ -402,7 +404,7 @@ impl<'a> Run<'a> {
     ) -> anyhow::Result<SubjectFigures> {
         let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
         let profile = self.save_profile(index, phase).await?;
-        let end = self.read_process()?;
+        let end = self.read_process(true)?;
         let own_end = outside::read(std::process::id());
         let mut figures = SubjectFigures::process(&end, start, peak_reset);
         figures.run_cpu_ms = own_start
