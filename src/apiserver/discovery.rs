@@ -20,15 +20,16 @@ use crate::scenario::ObjectKind;
 /// server), where the server also keeps the records programs write beside the
 /// scenario's objects (Leases, Events: `records::Network`).
 pub trait Serving: Send + Sync + 'static {
-    /// Named groups served beside the scenario's kind's, in `/apis`'s order.
-    fn groups() -> Vec<Value>;
-    /// Resources of the core group beside the scenario's kinds, as `/api/v1` lists them.
-    fn core_resources() -> Vec<Value>;
+    /// Named groups served beside those of a server of `kind` objects, in `/apis`'s
+    /// order.
+    fn groups(kind: ObjectKind) -> Vec<Value>;
+    /// Resources of the core group beside `kind`'s, as `/api/v1` lists them.
+    fn core_resources(kind: ObjectKind) -> Vec<Value>;
     /// The same, as the core group's OpenAPI document describes them.
-    fn core_described() -> Vec<Described>;
-    /// The OpenAPI documents of the named groups beside the scenario's kind's, by root
+    fn core_described(kind: ObjectKind) -> Vec<Described>;
+    /// The OpenAPI documents of the named groups beside `kind`'s, by root
     /// (`apis/coordination.k8s.io/v1`).
-    fn documents() -> Vec<(&'static str, Value)>;
+    fn documents(kind: ObjectKind) -> Vec<(&'static str, Value)>;
     /// Whether clients create, update and delete namespaces (and watch them).
     const WRITES_NAMESPACES: bool;
     /// The core group's kinds a server of `kind` objects keeps as written beside them
@@ -64,19 +65,19 @@ fn namespace_verbs(writes: bool) -> &'static [&'static str] {
 pub struct InProcess;
 
 impl Serving for InProcess {
-    fn groups() -> Vec<Value> {
+    fn groups(_: ObjectKind) -> Vec<Value> {
         Vec::new()
     }
 
-    fn core_resources() -> Vec<Value> {
+    fn core_resources(_: ObjectKind) -> Vec<Value> {
         Vec::new()
     }
 
-    fn core_described() -> Vec<Described> {
+    fn core_described(_: ObjectKind) -> Vec<Described> {
         Vec::new()
     }
 
-    fn documents() -> Vec<(&'static str, Value)> {
+    fn documents(_: ObjectKind) -> Vec<(&'static str, Value)> {
         Vec::new()
     }
 
@@ -121,7 +122,7 @@ pub async fn api_versions(headers: HeaderMap) -> Json<Value> {
 pub async fn api_groups<S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
     let kind = server.spec().kind;
     let apps = Apps::served_with(kind).then(|| group_of::<Apps>(kind));
-    let records = S::groups();
+    let records = S::groups(kind);
     let sampled = SampledGroup::served_with(kind).then(|| group_of::<SampledGroup>(kind));
     let groups: Vec<Value> = apps.into_iter().chain(records).chain(sampled).collect();
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
@@ -148,7 +149,8 @@ pub(super) fn named_group(name: &str, version: &str) -> Value {
 /// `/api/v1`: the core group's resources ([`group_resources`]), and those `S` serves
 /// beside them.
 pub async fn core_resources<S: Serving>(server: State<ApiServer>) -> Json<Value> {
-    let written = S::written_beside(server.spec().kind);
+    let kind = server.spec().kind;
+    let written = S::written_beside(kind);
     let Json(mut list) = group_resources::<Core>(server).await;
     for resource in list["resources"].as_array_mut().into_iter().flatten() {
         if resource["name"] == "namespaces" {
@@ -157,7 +159,7 @@ pub async fn core_resources<S: Serving>(server: State<ApiServer>) -> Json<Value>
             resource["verbs"] = json!(WRITTEN_VERBS);
         }
     }
-    let beside = S::core_resources();
+    let beside = S::core_resources(kind);
     if !beside.is_empty()
         && let Some(resources) = list["resources"].as_array_mut()
     {
@@ -178,19 +180,9 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
         "kind": "Namespace", "verbs": namespace_verbs(false), "shortNames": ["ns"],
     });
     let kinds = ObjectKind::in_group(served, name).flat_map(|kind| {
-        let short: &[&str] = match kind {
-            ObjectKind::Pod => &["po"],
-            ObjectKind::ConfigMap => &["cm"],
-            ObjectKind::Node => &["no"],
-            ObjectKind::Deployment => &["deploy"],
-            ObjectKind::Secret | ObjectKind::Sampled(_) => &[],
-        };
-        // kube-apiserver puts pods and deployments in the `all` category (`kubectl
+        // kube-apiserver's for a built-in kind, sampled too (`kubectl get rs`, `kubectl
         // get all`).
-        let categories: &[&str] = match kind {
-            ObjectKind::Pod | ObjectKind::Deployment => &["all"],
-            _ => &[],
-        };
+        let (short, categories) = (kind.short_names(), kind.categories());
         let mut resource = json!({
             "name": kind.plural(),
             "singularName": kind.as_str().to_lowercase(),
@@ -255,7 +247,7 @@ pub async fn openapi_v3_paths<S: Serving>(State(server): State<ApiServer>) -> Js
     if Apps::served_with(kind) {
         documents.push(("apis/apps/v1", group_document::<Apps>(kind)));
     }
-    documents.extend(S::documents());
+    documents.extend(S::documents(kind));
     if SampledGroup::served_with(kind) {
         let root = kind.api_root().trim_start_matches('/');
         documents.push((root, group_document::<SampledGroup>(kind)));
@@ -297,7 +289,7 @@ fn core_document<S: Serving>(kind: ObjectKind) -> Value {
             resource.written = true;
         }
     }
-    resources.extend(S::core_described());
+    resources.extend(S::core_described(kind));
     document("", "v1", Core::root(kind), &resources)
 }
 

@@ -108,8 +108,11 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
 pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
     let records = Records::new(server.clone());
-    let router = health::routes(routes::<Network>(server.clone(), Some(records.clone())))
-        .merge(records::services::routes(records.clone()))
+    let mut router = health::routes(routes::<Network>(server.clone(), Some(records.clone())));
+    if records::services::served_with(kind) {
+        router = router.merge(records::services::routes(records.clone()));
+    }
+    let router = router
         .merge(records::routes(records))
         .merge(reviews::routes())
         .merge(connect::routes(server.clone()))

@@ -193,6 +193,25 @@ impl ObjectKind {
         }
     }
 
+    /// The short names kube-apiserver gives the resource (`po`), where it is one of its
+    /// built-in kinds; none for a custom resource.
+    pub fn short_names(self) -> &'static [&'static str] {
+        self.kube_names().map_or(&[], |k| k.short_names)
+    }
+
+    /// The categories kube-apiserver puts the resource in (`all`, which `kubectl get all`
+    /// lists), where it is one of its built-in kinds.
+    pub fn categories(self) -> &'static [&'static str] {
+        self.kube_names().map_or(&[], |k| k.categories)
+    }
+
+    /// kube-apiserver's names of the resource, where it is one of its built-in kinds
+    /// served under kube-apiserver's plural (not a sample served as `objects.resource`
+    /// names otherwise).
+    fn kube_names(self) -> Option<&'static super::kube_names::KubeNames> {
+        super::kube_names::known(self.group(), self.as_str()).filter(|k| k.plural == self.plural())
+    }
+
     /// The resource's plural name in URLs (`pods`).
     pub fn plural(self) -> &'static str {
         match self {

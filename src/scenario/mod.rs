@@ -9,6 +9,7 @@
 mod error;
 mod external;
 mod kind;
+mod kube_names;
 mod objects;
 mod phase;
 mod raw;

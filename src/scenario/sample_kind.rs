@@ -6,6 +6,7 @@ use toml::Spanned;
 
 use super::error::Problem;
 use super::kind::{ObjectKind, SampledKindDef, guess_plural};
+use super::kube_names;
 use super::raw::RawObjects;
 use super::sample::Sample;
 
@@ -134,11 +135,15 @@ fn servable(group: &str, version: &str, kind: &str) -> bool {
         && (group.is_empty() || group_ok)
 }
 
-/// The plural a sampled kind is served under: `objects.resource`, or kube's guess; never
-/// one the built-in apiserver serves already in the kind's group.
+/// The plural a sampled kind is served under: `objects.resource`, or kube-apiserver's
+/// for a built-in kind ([`kube_names`]), or kube's guess; never one the built-in
+/// apiserver serves already in the kind's group.
 fn resource(raw: &RawObjects, group: &str, kind: &str) -> Result<String, Problem> {
     let resource = match &raw.resource {
-        None => guess_plural(kind),
+        None => match kube_names::known(group, kind) {
+            Some(known) => known.plural.to_owned(),
+            None => guess_plural(kind),
+        },
         Some(given) => {
             let resource = given.as_ref();
             let label = resource.len() <= 63

@@ -104,10 +104,18 @@ impl Api {
         Api::Secret,
     ];
 
-    /// Whether a server of `kind` objects keeps this resource as records: ConfigMaps and
-    /// Secrets are the scenario's objects where it is of their kind.
+    /// Whether a server of `kind` objects keeps this resource as records: not where the
+    /// scenario's objects are of it, generated (ConfigMaps, Secrets) or from a sample of
+    /// the same group and plural (Leases, Events). Events are one resource served in two
+    /// versions, so a scenario of Events in either takes both: kube-apiserver would list
+    /// its objects in each, and records kept beside them in the other would be a second
+    /// store of the same Events.
     pub fn served_with(self, kind: ObjectKind) -> bool {
-        self.object_kind() != Some(kind)
+        let same = |api: Api| api.group() == kind.group() && api.plural() == kind.plural();
+        match self {
+            Api::CoreEvent | Api::Event => !same(Api::CoreEvent) && !same(Api::Event),
+            _ => !same(self),
+        }
     }
 
     /// Whether this is a kind a server of `kind` objects might have held as its own, kept

@@ -62,6 +62,7 @@ use super::state::EventKind;
 use super::status::{ApiError, method_not_allowed};
 use super::table::{self, metadata_only};
 use super::write;
+use crate::scenario::ObjectKind;
 
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
@@ -74,31 +75,41 @@ pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 pub struct Network;
 
 impl Serving for Network {
-    fn groups() -> Vec<Value> {
+    fn groups(kind: ObjectKind) -> Vec<Value> {
         // kube-apiserver's order: events.k8s.io, the reviews' groups, coordination.k8s.io.
-        let [events, leases] = GROUPS.map(|api| api.group());
-        let names = [events].into_iter().chain(REVIEW_GROUPS).chain([leases]);
+        let [events, leases] = GROUPS.map(|api| api.served_with(kind).then(|| api.group()));
+        let names = events.into_iter().chain(REVIEW_GROUPS).chain(leases);
         names.map(|name| named_group(name, "v1")).collect()
     }
 
-    fn core_resources() -> Vec<Value> {
-        let mut resources = vec![resource(Api::CoreEvent), services::resource()];
+    fn core_resources(kind: ObjectKind) -> Vec<Value> {
+        let events = Api::CoreEvent
+            .served_with(kind)
+            .then(|| resource(Api::CoreEvent));
+        let services = services::served_with(kind).then(services::resource);
+        let mut resources: Vec<Value> = events.into_iter().chain(services).collect();
         resources.extend(super::connect::resources());
         resources.push(super::eviction::resource());
         resources
     }
 
-    fn core_described() -> Vec<Described> {
-        vec![described(Api::CoreEvent)]
+    fn core_described(kind: ObjectKind) -> Vec<Described> {
+        let events = Api::CoreEvent
+            .served_with(kind)
+            .then(|| described(Api::CoreEvent));
+        events.into_iter().collect()
     }
 
-    fn documents() -> Vec<(&'static str, Value)> {
-        GROUPS.map(|api| (&api.root()[1..], document(api))).into()
+    fn documents(kind: ObjectKind) -> Vec<(&'static str, Value)> {
+        let served = GROUPS.into_iter().filter(|api| api.served_with(kind));
+        served
+            .map(|api| (&api.root()[1..], document(api)))
+            .collect()
     }
 
     const WRITES_NAMESPACES: bool = true;
 
-    fn written_beside(kind: crate::scenario::ObjectKind) -> Vec<&'static str> {
+    fn written_beside(kind: ObjectKind) -> Vec<&'static str> {
         let written = Api::ALL.into_iter().filter(|api| api.beside(kind));
         written.map(Api::plural).collect()
     }
@@ -283,7 +294,7 @@ pub fn routes(records: Records) -> Router {
                     .fallback(method_not_allowed),
             );
     }
-    for api in GROUPS {
+    for api in GROUPS.into_iter().filter(|api| api.served_with(kind)) {
         let root = api.root();
         router = router
             .route(
@@ -317,10 +328,10 @@ pub fn routes(records: Records) -> Router {
 /// Whether `path` is one of the records' a server of `kind` objects keeps (their groups',
 /// or the core group's Events, ConfigMaps and Secrets): what a program writes beside the
 /// objects, which `run`'s gate lets through before the program has its objects.
-pub fn written_at(kind: crate::scenario::ObjectKind, path: &str) -> bool {
+pub fn written_at(kind: ObjectKind, path: &str) -> bool {
     if GROUPS
         .iter()
-        .any(|api| path.starts_with(&format!("/apis/{}/", api.group())))
+        .any(|api| api.served_with(kind) && path.starts_with(&format!("/apis/{}/", api.group())))
     {
         return true;
     }
@@ -471,6 +482,8 @@ fn answer(
 
 #[cfg(test)]
 mod data_tests;
+#[cfg(test)]
+mod sampled_tests;
 #[cfg(test)]
 pub(super) mod tests;
 #[cfg(test)]

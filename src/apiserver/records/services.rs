@@ -25,6 +25,13 @@ use crate::apiserver::extract::ApiPath;
 use crate::apiserver::form::Form;
 use crate::apiserver::status::{ApiError, method_not_allowed};
 use crate::apiserver::table::{self, column};
+use crate::scenario::ObjectKind;
+
+/// Whether a server of `kind` objects answers for Services here: not where the scenario's
+/// objects are Services (a sample of them), which it serves as it serves any kind.
+pub fn served_with(kind: ObjectKind) -> bool {
+    (kind.group(), kind.plural()) != ("", "services")
+}
 
 /// The resource as `/api/v1` lists it: read and watched, never written; in the `all`
 /// category, as kube-apiserver's (`kubectl get all` lists them).
