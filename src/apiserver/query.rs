@@ -70,14 +70,17 @@ impl Selection {
         })
     }
 
-    /// What an informer with `scope` asks for across all namespaces (its field selector
-    /// was checked against the kind when the scenario was read).
+    /// What an informer with `scope` asks for, in its namespace or across all of them
+    /// (its field selector was checked against the kind when the scenario was read).
     pub(super) fn scoped(server: &ApiServer, scope: &Scope) -> Selection {
         let kind = server.spec().kind;
         Selection {
             kind,
             holds: true,
-            namespace: None,
+            namespace: scope.namespace.as_deref().map(|ns| NamespaceFilter {
+                name: ns.to_owned(),
+                ordinal: server.namespace_ordinal(ns),
+            }),
             labels: scope.label_selector.clone(),
             fields: scope.field_selector.clone(),
         }

@@ -33,6 +33,9 @@ pub fn for_server(object: &Value, namespace: &str) -> Value {
 /// [`NODE_PREFIX`] ([`for_server`]).
 pub fn scope_on_server(scope: &Scope) -> Scope {
     Scope {
+        // The run's objects are in its one namespace there; a variant of one of the
+        // scenario's namespaces is refused before it runs.
+        namespace: None,
         label_selector: scope.label_selector.clone(),
         field_selector: scope
             .field_selector
@@ -75,6 +78,7 @@ mod tests {
         let scope = Scope {
             label_selector: crate::k8s::LabelSelector::parse("app=web").unwrap(),
             field_selector: fields.unwrap(),
+            ..Scope::default()
         };
         let on_server = scope_on_server(&scope);
         assert_eq!(on_server.label_selector, scope.label_selector);

@@ -170,7 +170,7 @@ impl Driver<'_> {
                         self.client.clone(),
                         kind,
                         self.config,
-                        None,
+                        self.scope.namespace.as_deref(),
                         self.scope,
                     ));
                 }

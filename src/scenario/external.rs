@@ -101,7 +101,8 @@ pub struct Placeholders {
     pub kubeconfig: String,
     /// `{server}`.
     pub server: String,
-    /// `{namespace}`.
+    /// `{namespace}`: the variant's `namespace`; without one, the namespace of the first
+    /// object (against a real server, the run's).
     pub namespace: String,
     /// `{resource}`.
     pub resource: String,
@@ -223,6 +224,7 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
         }
     }
     for (field, selector) in [
+        ("namespace", &raw.namespace),
         ("label_selector", &raw.label_selector),
         ("field_selector", &raw.field_selector),
     ] {

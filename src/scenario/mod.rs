@@ -270,6 +270,14 @@ impl Scenario {
             ));
         }
         for variant in &self.variants {
+            if let Some(namespace) = &variant.scope.namespace {
+                return Some(format!(
+                    "variant {:?} watches namespace {namespace:?} of the scenario's; a run \
+                     against a real server keeps all its objects in one namespace of its own \
+                     (run without --kubeconfig to measure an informer of one namespace)",
+                    variant.name
+                ));
+            }
             if variant.server.watchers > 0 && !variant.server.share_encodings {
                 return Some(format!(
                     "variant {:?} asks for one encoding per watcher (`watchers` without \

@@ -91,6 +91,7 @@ pub(super) struct RawVariant {
     pub resync_period: Option<Spanned<String>>,
     pub uid_aware: Option<bool>,
     pub watch_read_cost: Option<Spanned<String>>,
+    pub namespace: Option<Spanned<String>>,
     pub label_selector: Option<Spanned<String>>,
     pub field_selector: Option<Spanned<String>>,
     pub watchers: Option<Spanned<i64>>,

@@ -1,6 +1,7 @@
-//! `[[variant]]`'s `label_selector` and `field_selector`: which of the objects the
-//! variant's informer asks for, as controller-runtime's `cache.Options.ByObject`,
-//! client-go's `WithTweakListOptions` and kube-runtime's `watcher::Config` narrow a cache.
+//! `[[variant]]`'s `namespace`, `label_selector` and `field_selector`: which of the
+//! objects the variant's informer asks for, as client-go's `WithNamespace` and
+//! `WithTweakListOptions`, controller-runtime's `cache.Options` (`DefaultNamespaces`,
+//! `ByObject`) and kube-runtime's `Api::namespaced` and `watcher::Config` narrow a cache.
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -8,6 +9,7 @@ use toml::Spanned;
 use super::ObjectKind;
 use super::error::Problem;
 use super::raw::RawVariant;
+use crate::k8s::names::{DNS_LABEL, is_dns_label};
 use crate::k8s::{FieldSelector, LabelSelector};
 
 /// The selectors an informer sends with every LIST and WATCH; the store holds, and the
@@ -18,6 +20,10 @@ use crate::k8s::{FieldSelector, LabelSelector};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Scope {
+    /// The one namespace it lists and watches in (`/api/v1/namespaces/NS/pods`); all of
+    /// them when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// `labelSelector`.
     #[serde(skip_serializing_if = "LabelSelector::is_empty")]
     pub label_selector: LabelSelector,
@@ -45,7 +51,8 @@ impl Scope {
         query.finish()
     }
 
-    /// `label_selector` and `field_selector` of a built-in variant over objects of `kind`.
+    /// `namespace`, `label_selector` and `field_selector` of a variant over objects of
+    /// `kind`.
     pub(super) fn from_raw(
         raw: &RawVariant,
         kind: ObjectKind,
@@ -72,8 +79,34 @@ impl Scope {
             }
         };
         Ok(Scope {
+            namespace: namespace_from_raw(raw, kind, key)?,
             label_selector,
             field_selector,
         })
     }
+}
+
+/// `namespace`: a namespace's name, for a kind that lives in namespaces.
+fn namespace_from_raw(
+    raw: &RawVariant,
+    kind: ObjectKind,
+    key: &impl Fn(&str) -> String,
+) -> Result<Option<String>, Problem> {
+    let Some(given) = &raw.namespace else {
+        return Ok(None);
+    };
+    let problem = |why: String| Problem::at(key("namespace"), given.span(), why);
+    if !kind.namespaced() {
+        return Err(problem(format!(
+            "a {kind} is cluster-scoped: there is no namespace to watch it in"
+        ))
+        .hint("leave `namespace` out: the informer watches every object"));
+    }
+    let name = given.get_ref();
+    if !is_dns_label(name) {
+        return Err(problem(format!(
+            "{name:?} is not a namespace's name: {DNS_LABEL}"
+        )));
+    }
+    Ok(Some(name.clone()))
 }

@@ -608,3 +608,39 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
     );
     assert!(s.is_ok(), "{s:?}");
 }
+
+#[test]
+fn a_namespace_is_the_scope_of_a_variant_of_a_namespaced_kind() {
+    let s = with_variant_settings("namespace = \"checkout\"").unwrap();
+    let scope = &s.variants[0].scope;
+    assert_eq!(scope.namespace.as_deref(), Some("checkout"));
+    assert!(!scope.is_default());
+    // Not a selector: the namespace is the path's, not the query's.
+    assert_eq!(scope.query(), "");
+    let e = with_variant_settings("namespace = \"Check_Out\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at `variant[0].namespace`"), "{e}");
+    assert!(e.contains("RFC 1123 label"), "{e}");
+    let nodes = MINIMAL.replace("count = 10", "kind = \"Node\"\ncount = 10");
+    let e = error_of(&nodes.replace("name = \"a\"", "name = \"a\"\nnamespace = \"checkout\""));
+    assert!(e.contains("a Node is cluster-scoped"), "{e}");
+    // An external variant's program is told it through `{namespace}`, or refused.
+    let e = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\"]\nnamespace = \"checkout\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("at `variant[0].namespace`") && e.contains("{namespace}"),
+        "{e}"
+    );
+    let s = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\", \"-n={namespace}\"]\nnamespace = \"checkout\"",
+    )
+    .unwrap();
+    assert_eq!(s.variants[0].scope.namespace.as_deref(), Some("checkout"));
+    // A run against a real server keeps every object in one namespace of its own.
+    let why = s.real_server_refusal(false).unwrap();
+    assert!(why.contains("watches namespace \"checkout\""), "{why}");
+}

@@ -156,3 +156,75 @@ fn copies_of_a_sample_stay_consistent_through_every_phase_and_informer() {
     let (whole, stripped) = (informer(&variants[0]), informer(&variants[1]));
     assert!(stripped < whole, "{stripped} < {whole}");
 }
+
+/// An informer of one namespace (client-go's `WithNamespace`, kube-runtime's
+/// `Api::namespaced`) lists and watches there only, through every phase, and its store is
+/// checked against the objects of that namespace.
+#[test]
+fn an_informer_of_one_namespace_holds_and_is_checked_against_that_namespace_only() {
+    let (code, stdout, report) = run_text(
+        r#"name = "one-namespace"
+[objects]
+kind = "ConfigMap"
+count = 300
+namespaces = 3
+
+[[variant]]
+name = "every namespace"
+[[variant]]
+name = "checkout"
+namespace = "checkout"
+[[variant]]
+name = "checkout, metadata watch-list"
+namespace = "checkout"
+projection = "metadata"
+initial_sync = "watch-list"
+[[variant]]
+name = "checkout, kube-runtime"
+namespace = "checkout"
+implementation = "kube-runtime"
+
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "update"
+fraction = 0.5
+[[phase]]
+kind = "recreate"
+count = 30
+[[phase]]
+kind = "disconnect"
+count = 20
+compact = true
+[[phase]]
+kind = "delete"
+fraction = 0.9
+"#,
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let variants = report["variants"].as_array().unwrap();
+    for variant in variants {
+        for p in phases(variant) {
+            assert_eq!(p["consistent"], true, "{} {}", variant["name"], p["name"]);
+        }
+    }
+    assert_eq!(variants[1]["scope"]["namespace"], "checkout");
+    assert!(variants[0]["scope"].is_null(), "no scope: as before");
+    assert_eq!(phase(&variants[0], "list")["objects"], 300);
+    for variant in &variants[1..] {
+        let list = phase(variant, "list");
+        // An informer of every namespace would hold 300, and fail the store check.
+        assert_eq!(
+            list["objects"], 100,
+            "{}: one namespace of three",
+            variant["name"]
+        );
+    }
+    let live = |v: &serde_json::Value| {
+        phase(v, "list")["components"]["informer"]["live_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    let (all, one) = (live(&variants[0]), live(&variants[1]));
+    assert!(one * 2 < all, "a third of the objects: {one} of {all}");
+}

@@ -167,6 +167,46 @@ fn a_program_with_the_status_protocol_is_waited_for_and_its_store_checked() {
 }
 
 #[test]
+fn a_program_of_one_namespace_is_checked_against_that_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    // The Python informer lists and watches `{server}/api/v1/{resource}`: given
+    // `namespaces/NS/pods`, one namespace's pods, as client-go's `WithNamespace` asks.
+    let text = scenario("normal", "namespace = \"checkout\"")
+        .replace("\"{resource}\"", "\"namespaces/{namespace}/{resource}\"")
+        .replace(
+            "name = \"model\"",
+            "name = \"model\"\nnamespace = \"checkout\"",
+        );
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let variants = report["variants"].as_array().unwrap();
+    for variant in variants {
+        assert_eq!(variant["scope"]["namespace"], "checkout");
+        for phase in phases(variant) {
+            assert_eq!(phase["consistent"], true, "{}", phase["name"]);
+        }
+    }
+    // 300 pods in ten namespaces: 30 in `checkout`, fewer after nine in ten are deleted;
+    // the program's store checked against those, as the model's.
+    let (model, python) = (phases(&variants[0]), phases(&variants[1]));
+    assert_eq!(python[0]["server_objects"], 30);
+    assert!(python[2]["server_objects"].as_u64().unwrap() < 30);
+    for (built_in, program) in model.iter().zip(python) {
+        assert_eq!(program["server_objects"], built_in["server_objects"]);
+        assert_eq!(program["subject"]["store_checked"], true);
+    }
+    // Without `namespace`, its store is checked against every namespace's pods and fails,
+    // and a note says why before the run.
+    let unscoped = text.replace("namespace = \"checkout\"", "");
+    let (output, _) = run(dir.path(), &unscoped, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let note = "note: variant `python` passes {namespace} (`payments`) to its program and has \
+                no `namespace`";
+    assert!(stderr(&output).contains(note), "{}", stderr(&output));
+}
+
+#[test]
 fn a_phase_that_cuts_watches_cuts_them_once_they_have_lived_as_an_outage_does() {
     // The relist comes right after the list: cut at once, the watch would be a "very
     // short watch" to the program (as to client-go), which lists again without watching

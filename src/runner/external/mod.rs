@@ -450,7 +450,7 @@ fn placeholders(
     Ok(Placeholders {
         kubeconfig: scratch.join("kubeconfig").display().to_string(),
         server: format!("http://{addr}"),
-        namespace: upstream.namespace(scenario),
+        namespace: (scope.namespace.clone()).unwrap_or_else(|| upstream.namespace(scenario)),
         resource: scenario.objects.kind.plural().to_owned(),
         api_version: scenario.objects.kind.api_version().to_owned(),
         listen: listen.to_string(),
