@@ -23,13 +23,15 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     show_commands(&scenario, config)?;
     if !config.quiet {
         let sample = scenario.objects.sample.as_ref().and_then(|s| s.note());
-        let unscoped = namespace_notes(&scenario)
+        // Against a real server a variant's namespace is refused, and `{namespace}` is
+        // the run's own, where every object is.
+        let namespaces = namespace_notes(&scenario)
             .into_iter()
             .filter(|_| config.cluster.is_none());
         for note in sample
             .into_iter()
             .chain(selector_notes(&scenario))
-            .chain(unscoped)
+            .chain(namespaces)
         {
             crate::say!("{note}");
         }
@@ -53,8 +55,7 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
 }
 
 /// A note for each label selector (a phase's `selector`, a variant's `label_selector`)
-/// and each variant's `namespace` that selects none of the objects the scenario starts
-/// with: most likely a typo, which
+/// that selects none of the objects the scenario starts with: most likely a typo, which
 /// would leave the phase changing nothing or the informer holding nothing, without a word.
 /// Objects change labels only through updates, so the note says what it checked.
 fn selector_notes(scenario: &Scenario) -> Vec<String> {
@@ -89,6 +90,21 @@ fn selector_notes(scenario: &Scenario) -> Vec<String> {
                 variant.scope.label_selector, variant.name
             )
         });
+    phases.chain(variants).collect()
+}
+
+/// A note for each variant's `namespace` that holds none of the objects the scenario
+/// starts with (most likely a typo), and for each external variant that passes
+/// `{namespace}` to its program without a `namespace` of its own where the objects are
+/// in several: a program that watches only there (`--namespace {namespace}`, an
+/// operator's `WATCH_NAMESPACE`) would fail the store check against every namespace's
+/// objects, with nothing saying why.
+fn namespace_notes(scenario: &Scenario) -> Vec<String> {
+    let spec = &scenario.objects;
+    if !spec.namespaced() {
+        return Vec::new();
+    }
+    let count = u32::try_from(spec.count).unwrap_or(u32::MAX);
     let namespaces: Vec<String> = (0..count.min(spec.namespaces))
         .map(|index| crate::apiserver::generate::namespace(spec, index))
         .collect();
@@ -96,53 +112,39 @@ fn selector_notes(scenario: &Scenario) -> Vec<String> {
         n if n <= 4 => namespaces.join(", "),
         n => format!("{}... ({n} namespaces)", namespaces[..3].join(", ")),
     };
-    let elsewhere = scenario
-        .variants
-        .iter()
-        .enumerate()
-        .filter_map(|(i, variant)| {
-            let namespace = variant.scope.namespace.as_ref()?;
-            (!namespaces.contains(namespace)).then(|| {
-                format!(
-                    "note: variant[{i}].namespace `{namespace}` holds none of the {count} \
-                     objects the scenario starts with (they are in {listed}): variant `{}` may \
-                     hold nothing",
-                    variant.name
-                )
-            })
-        });
-    phases.chain(variants).chain(elsewhere).collect()
-}
-
-/// A note for each external variant that passes `{namespace}` to its program without a
-/// `namespace` of its own, where the objects are in several namespaces: a program that
-/// watches only there (`--namespace {namespace}`, an operator's `WATCH_NAMESPACE`) would
-/// fail the store check against every namespace's objects, with nothing saying why.
-fn namespace_notes(scenario: &Scenario) -> Vec<String> {
-    let spec = &scenario.objects;
-    if spec.count < 2 || spec.namespaces < 2 || !spec.namespaced() {
-        return Vec::new();
-    }
-    let first = crate::apiserver::generate::namespace(spec, 0);
+    let variants = scenario.variants.iter().enumerate();
+    let elsewhere = variants.clone().filter_map(|(i, variant)| {
+        let namespace = variant.scope.namespace.as_ref()?;
+        (!namespaces.contains(namespace)).then(|| {
+            format!(
+                "note: variant[{i}].namespace `{namespace}` holds none of the {count} objects \
+                 the scenario starts with (they are in {listed}): variant `{}` may hold \
+                 nothing",
+                variant.name
+            )
+        })
+    });
     let passes = |subject: &crate::scenario::Subject| {
         let mut words = subject.command.iter().chain(subject.env.values());
         words.any(|word| word.contains("{namespace}"))
     };
-    let variants = scenario.variants.iter().filter(|variant| {
-        variant.scope.namespace.is_none() && variant.subject.as_deref().is_some_and(passes)
-    });
-    variants
-        .map(|variant| {
+    let first = namespaces.first().map_or("", String::as_str);
+    let unscoped = variants
+        .filter(|(_, variant)| {
+            namespaces.len() > 1
+                && variant.scope.namespace.is_none()
+                && variant.subject.as_deref().is_some_and(passes)
+        })
+        .map(|(_, variant)| {
             format!(
                 "note: variant `{}` passes {{namespace}} (`{first}`) to its program and has no \
                  `namespace`: its store is checked against the objects of all {} namespaces; \
                  if the program watches only `{first}`, set namespace = \"{first}\"",
                 variant.name,
-                spec.namespaces
-                    .min(u32::try_from(spec.count).unwrap_or(u32::MAX)),
+                namespaces.len(),
             )
-        })
-        .collect()
+        });
+    elsewhere.chain(unscoped).collect()
 }
 
 /// A note for each external variant whose program the server refused requests of: a
