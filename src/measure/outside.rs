@@ -259,8 +259,12 @@ mod tests {
         let pgid = shell.id();
         let watched = Group::new(pgid);
         let mut group = None;
+        // Until the shell's child has exec'd `sleep`: forked, it is a second `sh`.
+        let started = |g: &GroupReading| {
+            g.members.len() == 2 && g.members.iter().any(|m| m.command == "sleep")
+        };
         for _ in 0..500 {
-            group = watched.read(true).filter(|g| g.members.len() == 2);
+            group = watched.read(true).filter(started);
             if group.is_some() {
                 break;
             }
