@@ -117,6 +117,15 @@ async fn sampled_core_events_take_both_versions_of_events() {
     let client = Client::new(&server);
     assert_eq!(listed(&client, "/api/v1", "events").await.len(), 1);
     assert_eq!(names(&client, "/api/v1/events").await.len(), 6);
+    // A list's items carry no type, though an Event's `count` sorts between its
+    // `apiVersion` and `kind`.
+    let (_, list) = client.get("/api/v1/events").await;
+    let item = &list["items"][0];
+    assert!(
+        item.get("apiVersion").is_none() && item.get("kind").is_none(),
+        "{item}"
+    );
+    assert_eq!(item["count"], 1, "{item}");
     let groups = groups(&client).await;
     assert!(!groups.contains(&"events.k8s.io".to_owned()), "{groups:?}");
     let (code, _) = client.get("/apis/events.k8s.io/v1/events").await;
