@@ -282,14 +282,21 @@ impl ApiServer {
     }
 
     /// [`ApiServer::truth`] of the objects `scope` selects: what an informer asking for
-    /// them must hold.
+    /// them must hold (informers in several namespaces, together).
     pub fn truth_of(&self, scope: &Scope) -> Vec<TruthEntry> {
         if scope.is_default() {
             return self.truth();
         }
-        let selection = query::Selection::scoped(self, scope);
         let spec = self.shared.generator.spec();
-        self.truth_where(|id, written| selection.matches_parts(spec, id, written))
+        let selections: Vec<query::Selection> = match scope.namespaces.as_slice() {
+            [] => vec![query::Selection::scoped(self, scope, None)],
+            namespaces => (namespaces.iter())
+                .map(|ns| query::Selection::scoped(self, scope, Some(ns)))
+                .collect(),
+        };
+        self.truth_where(|id, written| {
+            (selections.iter()).any(|selection| selection.matches_parts(spec, id, written))
+        })
     }
 
     fn truth_where(&self, keep: impl Fn(&ObjectId, Option<&Written>) -> bool) -> Vec<TruthEntry> {

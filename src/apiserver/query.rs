@@ -70,14 +70,15 @@ impl Selection {
         })
     }
 
-    /// What an informer with `scope` asks for, in its namespace or across all of them
-    /// (its field selector was checked against the kind when the scenario was read).
-    pub(super) fn scoped(server: &ApiServer, scope: &Scope) -> Selection {
+    /// What an informer with `scope`'s selectors asks for, in `namespace` or across all
+    /// of them (its field selector was checked against the kind when the scenario was
+    /// read).
+    pub(super) fn scoped(server: &ApiServer, scope: &Scope, namespace: Option<&str>) -> Selection {
         let kind = server.spec().kind;
         Selection {
             kind,
             holds: true,
-            namespace: scope.namespace.as_deref().map(|ns| NamespaceFilter {
+            namespace: namespace.map(|ns| NamespaceFilter {
                 name: ns.to_owned(),
                 ordinal: server.namespace_ordinal(ns),
             }),

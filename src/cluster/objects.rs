@@ -35,7 +35,7 @@ pub fn scope_on_server(scope: &Scope) -> Scope {
     Scope {
         // The run's objects are in its one namespace there; a variant of one of the
         // scenario's namespaces is refused before it runs.
-        namespace: None,
+        namespaces: Vec::new(),
         label_selector: scope.label_selector.clone(),
         field_selector: scope
             .field_selector

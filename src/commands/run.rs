@@ -113,9 +113,11 @@ fn namespace_notes(scenario: &Scenario) -> Vec<String> {
         n => format!("{}... ({n} namespaces)", namespaces[..3].join(", ")),
     };
     let variants = scenario.variants.iter().enumerate();
-    let elsewhere = variants.clone().filter_map(|(i, variant)| {
-        let namespace = variant.scope.namespace.as_ref()?;
-        (!namespaces.contains(namespace)).then(|| {
+    let (namespaces, listed) = (&namespaces, &listed);
+    let elsewhere = variants.clone().flat_map(|(i, variant)| {
+        let empty = variant.scope.namespaces.iter();
+        let empty = empty.filter(move |namespace| !namespaces.contains(namespace));
+        empty.map(move |namespace| {
             format!(
                 "note: variant[{i}].namespace `{namespace}` holds none of the {count} objects \
                  the scenario starts with (they are in {listed}): variant `{}` may hold \
@@ -132,7 +134,7 @@ fn namespace_notes(scenario: &Scenario) -> Vec<String> {
     let unscoped = variants
         .filter(|(_, variant)| {
             namespaces.len() > 1
-                && variant.scope.namespace.is_none()
+                && variant.scope.namespaces.is_empty()
                 && variant.subject.as_deref().is_some_and(passes)
         })
         .map(|(_, variant)| {

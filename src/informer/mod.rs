@@ -82,11 +82,15 @@ pub enum Error {
 }
 
 /// The informers a variant runs, whichever implementation: one, or several independent
-/// ones (`informers = N` not shared), each with its own reflector, watch and store.
+/// ones (`informers = N` not shared), each with its own reflector, watch and store, and
+/// each of those one informer per namespace when it watches several.
 pub struct Informer {
     /// Held inline: a variant with one informer allocates nothing for the list.
     first: Part,
+    /// The rest, a replica's namespaces in a row.
     rest: Vec<Part>,
+    /// Informers in one replica: one per namespace watched (at least one).
+    per_replica: usize,
 }
 
 /// One running informer.
@@ -111,20 +115,27 @@ impl std::fmt::Debug for Informer {
 }
 
 /// Starts the informers `config` describes for the objects of `kind` that `scope`
-/// selects, on the current runtime, across all namespaces or, with `namespace`, in that
-/// one.
+/// selects, on the current runtime, across all namespaces or, with `namespaces`, one
+/// informer in each (controller-runtime's `DefaultNamespaces`), as many times over as
+/// independent informers are asked for.
 pub fn spawn(
     client: kube::Client,
     kind: ObjectKind,
     config: &VariantConfig,
-    namespace: Option<&str>,
+    namespaces: &[String],
     scope: &Scope,
 ) -> Informer {
-    let rest: Vec<Part> = (1..config.informer_processes())
-        .map(|_| spawn_one(client.clone(), kind, config, namespace, scope).first)
+    let per_replica = namespaces.len().max(1);
+    let namespace = |i: usize| namespaces.get(i % per_replica).map(String::as_str);
+    let parts = config.informer_processes() as usize * per_replica;
+    // The first informer is started last, as it always has been: the order the tasks
+    // start in is part of every report's exact figures.
+    let rest: Vec<Part> = (1..parts)
+        .map(|i| spawn_one(client.clone(), kind, config, namespace(i), scope).first)
         .collect();
-    let mut informer = spawn_one(client, kind, config, namespace, scope);
+    let mut informer = spawn_one(client, kind, config, namespace(0), scope);
     informer.rest = rest;
+    informer.per_replica = per_replica;
     informer
 }
 
@@ -224,11 +235,18 @@ impl Informer {
                 helpers: Vec::new(),
             },
             rest: Vec::new(),
+            per_replica: 1,
         }
     }
 
     fn parts(&self) -> impl Iterator<Item = &Part> {
         std::iter::once(&self.first).chain(&self.rest)
+    }
+
+    /// The first replica's informers: one per namespace, together the store a controller
+    /// reads.
+    fn first_replica(&self) -> impl Iterator<Item = &Part> {
+        self.parts().take(self.per_replica)
     }
 
     /// How many informers run (each with its own watch).
@@ -247,24 +265,37 @@ impl Informer {
         }
     }
 
-    /// Objects in the (first) store now.
+    /// Objects in the (first replica's) stores now.
     pub fn len(&self) -> usize {
-        self.first.store.len()
+        self.first_replica().map(|p| p.store.len()).sum()
     }
 
-    /// Whether the (first) store is empty now.
+    /// Whether the (first replica's) stores are empty now.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Key, resourceVersion and UID of every object in the (first) store now.
+    /// Key, resourceVersion and UID of every object in the (first replica's) stores now.
     pub fn identities(&self) -> Vec<Identity> {
-        self.first.store.identities()
+        match self.per_replica {
+            1 => self.first.store.identities(),
+            _ => self
+                .first_replica()
+                .flat_map(|p| p.store.identities())
+                .collect(),
+        }
     }
 
-    /// The identities of every informer's store.
+    /// The identities of every replica's stores, each replica's namespaces together.
     pub fn identities_each(&self) -> Vec<Vec<Identity>> {
-        self.parts().map(|p| p.store.identities()).collect()
+        if self.per_replica == 1 {
+            return self.parts().map(|p| p.store.identities()).collect();
+        }
+        let replica = |start| self.parts().skip(start).take(self.per_replica);
+        (0..self.count())
+            .step_by(self.per_replica)
+            .map(|start| replica(start).flat_map(|p| p.store.identities()).collect())
+            .collect()
     }
 
     /// Nothing waits in any queue or handler buffer, and no handler is busy.
@@ -363,6 +394,7 @@ fn spawn_builtin<K: Object>(
             helpers,
         },
         rest: Vec::new(),
+        per_replica: 1,
     }
 }
 
@@ -487,7 +519,7 @@ mod tests {
             let client = transport::client(&server);
             let mut config = VariantConfig::defaults(implementation);
             config.initial_sync = InitialSync::WatchList;
-            let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
+            let informer = spawn(client, ObjectKind::Pod, &config, &[], &Scope::default());
             // Let some initial events through, then end every watch mid-stream.
             for _ in 0..10 {
                 tokio::task::yield_now().await;
@@ -520,7 +552,7 @@ mod tests {
                 let server = ApiServer::new(ObjectSpec::pods(100));
                 let config = VariantConfig::defaults(implementation);
                 let client = transport::client(&server);
-                let informer = spawn(client, ObjectKind::Pod, &config, None, &scope);
+                let informer = spawn(client, ObjectKind::Pod, &config, &[], &scope);
                 caught_up(&server, &informer).await;
                 let amount = crate::scenario::Amount::Count(10);
                 assert_eq!(server.delete_gracefully(amount, &Default::default(), 5), 10);
@@ -548,7 +580,7 @@ mod tests {
             let client = transport::client(&server);
             let mut config = VariantConfig::defaults(Implementation::Builtin);
             config.list_rules = list_rules;
-            let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
+            let informer = spawn(client, ObjectKind::Pod, &config, &[], &Scope::default());
             caught_up(&server, &informer).await;
             tokio::time::sleep(std::time::Duration::from_secs(lives_s)).await;
             // The watch ends cleanly with no event on it, and a pod changes meanwhile.
@@ -576,7 +608,7 @@ mod tests {
                     .unwrap(),
                 ..Scope::default()
             };
-            let informer = spawn(client, ObjectKind::Pod, &config, None, &scope);
+            let informer = spawn(client, ObjectKind::Pod, &config, &[], &scope);
             caught_up(&server, &informer).await;
             // Pods 0, 97, 194 and 291 run on the first of 97 nodes.
             assert_eq!(informer.len(), 4, "{implementation:?}");
@@ -613,7 +645,7 @@ mod tests {
                     config.relist = relist;
                     config.store = store;
                     config.page_size = 25;
-                    let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
+                    let informer = spawn(client, ObjectKind::Pod, &config, &[], &Scope::default());
                     caught_up(&server, &informer).await;
                     let at = format!("{list_rules:?} {relist:?} {store:?}");
                     assert!(store_matches_server(&server, &informer), "{at}");
@@ -641,7 +673,7 @@ mod tests {
         config.handlers = 2;
         config.resync_period_ms = 30_000;
         let client = transport::client(&server);
-        let informer = spawn(client, ObjectKind::Pod, &config, None, &Scope::default());
+        let informer = spawn(client, ObjectKind::Pod, &config, &[], &Scope::default());
         caught_up(&server, &informer).await;
         let listed = Instant::now();
         let at = |s: u64| sleep_until(listed + Duration::from_secs(s));
@@ -684,7 +716,7 @@ mod tests {
                     transport::client(&server),
                     kind,
                     &config,
-                    None,
+                    &[],
                     &Scope::default(),
                 );
                 caught_up(&server, &informer).await;

@@ -170,7 +170,7 @@ impl Driver<'_> {
                         self.client.clone(),
                         kind,
                         self.config,
-                        self.scope.namespace.as_deref(),
+                        &self.scope.namespaces,
                         self.scope,
                     ));
                 }

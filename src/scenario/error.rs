@@ -94,6 +94,9 @@ fn in_toml_words(message: &str) -> String {
         return "this key is set twice in its table".to_owned();
     }
     // Serde's names for this crate's types are not the file's words.
+    if message.contains("untagged enum RawNamespace") {
+        return "expected a namespace's name or a list of them".to_owned();
+    }
     if message.contains("untagged enum RawCost") {
         return "expected a duration (\"5ms\") or a list of durations, one per handler".to_owned();
     }

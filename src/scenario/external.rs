@@ -22,7 +22,10 @@ pub const PLACEHOLDERS: [(&str, &str); 6] = [
         "the path of a kubeconfig for the run's server",
     ),
     ("{server}", "the server's URL, http://127.0.0.1:PORT"),
-    ("{namespace}", "the first namespace the objects are in"),
+    (
+        "{namespace}",
+        "the variant's namespace (several: comma-joined), else the first the objects are in",
+    ),
     ("{resource}", "the resource's plural name, such as pods"),
     (
         "{api_version}",
@@ -101,8 +104,9 @@ pub struct Placeholders {
     pub kubeconfig: String,
     /// `{server}`.
     pub server: String,
-    /// `{namespace}`: the variant's `namespace`; without one, the namespace of the first
-    /// object (against a real server, the run's).
+    /// `{namespace}`: the variant's `namespace`, several joined by commas (an operator's
+    /// `WATCH_NAMESPACE`); without one, the namespace of the first object (against a real
+    /// server, the run's).
     pub namespace: String,
     /// `{resource}`.
     pub resource: String,
@@ -223,18 +227,19 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
             ));
         }
     }
-    for (field, selector) in [
-        ("namespace", &raw.namespace),
-        ("label_selector", &raw.label_selector),
-        ("field_selector", &raw.field_selector),
+    let span = |v: &Option<Spanned<String>>| v.as_ref().map(Spanned::span);
+    for (field, given) in [
+        ("namespace", raw.namespace.as_ref().map(Spanned::span)),
+        ("label_selector", span(&raw.label_selector)),
+        ("field_selector", span(&raw.field_selector)),
     ] {
         let placeholder = format!("{{{field}}}");
         let passed = command.as_ref().iter().any(|w| w.contains(&placeholder))
             || raw.env.values().any(|v| v.contains(&placeholder));
-        if let Some(selector) = selector.as_ref().filter(|_| !passed) {
+        if let Some(at) = given.filter(|_| !passed) {
             return Err(Problem::at(
                 key(field),
-                selector.span(),
+                at,
                 format!(
                     "the run checks the program's store against the objects `{field}` \
                      selects, but neither `command` nor `env` passes it to the program"

@@ -270,7 +270,7 @@ impl Scenario {
             ));
         }
         for variant in &self.variants {
-            if let Some(namespace) = &variant.scope.namespace {
+            if let Some(namespace) = variant.scope.namespaces.first() {
                 return Some(format!(
                     "variant {:?} watches namespace {namespace:?} of the scenario's; a run \
                      against a real server keeps all its objects in one namespace of its own \

@@ -91,7 +91,7 @@ pub(super) struct RawVariant {
     pub resync_period: Option<Spanned<String>>,
     pub uid_aware: Option<bool>,
     pub watch_read_cost: Option<Spanned<String>>,
-    pub namespace: Option<Spanned<String>>,
+    pub namespace: Option<Spanned<RawNamespace>>,
     pub label_selector: Option<Spanned<String>>,
     pub field_selector: Option<Spanned<String>>,
     pub watchers: Option<Spanned<i64>>,
@@ -104,6 +104,14 @@ pub(super) struct RawVariant {
     pub pprof: Option<Spanned<String>>,
     pub quiet: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
+}
+
+/// `namespace`: one namespace, or several (one informer in each).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawNamespace {
+    One(String),
+    Several(Vec<String>),
 }
 
 /// `handler_cost`: one duration for every handler, or one per handler.

@@ -8,7 +8,7 @@ use toml::Spanned;
 
 use super::ObjectKind;
 use super::error::Problem;
-use super::raw::RawVariant;
+use super::raw::{RawNamespace, RawVariant};
 use crate::k8s::names::{DNS_LABEL, is_dns_label};
 use crate::k8s::{FieldSelector, LabelSelector};
 
@@ -20,10 +20,11 @@ use crate::k8s::{FieldSelector, LabelSelector};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Scope {
-    /// The one namespace it lists and watches in (`/api/v1/namespaces/NS/pods`); all of
-    /// them when `None`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    /// The namespaces it lists and watches in (`/api/v1/namespaces/NS/pods`), one
+    /// informer in each, as controller-runtime's `DefaultNamespaces` runs them; all of
+    /// them, with one informer, when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
     /// `labelSelector`.
     #[serde(skip_serializing_if = "LabelSelector::is_empty")]
     pub label_selector: LabelSelector,
@@ -79,21 +80,22 @@ impl Scope {
             }
         };
         Ok(Scope {
-            namespace: namespace_from_raw(raw, kind, key)?,
+            namespaces: namespaces_from_raw(raw, kind, key)?,
             label_selector,
             field_selector,
         })
     }
 }
 
-/// `namespace`: a namespace's name, for a kind that lives in namespaces.
-fn namespace_from_raw(
+/// `namespace`: a namespace's name, or a list of them, for a kind that lives in
+/// namespaces.
+fn namespaces_from_raw(
     raw: &RawVariant,
     kind: ObjectKind,
     key: &impl Fn(&str) -> String,
-) -> Result<Option<String>, Problem> {
+) -> Result<Vec<String>, Problem> {
     let Some(given) = &raw.namespace else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let problem = |why: String| Problem::at(key("namespace"), given.span(), why);
     if !kind.namespaced() {
@@ -102,11 +104,32 @@ fn namespace_from_raw(
         ))
         .hint("leave `namespace` out: the informer watches every object"));
     }
-    let name = given.get_ref();
-    if !is_dns_label(name) {
+    let names = match given.get_ref() {
+        RawNamespace::One(name) => std::slice::from_ref(name),
+        RawNamespace::Several(names) => names.as_slice(),
+    };
+    if names.is_empty() {
+        return Err(problem("the list of namespaces is empty".to_owned())
+            .hint("leave `namespace` out to watch every namespace"));
+    }
+    if names.len() > MAX_NAMESPACES {
         return Err(problem(format!(
-            "{name:?} is not a namespace's name: {DNS_LABEL}"
+            "{} namespaces; at most {MAX_NAMESPACES}, each with an informer of its own",
+            names.len()
         )));
     }
-    Ok(Some(name.clone()))
+    for (i, name) in names.iter().enumerate() {
+        if !is_dns_label(name) {
+            return Err(problem(format!(
+                "{name:?} is not a namespace's name: {DNS_LABEL}"
+            )));
+        }
+        if names[..i].contains(name) {
+            return Err(problem(format!("namespace {name:?} is listed twice")));
+        }
+    }
+    Ok(names.to_vec())
 }
+
+/// The most namespaces a variant may watch one by one.
+const MAX_NAMESPACES: usize = 1_000;

@@ -613,7 +613,7 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
 fn a_namespace_is_the_scope_of_a_variant_of_a_namespaced_kind() {
     let s = with_variant_settings("namespace = \"checkout\"").unwrap();
     let scope = &s.variants[0].scope;
-    assert_eq!(scope.namespace.as_deref(), Some("checkout"));
+    assert_eq!(scope.namespaces, ["checkout"]);
     assert!(!scope.is_default());
     // Not a selector: the namespace is the path's, not the query's.
     assert_eq!(scope.query(), "");
@@ -639,8 +639,30 @@ fn a_namespace_is_the_scope_of_a_variant_of_a_namespaced_kind() {
         "implementation = \"external\"\ncommand = [\"x\", \"-n={namespace}\"]\nnamespace = \"checkout\"",
     )
     .unwrap();
-    assert_eq!(s.variants[0].scope.namespace.as_deref(), Some("checkout"));
+    assert_eq!(s.variants[0].scope.namespaces, ["checkout"]);
     // A run against a real server keeps every object in one namespace of its own.
     let why = s.real_server_refusal(false).unwrap();
     assert!(why.contains("watches namespace \"checkout\""), "{why}");
+}
+
+#[test]
+fn a_list_of_namespaces_is_an_informer_in_each() {
+    let s = with_variant_settings("namespace = [\"checkout\", \"payments\"]").unwrap();
+    assert_eq!(s.variants[0].scope.namespaces, ["checkout", "payments"]);
+    let e = |setting: &str| with_variant_settings(setting).unwrap_err().to_string();
+    let twice = e("namespace = [\"checkout\", \"checkout\"]");
+    assert!(twice.contains("at `variant[0].namespace`"), "{twice}");
+    assert!(twice.contains("\"checkout\" is listed twice"), "{twice}");
+    let empty = e("namespace = []");
+    assert!(empty.contains("the list of namespaces is empty"), "{empty}");
+    let wrong = e("namespace = [\"checkout\", \"Pay_ments\"]");
+    assert!(
+        wrong.contains("\"Pay_ments\" is not a namespace's name"),
+        "{wrong}"
+    );
+    let number = e("namespace = 3");
+    assert!(
+        number.contains("expected a namespace's name or a list of them"),
+        "{number}"
+    );
 }

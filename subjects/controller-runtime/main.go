@@ -4,7 +4,8 @@
 // controllers do. The cache is the informer being measured. It serves net/http/pprof and
 // informer-mem's status protocol (docs/subjects.md) on --listen: the store is the cache's
 // informer's, and a resourceVersion counts as applied once the controller has reconciled
-// every event up to it. With --leader-elect-namespace it elects a leader with a Lease
+// every event up to it. With --namespaces A,B the cache has an informer in each of them
+// (DefaultNamespaces), which the store reports together. With --leader-elect-namespace it elects a leader with a Lease
 // there before its controller starts, as a deployed manager does (kubebuilder's
 // --leader-elect), and with --record-events its reconciler records an Event for each
 // object it reconciles, through the manager's event recorder of either API
@@ -25,6 +26,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -51,6 +53,43 @@ var objects = map[string]func() client.Object{
 	"secrets":     func() client.Object { return &corev1.Secret{} },
 	"nodes":       func() client.Object { return &corev1.Node{} },
 	"deployments": func() client.Object { return &appsv1.Deployment{} },
+}
+
+// lists are their lists, by resource: what the store endpoint reads from a cache of
+// several namespaces, whose informer is one per namespace.
+var lists = map[string]func() client.ObjectList{
+	"pods":        func() client.ObjectList { return &corev1.PodList{} },
+	"configmaps":  func() client.ObjectList { return &corev1.ConfigMapList{} },
+	"secrets":     func() client.ObjectList { return &corev1.SecretList{} },
+	"nodes":       func() client.ObjectList { return &corev1.NodeList{} },
+	"deployments": func() client.ObjectList { return &appsv1.DeploymentList{} },
+}
+
+// cached reads what the manager's cache holds: the informer's store when the cache
+// has one informer of the kind, else (one informer per namespace) a List across them,
+// without copies, once they have synced (a List waits until they have).
+func cached(ctx context.Context, c cache.Cache, informer cache.Informer, newList func() client.ObjectList) []interface{} {
+	if indexer, ok := informer.(toolscache.SharedIndexInformer); ok {
+		return indexer.GetStore().List()
+	}
+	if !informer.HasSynced() {
+		return nil
+	}
+	list := newList()
+	if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		log.Printf("status: listing the cache: %v", err)
+		return nil
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		log.Printf("status: %v", err)
+		return nil
+	}
+	objects := make([]interface{}, len(items))
+	for i, item := range items {
+		objects[i] = item
+	}
+	return objects
 }
 
 // reconciler reads the object of each request from the cache and, with a recorder,
@@ -219,6 +258,7 @@ func main() {
 	stripManagedFields := flag.Bool("strip-managed-fields", false, "cache.Options.DefaultTransform = cache.TransformStripManagedFields()")
 	noDeepCopy := flag.Bool("unsafe-disable-deep-copy", false, "cache.Options.DefaultUnsafeDisableDeepCopy: the reconciler's Get returns the cache's own object")
 	leaderElectNamespace := flag.String("leader-elect-namespace", "", "elect a leader with a Lease in this namespace before the controller starts")
+	namespaces := flag.String("namespaces", "", "comma-separated: cache.Options.DefaultNamespaces, one informer per namespace (empty: every namespace)")
 	recordEvents := flag.String("record-events", "", "record an Event for each object reconciled, through the recorder of this API: events.k8s.io (GetEventRecorder) or v1 (GetEventRecorderFor)")
 	flag.Parse()
 	// A manager sets its logger first thing, as kubebuilder's main does: until one is set,
@@ -241,6 +281,12 @@ func main() {
 	}
 	if *noDeepCopy {
 		options.Cache.DefaultUnsafeDisableDeepCopy = noDeepCopy
+	}
+	if *namespaces != "" {
+		options.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, namespace := range strings.Split(*namespaces, ",") {
+			options.Cache.DefaultNamespaces[namespace] = cache.Config{}
+		}
 	}
 	if *leaderElectNamespace != "" {
 		options.LeaderElection = true
@@ -278,10 +324,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	indexer, ok := informer.(toolscache.SharedIndexInformer)
-	if !ok {
-		log.Fatalf("the cache's informer is a %T, not a client-go SharedIndexInformer", informer)
-	}
+	newList := lists[*resource]
 	implementation := fmt.Sprintf("controller-runtime %s (client-go %s)",
 		version("sigs.k8s.io/controller-runtime"), version("k8s.io/client-go"))
 	http.HandleFunc("/informer-mem/status", func(w http.ResponseWriter, _ *http.Request) {
@@ -290,7 +333,7 @@ func main() {
 			Implementation: implementation,
 			Synced:         informer.HasSynced(),
 			Stores: []storeStatus{{
-				Objects:         len(indexer.GetStore().ListKeys()),
+				Objects:         len(cached(ctx, mgr.GetCache(), informer, newList)),
 				ResourceVersion: reconciled,
 			}},
 			Handled: handled,
@@ -298,7 +341,7 @@ func main() {
 	})
 	http.HandleFunc("/informer-mem/status/store", func(w http.ResponseWriter, _ *http.Request) {
 		items := []item{}
-		for _, obj := range indexer.GetStore().List() {
+		for _, obj := range cached(ctx, mgr.GetCache(), informer, newList) {
 			m, err := meta.Accessor(obj)
 			if err != nil {
 				continue

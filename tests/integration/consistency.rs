@@ -1,6 +1,8 @@
 //! The consistency oracle: a store that does not match the server fails the run, unless
 //! the scenario expects it.
 
+use serde_json::json;
+
 use crate::util::{phase, phases, run_text};
 
 const DROPS_DELETES: &str = include_str!("../fixtures/drops-deletes.toml");
@@ -183,6 +185,16 @@ initial_sync = "watch-list"
 name = "checkout, kube-runtime"
 namespace = "checkout"
 implementation = "kube-runtime"
+[[variant]]
+name = "checkout and payments, two informers each"
+namespace = ["checkout", "payments"]
+informers = 2
+queue = "delta-fifo"
+handlers = 1
+[[variant]]
+name = "checkout and payments, kube-runtime"
+namespace = ["checkout", "payments"]
+implementation = "kube-runtime"
 
 [[phase]]
 kind = "list"
@@ -208,10 +220,35 @@ fraction = 0.9
             assert_eq!(p["consistent"], true, "{} {}", variant["name"], p["name"]);
         }
     }
-    assert_eq!(variants[1]["scope"]["namespace"], "checkout");
+    assert_eq!(variants[1]["scope"]["namespaces"], json!(["checkout"]));
     assert!(variants[0]["scope"].is_null(), "no scope: as before");
     assert_eq!(phase(&variants[0], "list")["objects"], 300);
-    for variant in &variants[1..] {
+    for variant in &variants[4..] {
+        // An informer in each of two namespaces: together two thirds of the objects.
+        assert_eq!(
+            variant["scope"]["namespaces"],
+            json!(["checkout", "payments"])
+        );
+        assert_eq!(
+            phase(variant, "list")["objects"],
+            200,
+            "{}",
+            variant["name"]
+        );
+        // Each watches its own namespace: as many LISTs and WATCHes as informers.
+        let requests = &phase(variant, "list")["api_requests"];
+        let informers = if variant["name"].as_str().unwrap().contains("two") {
+            4
+        } else {
+            2
+        };
+        assert_eq!(
+            requests["list"], informers,
+            "{}: {requests}",
+            variant["name"]
+        );
+    }
+    for variant in &variants[1..4] {
         let list = phase(variant, "list");
         // An informer of every namespace would hold 300, and fail the store check.
         assert_eq!(

@@ -125,3 +125,21 @@ fn a_controller_that_elects_a_leader_and_records_events_runs_as_deployed() {
     }
     assert_eq!(told(&phases(program)[0])[0], 300, "each pod reconciled");
 }
+
+#[test]
+#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
+fn a_controller_of_two_namespaces_holds_theirs() {
+    let report = run_beside_the_model(
+        "subjects/namespaces.toml",
+        &[("model", "controller-runtime")],
+    );
+    let program = variant(&report, "controller-runtime");
+    assert_eq!(
+        program["scope"]["namespaces"],
+        serde_json::json!(["checkout", "payments"])
+    );
+    let list = &phases(program)[0];
+    // Two of the three namespaces' pods, through a watch-list in each.
+    assert_eq!(list["objects"], 200, "{list}");
+    assert_eq!(asked(list), [0, 2, 2], "{list}");
+}

@@ -199,7 +199,7 @@ impl<'a> Run<'a> {
                         self.client.clone(),
                         self.kind(),
                         config,
-                        self.side.namespace.as_deref(),
+                        self.side.namespace.as_slice(),
                         &self.scope,
                     ));
                 }

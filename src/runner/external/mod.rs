@@ -140,11 +140,9 @@ impl<'a> Run<'a> {
     ) -> anyhow::Result<Run<'a>> {
         let scope = upstream.scope_of(scope);
         let values = placeholders(scenario, upstream, addr, scratch, &scope)?;
-        apiserver::write_kubeconfig(
-            Path::new(&values.kubeconfig),
-            &values.server,
-            &values.namespace,
-        )?;
+        // A kubeconfig's context has one namespace: of several, the first.
+        let first = values.namespace.split(',').next().unwrap_or_default();
+        apiserver::write_kubeconfig(Path::new(&values.kubeconfig), &values.server, first)?;
         let argv = subject.argv(&values);
         let env: Vec<(String, String)> = subject
             .env
@@ -450,7 +448,10 @@ fn placeholders(
     Ok(Placeholders {
         kubeconfig: scratch.join("kubeconfig").display().to_string(),
         server: format!("http://{addr}"),
-        namespace: (scope.namespace.clone()).unwrap_or_else(|| upstream.namespace(scenario)),
+        namespace: match scope.namespaces.as_slice() {
+            [] => upstream.namespace(scenario),
+            several => several.join(","),
+        },
         resource: scenario.objects.kind.plural().to_owned(),
         api_version: scenario.objects.kind.api_version().to_owned(),
         listen: listen.to_string(),
