@@ -660,6 +660,9 @@ fn a_list_of_namespaces_is_an_informer_in_each() {
         wrong.contains("\"Pay_ments\" is not a namespace's name"),
         "{wrong}"
     );
+    let many: Vec<String> = (0..501).map(|i| format!("\"ns-{i}\"")).collect();
+    let many = e(&format!("informers = 2\nnamespace = [{}]", many.join(", ")));
+    assert!(many.contains("1002 informers, at most 1000"), "{many}");
     let number = e("namespace = 3");
     assert!(
         number.contains("expected a namespace's name or a list of them"),

@@ -396,6 +396,18 @@ pub(super) fn variant_from_raw(
     })?;
     let server = ServerSide::from_raw(&raw, &key)?;
     let scope = Scope::from_raw(&raw, objects.kind, &key)?;
+    let informers = u64::from(config.informer_processes()) * scope.namespaces.len() as u64;
+    if informers > MAX_CONSUMERS {
+        return Err(Problem::key(
+            key("namespace"),
+            format!(
+                "{} namespaces with {} informers in each: {informers} informers, at most \
+                 {MAX_CONSUMERS}",
+                scope.namespaces.len(),
+                config.informer_processes(),
+            ),
+        ));
+    }
     Ok(Variant {
         name: raw.name.into_inner(),
         config,

@@ -46,23 +46,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// objects are the kinds the run serves, by resource.
-var objects = map[string]func() client.Object{
-	"pods":        func() client.Object { return &corev1.Pod{} },
-	"configmaps":  func() client.Object { return &corev1.ConfigMap{} },
-	"secrets":     func() client.Object { return &corev1.Secret{} },
-	"nodes":       func() client.Object { return &corev1.Node{} },
-	"deployments": func() client.Object { return &appsv1.Deployment{} },
+// kind is one of the kinds the run serves: a new object of it, and a new list, which
+// the store endpoint reads from a cache of several namespaces (one informer in each).
+type kind struct {
+	object func() client.Object
+	list   func() client.ObjectList
 }
 
-// lists are their lists, by resource: what the store endpoint reads from a cache of
-// several namespaces, whose informer is one per namespace.
-var lists = map[string]func() client.ObjectList{
-	"pods":        func() client.ObjectList { return &corev1.PodList{} },
-	"configmaps":  func() client.ObjectList { return &corev1.ConfigMapList{} },
-	"secrets":     func() client.ObjectList { return &corev1.SecretList{} },
-	"nodes":       func() client.ObjectList { return &corev1.NodeList{} },
-	"deployments": func() client.ObjectList { return &appsv1.DeploymentList{} },
+// kinds are the kinds the run serves, by resource.
+var kinds = map[string]kind{
+	"pods": {func() client.Object { return &corev1.Pod{} }, func() client.ObjectList { return &corev1.PodList{} }},
+	"configmaps": {func() client.Object { return &corev1.ConfigMap{} },
+		func() client.ObjectList { return &corev1.ConfigMapList{} }},
+	"secrets": {func() client.Object { return &corev1.Secret{} },
+		func() client.ObjectList { return &corev1.SecretList{} }},
+	"nodes": {func() client.Object { return &corev1.Node{} }, func() client.ObjectList { return &corev1.NodeList{} }},
+	"deployments": {func() client.Object { return &appsv1.Deployment{} },
+		func() client.ObjectList { return &appsv1.DeploymentList{} }},
 }
 
 // cached reads what the manager's cache holds: the informer's store when the cache
@@ -265,7 +265,8 @@ func main() {
 	// controller-runtime keeps a deferred logger for every reconcile's WithValues (for 30
 	// s, then it sets a null one itself), which would be measured as the cache's heap.
 	ctrl.SetLogger(logr.New(crlog.NullLogSink{}))
-	newObject, ok := objects[*resource]
+	kind, ok := kinds[*resource]
+	newObject := kind.object
 	if !ok {
 		log.Fatalf("--resource %q: not pods, configmaps, secrets, nodes or deployments", *resource)
 	}
@@ -324,7 +325,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	newList := lists[*resource]
+	newList := kind.list
 	implementation := fmt.Sprintf("controller-runtime %s (client-go %s)",
 		version("sigs.k8s.io/controller-runtime"), version("k8s.io/client-go"))
 	http.HandleFunc("/informer-mem/status", func(w http.ResponseWriter, _ *http.Request) {
