@@ -120,8 +120,8 @@ fn namespace_notes(scenario: &Scenario) -> Vec<String> {
         empty.map(move |namespace| {
             format!(
                 "note: variant[{i}].namespace `{namespace}` holds none of the {count} objects \
-                 the scenario starts with (they are in {listed}): variant `{}` may hold \
-                 nothing",
+                 the scenario starts with (they are in {listed}): variant `{}`'s informer \
+                 there may hold nothing",
                 variant.name
             )
         })
@@ -533,5 +533,45 @@ fn verdict(report: &Report) -> u8 {
         exit_codes::FAILED
     } else {
         exit_codes::OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::namespace_notes;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn each_namespace_that_holds_none_of_the_objects_is_noted() {
+        let text = r#"name = "notes"
+[objects]
+kind = "ConfigMap"
+count = 30
+namespaces = 3
+[[variant]]
+name = "all"
+[[variant]]
+name = "two"
+namespace = ["checkout", "nowhere"]
+[[variant]]
+name = "one"
+namespace = "elsewhere"
+[[phase]]
+kind = "list"
+"#;
+        let scenario = Scenario::parse(Path::new("notes.toml"), text).unwrap();
+        let notes = namespace_notes(&scenario);
+        assert_eq!(notes.len(), 2, "{notes:#?}");
+        assert!(
+            notes[0].starts_with("note: variant[1].namespace `nowhere` holds none of the 30")
+                && notes[0].contains("variant `two`'s informer there may hold nothing"),
+            "{notes:#?}"
+        );
+        assert!(
+            notes[1].starts_with("note: variant[2].namespace `elsewhere`"),
+            "{notes:#?}"
+        );
     }
 }
