@@ -182,7 +182,10 @@ fn a_program_of_one_namespace_is_checked_against_that_namespace() {
     let report = report.unwrap();
     let variants = report["variants"].as_array().unwrap();
     for variant in variants {
-        assert_eq!(variant["scope"]["namespace"], "checkout");
+        assert_eq!(
+            variant["scope"]["namespaces"],
+            serde_json::json!(["checkout"])
+        );
         for phase in phases(variant) {
             assert_eq!(phase["consistent"], true, "{}", phase["name"]);
         }
