@@ -24,7 +24,6 @@ mod extract;
 mod form;
 pub(crate) mod generate;
 mod group;
-mod head;
 mod health;
 mod list;
 mod loopback;
@@ -36,6 +35,7 @@ mod records;
 mod reviews;
 mod routes;
 mod serve;
+mod signal;
 mod state;
 mod status;
 mod table;
@@ -110,9 +110,9 @@ struct Shared {
     namespaces: HashMap<String, u32, FixedState>,
     state: Mutex<State>,
     /// The newest resourceVersion, for watches waiting for events.
-    head: head::Head,
+    head: signal::Signal,
     /// Bumped to end every open watch (as an apiserver restart or a load balancer would).
-    disconnects: tokio::sync::watch::Sender<u64>,
+    disconnects: signal::Signal,
     requests: Mutex<RequestCounts>,
     dispatcher: dispatch::Dispatcher,
     /// Names drawn for `generateName` so far.
@@ -143,8 +143,8 @@ impl ApiServer {
             .filter(|_| spec.namespaced())
             .map(|i| (generate::namespace(&spec, i), i))
             .collect();
-        let head = head::Head::new(state.resource_version());
-        let (disconnects, _) = tokio::sync::watch::channel(0);
+        let head = signal::Signal::new(state.resource_version());
+        let disconnects = signal::Signal::new(0);
         ApiServer {
             shared: Arc::new(Shared {
                 generator: Arc::new(Generator::new(spec)),
@@ -505,7 +505,7 @@ impl ApiServer {
 
     /// Ends every open watch cleanly; clients reconnect from their last resourceVersion.
     pub fn disconnect_watchers(&self) {
-        self.shared.disconnects.send_modify(|n| *n += 1);
+        self.shared.disconnects.increment();
     }
 
     /// Encodes each watch event once for every watcher that sends it (KEP-1152), keeping
@@ -584,7 +584,7 @@ impl ApiServer {
         &self.shared.dispatcher
     }
 
-    fn disconnect_receiver(&self) -> tokio::sync::watch::Receiver<u64> {
+    fn disconnect_receiver(&self) -> signal::Subscription {
         self.shared.disconnects.subscribe()
     }
 
@@ -622,7 +622,7 @@ impl ApiServer {
     }
 
     /// A receiver of the newest resourceVersion, for watches waiting on new events.
-    fn head_receiver(&self) -> head::HeadReceiver {
+    fn head_receiver(&self) -> signal::Subscription {
         self.shared.head.subscribe()
     }
 

@@ -11,16 +11,15 @@ use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use super::ApiServer;
 use super::dispatch::WatcherSlot;
 use super::form::{Form, Wire};
 use super::generate::Generator;
-use super::head::HeadReceiver;
 use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
+use super::signal::Subscription;
 use super::state::{EventKind, Expired};
 use super::status::{ApiError, expired_response, status_body};
 use super::table;
@@ -138,8 +137,8 @@ struct WatchCursor {
     /// This watcher as the slow-watcher dispatcher sees it.
     slot: Arc<WatcherSlot>,
     rv: u64,
-    head: HeadReceiver,
-    disconnect: watch::Receiver<u64>,
+    head: Subscription,
+    disconnect: Subscription,
     deadline_at: Instant,
     deadline: Pin<Box<Sleep>>,
     /// When the next bookmark is due; `None` when the client did not allow bookmarks.
@@ -174,7 +173,7 @@ impl WatchCursor {
             // Mark the head seen before reading the history: a mutation after this point
             // wakes `changed()` below, so no event is missed.
             self.head.borrow_and_update();
-            if self.disconnect.has_changed().unwrap_or(true) || self.slot.is_terminated() {
+            if self.disconnect.has_changed() || self.slot.is_terminated() {
                 return None;
             }
             let (head, next) = self.event_after_rv();
@@ -204,7 +203,7 @@ impl WatchCursor {
                         // Polled in order so a run never depends on tokio's random choice.
                         biased;
                         () = self.head.changed() => {}
-                        _ = self.disconnect.changed() => return None,
+                        () = self.disconnect.changed() => return None,
                         () = self.server.dispatcher().terminated() => {}
                         () = bookmark_due => return Some(self.bookmark_line()),
                         () = &mut self.deadline => return None,
@@ -223,9 +222,7 @@ impl WatchCursor {
     /// legacy `resourceVersion=0` watch has no such bookmark and is cut.
     fn closed(&self) -> bool {
         let graceful = self.initial_events_end.is_some();
-        self.finished
-            || (self.slot.is_terminated() && !graceful)
-            || self.disconnect.has_changed().unwrap_or(true)
+        self.finished || (self.slot.is_terminated() && !graceful) || self.disconnect.has_changed()
     }
 
     /// The next line of the initial state: an ADDED event, then (watch-list) the

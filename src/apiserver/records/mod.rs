@@ -58,6 +58,7 @@ use super::extract::ApiPath;
 use super::form::{Form, Wire};
 use super::protobuf;
 use super::reviews::REVIEW_GROUPS;
+use super::signal::Signal;
 use super::state::EventKind;
 use super::status::{ApiError, method_not_allowed};
 use super::table::{self, metadata_only};
@@ -141,7 +142,7 @@ struct Store {
     /// The newest changes, for watches.
     history: History,
     /// The newest resourceVersion, for watches waiting for the next change.
-    head: tokio::sync::watch::Sender<u64>,
+    head: Signal,
     /// When each Event expires.
     expiries: BTreeMap<Key, Instant>,
     /// Events by when they expire, soonest first (the TTL is one, so in write order); an
@@ -159,7 +160,7 @@ impl Store {
             resource_version: 1,
             created: 0,
             history: History::default(),
-            head: tokio::sync::watch::Sender::new(1),
+            head: Signal::new(1),
             expiries: BTreeMap::new(),
             expiring: VecDeque::new(),
         }

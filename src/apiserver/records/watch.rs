@@ -24,13 +24,13 @@ use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use super::{Api, Filter, Key, Records, in_version};
 use crate::apiserver::form::{Form, Wire};
 use crate::apiserver::protobuf;
 use crate::apiserver::query::{Query, parse_rv};
+use crate::apiserver::signal::Subscription;
 use crate::apiserver::state::{EventKind, Expired};
 use crate::apiserver::status::{ApiError, status_body};
 use crate::apiserver::table::{self, metadata_only};
@@ -247,9 +247,9 @@ struct Cursor {
     initial_events_end: Option<u64>,
     rv: u64,
     /// The records' newest resourceVersion, which moves at every change.
-    head: watch::Receiver<u64>,
+    head: Subscription,
     /// Moves when the server ends every watch (a phase's disconnect, `serve` stopping).
-    disconnect: watch::Receiver<u64>,
+    disconnect: Subscription,
     deadline_at: Instant,
     deadline: Pin<Box<Sleep>>,
     /// When the next bookmark is due; `None` when the client did not allow bookmarks.
@@ -263,7 +263,7 @@ struct Cursor {
 impl Cursor {
     /// The next event, in the watch's wire; `None` at the watch's end.
     async fn next_event(&mut self) -> Option<Bytes> {
-        if self.finished || self.disconnect.has_changed().unwrap_or(true) {
+        if self.finished || self.disconnect.has_changed() {
             return None;
         }
         if let Some(object) = self.initial.next() {
@@ -303,8 +303,8 @@ impl Cursor {
                     };
                     tokio::select! {
                         biased;
-                        changed = self.head.changed() => if changed.is_err() { return None },
-                        _ = self.disconnect.changed() => return None,
+                        () = self.head.changed() => {}
+                        () = self.disconnect.changed() => return None,
                         () = expires => {}
                         () = bookmark_due => return Some(self.bookmark(self.rv, false)),
                         () = &mut self.deadline => return None,
