@@ -55,13 +55,20 @@ type kind struct {
 
 // kinds are the kinds the run serves, by resource.
 var kinds = map[string]kind{
-	"pods": {func() client.Object { return &corev1.Pod{} }, func() client.ObjectList { return &corev1.PodList{} }},
-	"configmaps": {func() client.Object { return &corev1.ConfigMap{} },
+	"pods": {
+		func() client.Object { return &corev1.Pod{} },
+		func() client.ObjectList { return &corev1.PodList{} }},
+	"configmaps": {
+		func() client.Object { return &corev1.ConfigMap{} },
 		func() client.ObjectList { return &corev1.ConfigMapList{} }},
-	"secrets": {func() client.Object { return &corev1.Secret{} },
+	"secrets": {
+		func() client.Object { return &corev1.Secret{} },
 		func() client.ObjectList { return &corev1.SecretList{} }},
-	"nodes": {func() client.Object { return &corev1.Node{} }, func() client.ObjectList { return &corev1.NodeList{} }},
-	"deployments": {func() client.Object { return &appsv1.Deployment{} },
+	"nodes": {
+		func() client.Object { return &corev1.Node{} },
+		func() client.ObjectList { return &corev1.NodeList{} }},
+	"deployments": {
+		func() client.Object { return &appsv1.Deployment{} },
 		func() client.ObjectList { return &appsv1.DeploymentList{} }},
 }
 
@@ -266,10 +273,10 @@ func main() {
 	// s, then it sets a null one itself), which would be measured as the cache's heap.
 	ctrl.SetLogger(logr.New(crlog.NullLogSink{}))
 	kind, ok := kinds[*resource]
-	newObject := kind.object
 	if !ok {
 		log.Fatalf("--resource %q: not pods, configmaps, secrets, nodes or deployments", *resource)
 	}
+	newObject := kind.object
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		log.Fatalf("--kubeconfig: %v", err)
