@@ -17,6 +17,7 @@ mod sample;
 mod sample_kind;
 mod scope;
 mod server_side;
+mod storable;
 mod sweep;
 mod transform;
 mod variant;

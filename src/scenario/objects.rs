@@ -13,6 +13,7 @@ use super::kind::ObjectKind;
 use super::raw::RawObjects;
 use super::sample::Sample;
 use super::sample_kind::{kind_key, sample_kind};
+use super::storable::unstorable;
 
 /// The objects the built-in apiserver generates, and their shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -249,7 +250,7 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
     }
     let kind = generated_kind(&raw)?;
     let defaults = ObjectSpec::pods(count);
-    Ok(ObjectSpec {
+    let spec = ObjectSpec {
         kind,
         count,
         seed: raw.seed.unwrap_or(defaults.seed),
@@ -294,7 +295,21 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
         },
         images: images_from_raw(&raw, kind)?,
         sample: None,
-    })
+    };
+    match unstorable(&spec) {
+        None => Ok(spec),
+        Some(refused) => {
+            // Only shaped data can be too large, and `data_keys` shapes it.
+            let (key, given) = match &raw.data_bytes {
+                Some(bytes) => ("data_bytes", bytes),
+                None => ("data_keys", raw.data_keys.as_ref().expect("shaped data")),
+            };
+            Err(
+                Problem::at(format!("objects.{key}"), given.span(), refused.message)
+                    .hint(refused.hint),
+            )
+        }
+    }
 }
 
 /// `objects.kind` without a sample: a kind the generator makes (a Pod when unset).

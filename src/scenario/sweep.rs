@@ -11,6 +11,7 @@ use toml::Spanned;
 use super::Scenario;
 use super::error::Problem;
 use super::objects::{ObjectSpec, SweepKey};
+use super::storable::unstorable;
 
 /// Most points one sweep may have.
 pub const MAX_POINTS: usize = 32;
@@ -116,7 +117,13 @@ fn checked(
     let mut checked = Vec::with_capacity(values.len());
     for &value in values {
         match u64::try_from(value) {
-            Ok(v) if (min..=max).contains(&v) && !checked.contains(&v) => checked.push(v),
+            Ok(v) if (min..=max).contains(&v) && !checked.contains(&v) => {
+                if let Some(refused) = unstorable(&key.apply(objects, v)) {
+                    let message = format!("{key} = {value}: {}", refused.message);
+                    return Err(problem(message).hint(refused.hint));
+                }
+                checked.push(v);
+            }
             Ok(v) if checked.contains(&v) => {
                 return Err(problem(format!("{value} is given twice")));
             }

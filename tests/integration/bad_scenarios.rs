@@ -51,6 +51,20 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
             with("count = 10", "count = 10\nsample = \"no-such-sample.json\""),
         ),
         (
+            "ConfigMap data over 1 MiB",
+            with(
+                "count = 10",
+                "count = 10\nkind = \"ConfigMap\"\ndata_keys = 3\ndata_bytes = 600000",
+            ),
+        ),
+        (
+            "last-applied annotation over 256 KiB",
+            with(
+                "count = 10",
+                "count = 10\nkind = \"Secret\"\ndata_keys = 2\ndata_bytes = 200000\nlast_applied = true",
+            ),
+        ),
+        (
             "sample beside a shape key",
             with(
                 "count = 10",

@@ -613,6 +613,8 @@ mod delete_tests;
 #[cfg(test)]
 mod pod_update_tests;
 #[cfg(test)]
+mod size_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod zero_tests;
