@@ -241,7 +241,7 @@ pub(super) fn change_server(
             server.delete(amount, &phase.selector, seed);
         }
         PhaseAction::Create { amount } => {
-            let count = u32::try_from(amount.of(server.alive())).unwrap_or(u32::MAX);
+            let count = u32::try_from(amount.created(server.alive())).unwrap_or(u32::MAX);
             server.create(count);
         }
         PhaseAction::Recreate { amount } if phase.graceful => {

@@ -201,7 +201,7 @@ pub enum PhaseAction {
         /// How many objects.
         amount: Amount,
     },
-    /// Create `amount` new objects (a fraction is of the live objects).
+    /// Create `amount` new objects (a fraction is of the live objects, a count exact).
     Create {
         /// How many objects.
         amount: Amount,
@@ -287,6 +287,15 @@ impl Amount {
             // 0 < f <= 1, so the product lies in [0, alive]; counts stay far below 2^53.
             Amount::Fraction(f) => (((alive as f64) * f).round() as u64).clamp(alive.min(1), alive),
             Amount::Count(n) => n.min(alive),
+        }
+    }
+
+    /// The number of new objects a create of this amount makes beside `alive` live ones:
+    /// a fraction is of them, a count is exact (a create fills an empty cluster too).
+    pub fn created(self, alive: u64) -> u64 {
+        match self {
+            Amount::Fraction(_) => self.of(alive),
+            Amount::Count(n) => n,
         }
     }
 }

@@ -184,6 +184,17 @@ fn create_and_recreate_phases_take_amounts_and_history_is_bounded() {
 }
 
 #[test]
+fn a_create_count_is_exact_and_other_counts_stop_at_the_live_objects() {
+    // A create of 3 after every object was deleted made none.
+    assert_eq!(Amount::Count(3).created(0), 3);
+    assert_eq!(Amount::Count(3).of(0), 0);
+    assert_eq!(Amount::Count(5_000).created(1_000), 5_000);
+    assert_eq!(Amount::Count(5_000).of(1_000), 1_000);
+    assert_eq!(Amount::Fraction(0.5).created(1_000), 500);
+    assert_eq!(Amount::Fraction(0.5).created(0), 0);
+}
+
+#[test]
 fn outage_flags_apply_to_mutating_phases_only() {
     let text = format!(
         "{MINIMAL}[[phase]]\nkind = \"update\"\ncount = 3\ndisconnect = true\ncompact = true\n"
