@@ -74,7 +74,7 @@ enum Subcommands {
         allow_commands: bool,
         /// Run every variant and phase at each value of one key of `[objects]` (`count`,
         /// or a shape knob: labels, annotations, containers, managed_fields, data_keys,
-        /// data_bytes), in place of the scenario's `[sweep]`; the report fits each
+        /// data_bytes, images), in place of the scenario's `[sweep]`; the report fits each
         /// variant's live and peak bytes against it.
         #[arg(long, value_name = "KEY=V1,V2,...")]
         sweep: Option<SweepArg>,

@@ -177,18 +177,28 @@ fn mark(verdict: Verdict) -> &'static str {
     }
 }
 
-/// A value as people read it: counts with separators, bytes in binary units as well.
+/// A value as people read it: counts with separators, bytes in binary units as well,
+/// times in milliseconds to a tenth (the server's CPU time is measured finer than a
+/// millisecond: 6.8 ms, not 6).
 fn value(metric: Metric, v: f64) -> String {
     match metric {
-        Metric::DurationMs => format!("{v:.1} ms"),
+        m if is_time(m) => format!("{v:.1} ms"),
         m if m.is_bytes() => format!("{} ({})", Bytes(v as u64), thousands(v as u64)),
         _ => thousands(v as u64),
     }
 }
 
+/// Whether the metric is a time in milliseconds.
+fn is_time(metric: Metric) -> bool {
+    matches!(
+        metric,
+        Metric::DurationMs | Metric::ApiServerCpuMs | Metric::SubjectCpuMs
+    )
+}
+
 fn change(row: &Row) -> String {
     let sign = if row.delta > 0.0 { "+" } else { "-" };
-    let delta = if row.metric == Metric::DurationMs {
+    let delta = if is_time(row.metric) {
         format!("{sign}{:.1} ms", row.delta.abs())
     } else {
         format!("{sign}{}", thousands(row.delta.abs() as u64))
@@ -347,6 +357,14 @@ mod tests {
         let same = Comparison::new(&base, &base, &Tolerances::default()).unwrap();
         assert!(!same.failed());
         assert!(render_check(&same).starts_with("ok: "));
+    }
+
+    #[test]
+    fn times_keep_their_tenths_of_a_millisecond() {
+        // The server's CPU time 6.831 ms was shown as 6, and a change to 12.767 as +5.
+        assert_eq!(value(Metric::ApiServerCpuMs, 6.831), "6.8 ms");
+        assert_eq!(value(Metric::SubjectCpuMs, 1_234.0), "1234.0 ms");
+        assert_eq!(value(Metric::AllocCount, 1_234.0), "1,234");
     }
 
     #[test]
