@@ -1,4 +1,4 @@
-"""The official Python client against `informer-mem serve`: a namespace's pods, a page of
+"""The official Python client against `informer-mem serve`: discovery, a namespace's pods, a page of
 every pod, a watch from resourceVersion 0, an Event watched, a namespace of its own made,
 written into, deleted and watched. Usage: python list.py KUBECONFIG NAMESPACE"""
 import sys
@@ -7,6 +7,12 @@ from kubernetes import client, config, watch
 
 config.load_kube_config(config_file=sys.argv[1])
 v1 = client.CoreV1Api()
+# Discovery as the client asks it, with trailing slashes (/version/, /api/, /apis/, /api/v1/).
+version = client.VersionApi().get_code()
+groups = client.ApisApi().get_api_versions()
+resources = v1.get_api_resources()
+print(f"discovery {version.major} {client.CoreApi().get_api_versions().versions} "
+      f"{'pods' in [r.name for r in resources.resources]} {type(groups).__name__}")
 pods = v1.list_namespaced_pod(sys.argv[2])
 print(f"pods {len(pods.items)}")
 page = v1.list_pod_for_all_namespaces(limit=7)

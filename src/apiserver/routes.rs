@@ -117,13 +117,46 @@ pub fn network_router(server: ApiServer) -> Router {
         .merge(reviews::routes())
         .merge(connect::routes(server.clone()))
         .merge(eviction::routes(server));
-    router.fallback(move |uri: axum::http::Uri| async move {
+    let router = router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {
             unknown_resource()
         } else {
             page_not_found()
         }
-    })
+    });
+    Router::new().fallback_service(tower::ServiceExt::map_request(router, api_path_trimmed))
+}
+
+/// The request with an API path's trailing slashes left out. kube-apiserver reads an API
+/// request's resource from its path trimmed of slashes at both ends (`RequestInfoFactory`),
+/// and go-restful serves `/version/` as `/version`: `/api/v1/pods/` lists pods and
+/// `/apis/` lists the groups there. The official Python client asks for `/version/`,
+/// `/api/`, `/apis/` and `/api/v1/` so (`VersionApi.get_code`, `get_api_versions`,
+/// `get_api_resources`). Other paths are left as sent, as kube-apiserver answers
+/// `/healthz/` or `/openapi/v3/` with 404; so is a slash inside the path (`/api//v1`).
+fn api_path_trimmed(mut request: axum::extract::Request) -> axum::extract::Request {
+    let path = request.uri().path();
+    let trimmed = path.trim_end_matches('/');
+    let api = |p: &str| {
+        p == "/version"
+            || p == "/api"
+            || p == "/apis"
+            || p.starts_with("/api/")
+            || p.starts_with("/apis/")
+    };
+    if trimmed.len() == path.len() || !api(trimmed) {
+        return request;
+    }
+    let rewritten = match request.uri().query() {
+        Some(query) => format!("{trimmed}?{query}"),
+        None => trimmed.to_owned(),
+    };
+    let mut parts = request.uri().clone().into_parts();
+    parts.path_and_query = rewritten.parse().ok();
+    if let Ok(uri) = axum::http::Uri::from_parts(parts) {
+        *request.uri_mut() = uri;
+    }
+    request
 }
 
 /// Whether `path` lies in a group a server of `kind` objects serves, where kube-apiserver
@@ -479,6 +512,8 @@ mod protobuf_tests;
 mod sampled_tests;
 #[cfg(test)]
 mod scale_tests;
+#[cfg(test)]
+mod slash_tests;
 #[cfg(test)]
 mod status_tests;
 #[cfg(test)]
