@@ -26,7 +26,7 @@ mod transform;
 mod writer;
 
 pub use event::{Event, Status};
-pub use reflector::VERY_SHORT_WATCH;
+pub use reflector::{VERY_SHORT_WATCH, slow_reads};
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -9,6 +9,7 @@
 //! `String`, then decoded), so a LIST costs what it costs a kube-based informer.
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use futures::{Stream, StreamExt, TryStreamExt};
 use kube::core::{ObjectList, WatchEvent};
@@ -16,6 +17,37 @@ use kube::core::{ObjectList, WatchEvent};
 use super::Event;
 use super::object::Object;
 use crate::scenario::{InitialSync, ListRules, ObjectKind, Scope};
+
+/// Watch events that slow readers (`Rules::read_cost_ms`) of this process have taken
+/// from their streams and are still reading, and how many they have read in all. A reader
+/// asleep on its cost is idle to the paused clock while more events wait for it in its
+/// connection, so the runner's quiet process is not enough to say it has read everything:
+/// it waits for none in reading too ([`slow_reads`]). Process-wide, as a variant is a
+/// process, so that a reader without a cost carries nothing for it.
+static READING: AtomicUsize = AtomicUsize::new(0);
+static READ: AtomicU64 = AtomicU64::new(0);
+
+/// Events slow readers are reading now, and have read in all (progress: a slow reader is
+/// slow, not stuck).
+pub fn slow_reads() -> (usize, u64) {
+    (READING.load(Ordering::SeqCst), READ.load(Ordering::SeqCst))
+}
+
+/// One event in [`READING`], until it is read or its watch is dropped.
+struct Reading;
+
+impl Reading {
+    fn start() -> Reading {
+        READING.fetch_add(1, Ordering::SeqCst);
+        Reading
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        READING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// client-go's watch timeout is random in [5 min, 10 min); this is its lower bound, fixed
 /// so that runs repeat exactly.
@@ -356,9 +388,16 @@ impl<K: Object> Reflector<K> {
         let cost = std::time::Duration::from_millis(self.rules.read_cost_ms.into());
         // A slow reader: each event takes `cost` to read. Wrapped here rather than slept
         // in `follow`, so that an informer without a cost runs exactly the code it did.
-        Ok(Box::pin(stream.then(move |event| async move {
-            tokio::time::sleep(cost).await;
-            event
+        Ok(Box::pin(stream.then(move |event| {
+            // Counted as it leaves the connection, in the poll that takes it: no moment
+            // passes with the event neither waiting there nor counted.
+            let reading = Reading::start();
+            async move {
+                tokio::time::sleep(cost).await;
+                READ.fetch_add(1, Ordering::SeqCst);
+                drop(reading);
+                event
+            }
         })))
     }
 

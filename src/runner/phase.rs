@@ -349,7 +349,8 @@ fn calibrate(bytes: u64, blocks: u64) {
 /// Waits until the informer has seen every change the server has made: it has synced, a
 /// watch past its initial events per informer has been sent everything up to the server's
 /// newest resourceVersion, the process is quiet (so the informer has read and applied it),
-/// and its queues and handlers have nothing left. This reads the server, not the
+/// no slow reader (`watch_read_cost`) is reading an event, and its queues and handlers
+/// have nothing left. This reads the server, not the
 /// informer's reflector, so it holds for any implementation. Handlers that pay a cost in
 /// virtual time move the deadline on as long as they make progress. The variant's plain
 /// watchers (`watchers` of them) must have been sent everything too.
@@ -361,7 +362,8 @@ async fn wait_caught_up(
 ) -> Result<(), PhaseError> {
     let target = server.resource_version();
     let mut deadline = Instant::now() + PHASE_TIMEOUT;
-    let mut handled = informer.handled();
+    let progress = |informer: &Informer| (informer.handled(), informer::slow_reads().1);
+    let mut made = progress(informer);
     loop {
         tokio::time::sleep(SETTLE_TICK).await;
         let status = informer.status();
@@ -372,12 +374,15 @@ async fn wait_caught_up(
             });
         }
         let watches = informer.count() + watchers;
-        if status.synced && server.watches_at(target) >= watches && informer.quiet() {
+        // A slow reader asleep on its read cost is idle, its next events still unread.
+        let reading = informer::slow_reads().0;
+        if status.synced && server.watches_at(target) >= watches && informer.quiet() && reading == 0
+        {
             return Ok(());
         }
-        let now_handled = informer.handled();
-        if now_handled != handled {
-            handled = now_handled;
+        let now = progress(informer);
+        if now != made {
+            made = now;
             deadline = Instant::now() + PHASE_TIMEOUT;
         }
         if Instant::now() >= deadline {

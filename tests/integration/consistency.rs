@@ -265,3 +265,55 @@ fraction = 0.9
     let (all, one) = (live(&variants[0]), live(&variants[1]));
     assert!(one * 2 < all, "a third of the objects: {one} of {all}");
 }
+
+/// A slow reader (`watch_read_cost`) is asleep on its cost while the next events wait in
+/// its connection, so the process is quiet before it has read them: each phase waits for
+/// it all the same, and its store matches the server. Before, a phase ended after the
+/// first events of the watch (a create of 30 objects: 29 missing, then 2 stale). A create
+/// after every object is gone makes the objects it says.
+#[test]
+fn a_slow_reader_is_waited_for_and_a_create_makes_its_count() {
+    let (code, stdout, report) = run_text(
+        r#"name = "slow-reader"
+[objects]
+count = 20
+namespaces = 2
+
+[[variant]]
+name = "reads an event in 5 ms"
+watch_read_cost = "5ms"
+
+[[variant]]
+name = "watch at 0, 20 ms an event"
+initial_sync = "watch-rv0"
+watch_read_cost = "20ms"
+
+[[phase]]
+kind = "list"
+
+[[phase]]
+kind = "update"
+fraction = 1.0
+
+[[phase]]
+kind = "delete"
+fraction = 1.0
+
+[[phase]]
+kind = "create"
+count = 30
+
+[[phase]]
+kind = "disconnect"
+count = 10
+"#,
+    );
+    assert_eq!(code, 0, "{stdout}");
+    for variant in report["variants"].as_array().unwrap() {
+        for p in phases(variant) {
+            assert_eq!(p["consistent"], true, "{}: {}", variant["name"], p["name"]);
+        }
+        assert_eq!(phase(variant, "create")["objects"], 30);
+        assert_eq!(phase(variant, "create")["server_objects"], 30);
+    }
+}
