@@ -13,7 +13,7 @@ use super::kind::ObjectKind;
 use super::raw::RawObjects;
 use super::sample::Sample;
 use super::sample_kind::{kind_key, sample_kind};
-use super::storable::unstorable;
+use super::storable::{Shape, unstorable};
 
 /// The objects the built-in apiserver generates, and their shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +80,16 @@ impl ObjectSpec {
             data_bytes: default_data_bytes(),
             images: None,
             sample: None,
+        }
+    }
+
+    /// What decides whether a cluster could store the objects ([`super::storable`]).
+    pub(super) fn shape(&self) -> Shape {
+        Shape {
+            kind: self.kind,
+            data_keys: self.data_keys,
+            data_bytes: self.data_bytes,
+            last_applied: self.last_applied,
         }
     }
 
@@ -296,7 +306,7 @@ pub(super) fn objects_from_raw(file: &Path, raw: RawObjects) -> Result<ObjectSpe
         images: images_from_raw(&raw, kind)?,
         sample: None,
     };
-    match unstorable(&spec) {
+    match unstorable(spec.shape()) {
         None => Ok(spec),
         Some(refused) => {
             // Only shaped data can be too large, and `data_keys` shapes it.

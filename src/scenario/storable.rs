@@ -9,7 +9,6 @@
 use crate::k8s::names::MAX_ANNOTATIONS_BYTES;
 
 use super::kind::ObjectKind;
-use super::objects::ObjectSpec;
 
 /// Most bytes of data one ConfigMap or Secret may hold (`MaxSecretSize`, 1 MiB).
 pub const MAX_DATA_BYTES: u64 = 1024 * 1024;
@@ -25,10 +24,20 @@ pub(super) struct Unstorable {
     pub hint: String,
 }
 
-/// Why `spec`'s objects could not exist in a cluster, if they could not. Only shaped
-/// ConfigMaps and Secrets (`data_keys`) can be too large; every other shape the knobs
-/// allow stays far below the limits.
-pub(super) fn unstorable(spec: &ObjectSpec) -> Option<Unstorable> {
+/// What decides whether generated objects fit: `objects.kind`, `data_keys`,
+/// `data_bytes` and `last_applied`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shape {
+    pub kind: ObjectKind,
+    pub data_keys: Option<u32>,
+    pub data_bytes: u32,
+    pub last_applied: bool,
+}
+
+/// Why objects of this shape could not exist in a cluster, if they could not. Only
+/// shaped ConfigMaps and Secrets (`data_keys`) can be too large; every other shape the
+/// knobs allow stays far below the limits.
+pub(super) fn unstorable(spec: Shape) -> Option<Unstorable> {
     let keys = spec.data_keys?;
     if !matches!(spec.kind, ObjectKind::ConfigMap | ObjectKind::Secret) || keys < 2 {
         return None;
@@ -99,26 +108,25 @@ fn recorded_values(kind: ObjectKind, keys: u32, bytes: u64) -> u64 {
 mod tests {
     use super::*;
 
-    fn shaped(kind: ObjectKind, keys: u32, bytes: u32, last_applied: bool) -> ObjectSpec {
-        ObjectSpec {
+    fn shaped(kind: ObjectKind, keys: u32, bytes: u32, last_applied: bool) -> Shape {
+        Shape {
             kind,
             data_keys: Some(keys),
             data_bytes: bytes,
             last_applied,
-            ..ObjectSpec::pods(10)
         }
     }
 
     #[test]
     fn data_over_a_mebibyte_is_refused_with_the_largest_value_that_fits() {
-        let refused = unstorable(&shaped(ObjectKind::ConfigMap, 3, 600_000, false)).unwrap();
+        let refused = unstorable(shaped(ObjectKind::ConfigMap, 3, 600_000, false)).unwrap();
         assert!(refused.message.contains("1200064 bytes"), "{refused:?}");
         assert_eq!(refused.hint, "with 3 keys, at most 524256 bytes a value");
         assert_eq!(
-            unstorable(&shaped(ObjectKind::Secret, 3, 524_256, false)),
+            unstorable(shaped(ObjectKind::Secret, 3, 524_256, false)),
             None
         );
-        assert!(unstorable(&shaped(ObjectKind::Secret, 3, 524_257, false)).is_some());
+        assert!(unstorable(shaped(ObjectKind::Secret, 3, 524_257, false)).is_some());
     }
 
     #[test]
@@ -126,17 +134,17 @@ mod tests {
         // 200,000 bytes fit in a ConfigMap's annotation; as a Secret's base64 they are
         // 266,668 bytes.
         assert_eq!(
-            unstorable(&shaped(ObjectKind::ConfigMap, 2, 200_000, true)),
+            unstorable(shaped(ObjectKind::ConfigMap, 2, 200_000, true)),
             None
         );
-        let refused = unstorable(&shaped(ObjectKind::Secret, 2, 200_000, true)).unwrap();
+        let refused = unstorable(shaped(ObjectKind::Secret, 2, 200_000, true)).unwrap();
         assert!(refused.message.contains("266679 bytes"), "{refused:?}");
         assert!(
             refused.hint.contains("make it well under 196599 bytes"),
             "{refused:?}"
         );
         assert_eq!(
-            unstorable(&shaped(ObjectKind::Secret, 2, 200_000, false)),
+            unstorable(shaped(ObjectKind::Secret, 2, 200_000, false)),
             None
         );
     }

@@ -118,7 +118,7 @@ fn checked(
     for &value in values {
         match u64::try_from(value) {
             Ok(v) if (min..=max).contains(&v) && !checked.contains(&v) => {
-                if let Some(refused) = unstorable(&key.apply(objects, v)) {
+                if let Some(refused) = unstorable(key.apply(objects, v).shape()) {
                     let message = format!("{key} = {value}: {}", refused.message);
                     return Err(problem(message).hint(refused.hint));
                 }
