@@ -13,6 +13,10 @@ pub const LABEL_VALUE: &str = "a valid label must be an empty string or consist 
 /// `TotalAnnotationSizeLimitB`, 256 KiB).
 pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
 
+/// Most bytes of data one ConfigMap or Secret may hold (`MaxSecretSize`, 1 MiB): what
+/// the built-in server's validation and a scenario's shapes are held to.
+pub const MAX_DATA_BYTES: usize = 1024 * 1024;
+
 /// The bytes of annotations' keys and values together, as `ValidateAnnotationsSize`
 /// counts them.
 pub fn annotations_size<'a>(annotations: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {

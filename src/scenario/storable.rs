@@ -6,12 +6,14 @@
 //! cluster stores would be measured as if they were real, so a shape that makes them is
 //! refused when the scenario is read, with the largest value that fits.
 
-use crate::k8s::names::MAX_ANNOTATIONS_BYTES;
+use crate::k8s::names;
 
 use super::kind::ObjectKind;
 
-/// Most bytes of data one ConfigMap or Secret may hold (`MaxSecretSize`, 1 MiB).
-pub const MAX_DATA_BYTES: u64 = 1024 * 1024;
+/// Most bytes of data one ConfigMap or Secret may hold (`MaxSecretSize`).
+const MAX_DATA_BYTES: u64 = names::MAX_DATA_BYTES as u64;
+/// Most bytes of annotations one object may carry (`TotalAnnotationSizeLimitB`).
+const MAX_ANNOTATIONS_BYTES: u64 = names::MAX_ANNOTATIONS_BYTES as u64;
 
 /// The longest `config.yaml` of shaped data: `setting: value-{index}\ncount:
 /// {index}\nrevision: {generation}` with three numbers of up to ten digits.
@@ -62,12 +64,11 @@ pub(super) fn unstorable(spec: Shape) -> Option<Unstorable> {
         });
     }
     let recorded = recorded_values(spec.kind, keys, bytes);
-    if spec.last_applied && recorded > MAX_ANNOTATIONS_BYTES as u64 {
+    if spec.last_applied && recorded > MAX_ANNOTATIONS_BYTES {
         // What each value may take in the JSON beside the keys, and the bytes that
         // encode to at most that.
-        let room = (MAX_ANNOTATIONS_BYTES as u64)
-            .saturating_sub(recorded_values(spec.kind, keys, 0))
-            / values;
+        let room =
+            MAX_ANNOTATIONS_BYTES.saturating_sub(recorded_values(spec.kind, keys, 0)) / values;
         let most = match spec.kind {
             ObjectKind::Secret => room / 4 * 3,
             _ => room,

@@ -13,10 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{self, Causes};
 use crate::k8s::bytes::{self, CorruptInput};
-use crate::k8s::names::config_key_errors;
-
-/// Most bytes of data one ConfigMap or Secret may hold (`MaxSecretSize`, 1 MiB).
-const MAX_DATA_BYTES: usize = 1024 * 1024;
+use crate::k8s::names::{MAX_DATA_BYTES, config_key_errors};
 
 /// Why a field may not change once an object is immutable.
 const IMMUTABLE: &str = "Forbidden: field is immutable when `immutable` is set";
