@@ -92,7 +92,8 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
     if kind.has_status() {
         router = match kind.group() {
             "" => status::<Core>(router, kind),
-            _ => status::<Apps>(router, kind),
+            group if group == Apps::name(kind) => status::<Apps>(router, kind),
+            _ => status::<SampledGroup>(router, kind),
         };
     }
     router.fallback(not_found).with_state(server)

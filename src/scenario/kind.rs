@@ -124,12 +124,15 @@ impl ObjectKind {
     }
 
     /// Whether the kind has a status subresource: its status is written there, and writes
-    /// to the object leave it as it was. A sampled kind has none: its writes are whole.
+    /// to the object leave it as it was. A sampled kind has one when its sample's objects
+    /// have a `status`, as the CRDs of controllers that write one declare it (kubebuilder's
+    /// `+kubebuilder:subresource:status`); its writes are whole otherwise.
     pub fn has_status(self) -> bool {
-        matches!(
-            self,
-            ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment
-        )
+        match self {
+            ObjectKind::Pod | ObjectKind::Node | ObjectKind::Deployment => true,
+            ObjectKind::Sampled(kind) => kind.top_level.contains(&"status"),
+            ObjectKind::ConfigMap | ObjectKind::Secret => false,
+        }
     }
 
     /// Whether objects of the kind live in namespaces.

@@ -439,7 +439,7 @@ mod tests {
             (kind.as_str(), kind.api_version(), kind.plural()),
             ("Widget", "example.com/v1alpha1", "widgets")
         );
-        assert!(kind.namespaced() && kind.has_generation() && !kind.has_status());
+        assert!(kind.namespaced() && kind.has_generation() && kind.has_status());
         assert_eq!(kind.top_level_fields(), ["metadata", "spec", "status"]);
         // Its plural and scope can be given; a sample without a namespace is of a
         // cluster-scoped kind unless the scenario says otherwise.
@@ -469,6 +469,8 @@ mod tests {
         let (_dir, file) = scenario("sample = \"sample.json\"", &service.to_string());
         let kind = Scenario::load(&file).unwrap().objects.kind;
         assert_eq!((kind.api_root(), kind.plural()), ("/api/v1", "services"));
+        // Its objects have no status, so it has no status subresource: writes are whole.
+        assert!(!kind.has_status());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A kind from a sample (a custom resource) through the routes: discovery under its own
 //! group, reads in JSON whatever `Accept` prefers, writes with JSON merge and JSON patches
-//! only, the generation moved on by any change but metadata's, and kube's default table.
+//! only, the generation moved on by any change but metadata's (and status's, where the
+//! sample has a status: its status subresource), and kube's default table.
 
 use axum::http::StatusCode;
 use serde_json::json;
@@ -166,4 +167,111 @@ async fn kubectl_sees_a_custom_resources_default_table() {
         .collect();
     assert_eq!(columns, ["Name", "Age"]);
     assert_eq!(table["rows"].as_array().unwrap().len(), 10);
+}
+
+#[tokio::test]
+async fn a_status_subresource_writes_the_status_alone_and_the_object_keeps_it() {
+    let server = certificates();
+    let (_, resources) = request(&server, "GET", ROOT, JSON, "").await;
+    let names: Vec<&str> = (resources["resources"].as_array().unwrap().iter())
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["certificates", "certificates/status"]);
+    let collection = format!("{ROOT}/namespaces/payments/certificates");
+    let body = json!({
+        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+        "metadata": {"name": "made"},
+        "spec": {"secretName": "made-tls"},
+        "status": {"revision": 9},
+    });
+    let (code, made) = request(&server, "POST", &collection, JSON, &body.to_string()).await;
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert!(
+        made.get("status").is_none(),
+        "a create sets no status: {made}"
+    );
+    // Through the status: the status changes, the spec and the labels sent do not, nor
+    // does the generation.
+    let status = format!("{collection}/made/status");
+    let merge = "application/merge-patch+json";
+    let patch = r#"{"spec":{"secretName":"other"},"metadata":{"labels":{"a":"b"}},"status":{"revision":1}}"#;
+    let (code, written) = request(&server, "PATCH", &status, merge, patch).await;
+    assert_eq!(code, StatusCode::OK, "{written}");
+    assert_eq!(written["status"], json!({"revision": 1}));
+    assert_eq!(written["spec"]["secretName"], "made-tls");
+    assert!(written["metadata"].get("labels").is_none(), "{written}");
+    assert_eq!(written["metadata"]["generation"], 1);
+    let entries = written["metadata"]["managedFields"].as_array().unwrap();
+    assert!(
+        entries.iter().any(|e| e["subresource"] == "status"),
+        "{entries:?}"
+    );
+    // Through the object: the status stays as it was, and only the spec's change moves
+    // the generation on.
+    let object = format!("{collection}/made");
+    let patch = r#"{"status":{"revision":5}}"#;
+    let (_, kept) = request(&server, "PATCH", &object, merge, patch).await;
+    assert_eq!(
+        (&kept["status"], &kept["metadata"]["generation"]),
+        (&json!({"revision": 1}), &json!(1))
+    );
+    let patch = r#"{"spec":{"duration":"24h"},"status":{"revision":5}}"#;
+    let (_, changed) = request(&server, "PATCH", &object, merge, patch).await;
+    assert_eq!(
+        (&changed["status"], &changed["metadata"]["generation"]),
+        (&json!({"revision": 1}), &json!(2))
+    );
+    // A replace of the status without one removes it; the read is the object's.
+    let mut replaced = changed.clone();
+    replaced.as_object_mut().unwrap().remove("status");
+    let (code, put) = request(&server, "PUT", &status, JSON, &replaced.to_string()).await;
+    assert_eq!(code, StatusCode::OK, "{put}");
+    assert!(put.get("status").is_none(), "{put}");
+    let (code, read) = request(&server, "GET", &status, JSON, "").await;
+    assert_eq!(
+        (code, &read["spec"]["duration"]),
+        (StatusCode::OK, &json!("24h"))
+    );
+}
+
+#[tokio::test]
+async fn a_kind_whose_sample_has_no_status_has_no_status_subresource() {
+    let dir = tempfile::tempdir().unwrap();
+    let widget = json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default", "generation": 1},
+        "spec": {"size": 1},
+    });
+    std::fs::write(dir.path().join("widget.json"), widget.to_string()).unwrap();
+    let scenario = "name = \"widgets\"\n[objects]\ncount = 2\nnamespaces = 1\n\
+        sample = \"widget.json\"\n[[variant]]\nname = \"a\"\n[[phase]]\nkind = \"list\"\n";
+    std::fs::write(dir.path().join("widgets.toml"), scenario).unwrap();
+    let objects = Scenario::load(&dir.path().join("widgets.toml"))
+        .unwrap()
+        .objects;
+    let server = ApiServer::new(objects);
+    let (_, resources) = request(&server, "GET", "/apis/example.com/v1", JSON, "").await;
+    assert_eq!(resources["resources"].as_array().unwrap().len(), 1);
+    let (_, list) = request(&server, "GET", "/apis/example.com/v1/widgets", JSON, "").await;
+    let meta = &list["items"][0]["metadata"];
+    let (namespace, name) = (
+        meta["namespace"].as_str().unwrap(),
+        meta["name"].as_str().unwrap(),
+    );
+    let object = format!("/apis/example.com/v1/namespaces/{namespace}/widgets/{name}");
+    let (code, _) = request(&server, "GET", &format!("{object}/status"), JSON, "").await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+    // Its writes are whole: a status sent is stored, and moves the generation on.
+    let merge = "application/merge-patch+json";
+    let (code, written) = request(
+        &server,
+        "PATCH",
+        &object,
+        merge,
+        r#"{"status":{"ok":true}}"#,
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{written}");
+    assert_eq!(written["status"], json!({"ok": true}));
+    assert_eq!(written["metadata"]["generation"], 2);
 }

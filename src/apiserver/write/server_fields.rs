@@ -59,10 +59,14 @@ pub(super) fn finish(
         && kind.has_generation()
     {
         // The spec changing is what bumps a Pod's or a Deployment's generation; a custom
-        // resource's, any change but its metadata's (it has no status subresource here).
+        // resource's, any change but its metadata's, and its status's where the status
+        // has a subresource of its own.
         let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
         let changed = match kind {
-            ObjectKind::Sampled(_) => beside_metadata(&object) != beside_metadata(current),
+            ObjectKind::Sampled(_) => {
+                let beside = |object| beside_metadata(object, kind.has_status());
+                beside(&object) != beside(current)
+            }
             _ => object["spec"] != current["spec"],
         };
         object["metadata"]["generation"] = json!(generation + i64::from(changed));
@@ -162,8 +166,9 @@ fn keep_entries(object: &mut Value, entries: Value) {
 }
 
 /// Status belongs to the status subresource: a create starts a Pod's or a Deployment's
-/// as the apiserver does (a Node's is the writer's, as kubelet registers it), a write to
-/// the object keeps it as it was, a write to the status is the status.
+/// as the apiserver does (a Node's is the writer's, as kubelet registers it; a custom
+/// resource's is dropped, as its CRD's status subresource has it), a write to the object
+/// keeps it as it was, a write to the status is the status.
 fn keep_status(kind: ObjectKind, object: &mut Value, current: Option<&Value>, endpoint: Endpoint) {
     match (kind, current, endpoint) {
         (_, _, Endpoint::Status) => {}
@@ -171,6 +176,9 @@ fn keep_status(kind: ObjectKind, object: &mut Value, current: Option<&Value>, en
             object["status"] = json!({"phase": "Pending", "qosClass": qos_class(&object["spec"])});
         }
         (ObjectKind::Deployment, None, _) => object["status"] = json!({}),
+        (ObjectKind::Sampled(_), None, _) if kind.has_status() => {
+            object.as_object_mut().map(|o| o.remove("status"));
+        }
         (_, Some(current), _) if kind.has_status() => match current.get("status") {
             Some(status) => object["status"] = status.clone(),
             None => {
@@ -210,10 +218,12 @@ pub(super) fn qos_class(spec: &Value) -> &'static str {
     }
 }
 
-/// An object's fields but its metadata: what moves a custom resource's generation on.
-fn beside_metadata(object: &Value) -> Vec<(&String, &Value)> {
+/// An object's fields but its metadata (and its status, `but_status`): what moves a
+/// custom resource's generation on.
+fn beside_metadata(object: &Value, but_status: bool) -> Vec<(&String, &Value)> {
+    let counted = |field: &str| field != "metadata" && !(but_status && field == "status");
     object
         .as_object()
-        .map(|fields| fields.iter().filter(|(k, _)| *k != "metadata").collect())
+        .map(|fields| fields.iter().filter(|(k, _)| counted(k)).collect())
         .unwrap_or_default()
 }

@@ -1,6 +1,7 @@
 //! The status subresource (`{root}/namespaces/{namespace}/{resource}/{name}/status`, and
-//! `{root}/nodes/{name}/status`) of the kinds that have one: Pods, Nodes and Deployments,
-//! as kubelet, controllers and `kubectl ... --subresource=status` write them. Its PUT and
+//! `{root}/nodes/{name}/status`) of the kinds that have one: Pods, Nodes, Deployments and
+//! a sampled kind whose objects have a status (a custom resource's, as an operator writes
+//! it), as kubelet, controllers and `kubectl ... --subresource=status` write them. Its PUT and
 //! PATCH are the object's handlers for [`super::ToStatus`]: they change the status (and
 //! the metadata the kind lets them change) and keep the spec as it was, so the
 //! generation stays; the writer gets a managedFields entry for the subresource owning
@@ -17,8 +18,21 @@ use crate::scenario::ObjectKind;
 /// status strategy in kube-apiserver v1.37 puts back. A Pod keeps its owner references
 /// (old kubelets corrupted them), its QoS class when the write drops it, and the
 /// observed generations the write leaves unset (of the status and of each condition, by
-/// type in order); a Deployment keeps its labels.
+/// type in order); a Deployment keeps its labels. A sampled kind is served as a custom
+/// resource, whose status write changes the status alone (apiextensions-apiserver's
+/// status strategy): the object as it was, with the status sent (none when it sent
+/// none) and the write's managedFields.
 pub(super) fn prepared(kind: ObjectKind, mut object: Value, current: &Value) -> Value {
+    if let ObjectKind::Sampled(_) = kind {
+        let mut kept = current.clone();
+        put_back(&mut kept, &object, &["status"]);
+        put_back(
+            &mut kept["metadata"],
+            &object["metadata"],
+            &["managedFields"],
+        );
+        return kept;
+    }
     put_back(&mut object, current, &["spec"]);
     match kind {
         ObjectKind::Pod => {
