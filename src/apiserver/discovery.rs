@@ -128,6 +128,32 @@ pub async fn api_groups<S: Serving>(State(server): State<ApiServer>) -> Json<Val
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }
 
+/// `/`: the paths the server answers, as kube-apiserver's index lists them (`{"paths":
+/// [...]}`, sorted): the API's roots, each group and version `/apis` lists, the OpenAPI v3
+/// index, `/version`, and the health probes with their checks.
+pub async fn root_paths<S: Serving>(server: State<ApiServer>) -> Json<Value> {
+    let Json(groups) = api_groups::<S>(server).await;
+    let roots = [
+        "/api",
+        "/api/v1",
+        "/apis",
+        "/apis/",
+        "/openapi/v3",
+        "/version",
+    ];
+    let mut paths: Vec<String> = roots.map(String::from).to_vec();
+    for group in groups["groups"].as_array().into_iter().flatten() {
+        paths.extend(group["name"].as_str().map(|name| format!("/apis/{name}")));
+        let versions = group["versions"].as_array().into_iter().flatten();
+        paths.extend(
+            versions.filter_map(|v| Some(format!("/apis/{}", v["groupVersion"].as_str()?))),
+        );
+    }
+    paths.extend(super::health::paths());
+    paths.sort();
+    Json(json!({ "paths": paths }))
+}
+
 /// `/apis/{group}`: one named group.
 pub async fn api_group<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
     let mut group = group_of::<G>(server.spec().kind);

@@ -46,6 +46,15 @@ pub fn routes<S: Clone + Send + Sync + 'static>(mut router: Router<S>) -> Router
     router
 }
 
+/// Every probe's path and each of its checks' (`/livez`, `/livez/ping`, ...), as the
+/// server's index (`/`) lists them.
+pub fn paths() -> impl Iterator<Item = String> {
+    PROBES.into_iter().flat_map(|probe| {
+        let checks = CHECKS.map(|check| format!("/{probe}/{check}"));
+        std::iter::once(format!("/{probe}")).chain(checks)
+    })
+}
+
 /// `/{probe}`: every check, tersely unless `verbose` is asked for.
 fn all_checks(probe: &str, query: Option<&str>) -> Response {
     let mut verbose = false;

@@ -10,7 +10,7 @@ use axum::extract::{RawQuery, State};
 use super::extract::ApiPath;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 
 use super::discovery::{InProcess, Serving};
 use super::form::{Form, Wire};
@@ -100,7 +100,8 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
 }
 
 /// The routes served over TCP (`serve`, and `run`'s loopback server for external
-/// variants): the apiserver's, the health probes that scripts and programs wait on, and
+/// variants): the apiserver's, the index of its paths (`/`), the health probes that
+/// scripts and programs wait on, and
 /// the Leases and Events programs write beside the scenario's objects ([`records`]), and
 /// the pods' connect subresources ([`connect`]) and evictions ([`eviction`]).
 /// The in-process transport leaves the probes and the records out: no client there asks
@@ -110,6 +111,12 @@ pub fn network_router(server: ApiServer) -> Router {
     let kind = server.spec().kind;
     let records = Records::new(server.clone());
     let mut router = health::routes(routes::<Network>(server.clone(), Some(records.clone())));
+    let listed = server.clone();
+    // The index, to any method, as kube-apiserver's `/` answers.
+    router = router.route(
+        "/",
+        any(move || discovery::root_paths::<Network>(State(listed.clone()))),
+    );
     if records::services::served_with(kind) {
         router = router.merge(records::services::routes(records.clone()));
     }

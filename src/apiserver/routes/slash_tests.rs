@@ -1,6 +1,6 @@
-//! Paths with trailing slashes over TCP, answered as kube-apiserver v1.37.2 answers them
-//! (checked by hand with `kubectl get --raw`): an API path's trailing slashes are left
-//! out, every other path is taken as sent.
+//! Paths over TCP, answered as kube-apiserver v1.37.2 answers them (checked by hand with
+//! `kubectl get --raw`): an API path's trailing slashes are left out, every other path is
+//! taken as sent; the root lists the paths served.
 
 use axum::http::StatusCode;
 use serde_json::Value;
@@ -58,5 +58,29 @@ async fn other_paths_and_inner_slashes_are_taken_as_sent() {
     for uri in ["/healthz/", "/livez/", "/openapi/v3/", "/api//v1"] {
         let (code, _) = get(uri).await;
         assert_eq!(code, StatusCode::NOT_FOUND, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn the_root_lists_the_paths_served_and_each_answers() {
+    let (code, body) = get("/").await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    let paths: Vec<&str> = (body["paths"].as_array().unwrap().iter())
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(paths.is_sorted(), "{paths:?}");
+    for path in [
+        "/api/v1",
+        "/apis/coordination.k8s.io/v1",
+        "/apis/events.k8s.io",
+        "/livez/ping",
+        "/openapi/v3",
+        "/version",
+    ] {
+        assert!(paths.contains(&path), "{path} not in {paths:?}");
+    }
+    for path in paths {
+        let (code, body) = get(path).await;
+        assert_eq!(code, StatusCode::OK, "{path}: {body}");
     }
 }
