@@ -101,9 +101,9 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
 
 /// The routes served over TCP (`serve`, and `run`'s loopback server for external
 /// variants): the apiserver's, the index of its paths (`/`), the health probes that
-/// scripts and programs wait on, and
-/// the Leases and Events programs write beside the scenario's objects ([`records`]), and
-/// the pods' connect subresources ([`connect`]) and evictions ([`eviction`]).
+/// scripts and programs wait on, the Leases and Events programs write beside the
+/// scenario's objects ([`records`]), and the pods' connect subresources ([`connect`]) and
+/// evictions ([`eviction`]).
 /// The in-process transport leaves the probes and the records out: no client there asks
 /// for them, and the router's own size is part of every report's exact apiserver
 /// figures.
