@@ -34,7 +34,7 @@ use super::status::{ApiError, namespace_not_found};
 use super::table::{self, metadata_only};
 use super::write::{
     self, Causes, DeleteOptions, WriteOptions, body_wire, check_preconditions, decode_as,
-    duplicated_fields, namespace_metadata, object_key, unknown_fields,
+    duplicated_fields, label_named_metadata, object_key, unknown_fields,
 };
 
 /// `GET /api/v1/namespaces` in process: a LIST. Namespaces are watched over TCP only,
@@ -208,7 +208,7 @@ fn created(
     let key = object_key("Namespace", "", &mut object, None, server)?;
     object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(key.name);
     let mut causes = Causes::default();
-    namespace_metadata(&key.name, &object["metadata"], &mut causes);
+    label_named_metadata(&key.name, &object["metadata"], &mut causes);
     causes.into_result("Namespace", &key.name)?;
     let entries = entries.unwrap_or_else(|| {
         apply::update_of(&typed(), None, &object, options.writer(), &write::now())
@@ -379,7 +379,7 @@ fn updated(
     object["status"] = live["status"].clone();
     write::identity(&mut object, Some(live), "", false);
     let mut causes = Causes::default();
-    namespace_metadata(name, &object["metadata"], &mut causes);
+    label_named_metadata(name, &object["metadata"], &mut causes);
     causes.into_result("Namespace", name)?;
     Ok(object)
 }

@@ -117,9 +117,6 @@ pub fn network_router(server: ApiServer) -> Router {
         "/",
         any(move || discovery::root_paths::<Network>(State(listed.clone()))),
     );
-    if records::services::served_with(kind) {
-        router = router.merge(records::services::routes(records.clone()));
-    }
     let router = router
         .merge(records::routes(records))
         .merge(reviews::routes())

@@ -37,6 +37,8 @@ var groups = map[string]struct {
 		"io.k8s.api.core.v1.Node", "io.k8s.api.core.v1.NodeList",
 		"io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.NamespaceList",
 		"io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.EventList",
+		"io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.ServiceList",
+		"io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.ServiceAccountList",
 	}},
 	"apps": {"apis__apps__v1_openapi.json", []string{
 		"io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.DeploymentList",

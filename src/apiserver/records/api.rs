@@ -2,9 +2,10 @@
 //! Events, one resource served in two versions, `v1` (client-go's `record`, kubectl) and
 //! `events.k8s.io/v1` (client-go's `tools/events`), converted as kube-apiserver converts
 //! them (k8s.io/kubernetes pkg/apis/events/v1/conversion.go); and ConfigMaps and Secrets
-//! where the scenario's objects are of another kind ([`super::data`]). What each
-//! version's objects look like, which fields select them, how kube-apiserver validates
-//! and prints them.
+//! where the scenario's objects are of another kind ([`super::data`]); Services
+//! ([`super::services`]) and ServiceAccounts, what an operator makes beside its
+//! workloads. What each version's objects look like, which fields select them, how
+//! kube-apiserver defaults, validates and prints them.
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
@@ -13,7 +14,7 @@ use crate::apiserver::apply::{Shape, Typed};
 use crate::apiserver::status::ApiError;
 use crate::apiserver::table;
 use crate::apiserver::version::NamespacedName;
-use crate::apiserver::write::{self, Causes};
+use crate::apiserver::write::{self, Causes, Endpoint};
 use crate::scenario::ObjectKind;
 
 /// A resource in the version a request names.
@@ -29,6 +30,10 @@ pub enum Api {
     ConfigMap,
     /// `v1` Secrets, where the scenario's objects are not Secrets.
     Secret,
+    /// `v1` Services, with their status subresource ([`super::services`]).
+    Service,
+    /// `v1` ServiceAccounts: the identity an operator gives the workloads it makes.
+    ServiceAccount,
 }
 
 /// A resource as the records keep it: Events once, whatever version wrote them.
@@ -40,9 +45,8 @@ pub enum Stored {
     /// ([`crate::apiserver::ApiServer::create_namespace`]), their changes in the records'
     /// history for the namespaces' watches.
     Namespace,
-    /// Services, of which the server has none ([`crate::apiserver::services`]): nothing
-    /// is kept of them, so their lists are empty and their watches see no change.
     Service,
+    ServiceAccount,
     ConfigMap,
     Secret,
 }
@@ -96,12 +100,14 @@ const EVENT_SELECTORS: &[(&str, &str)] = &[
 ];
 
 impl Api {
-    pub const ALL: [Api; 5] = [
+    pub const ALL: [Api; 7] = [
         Api::Lease,
         Api::CoreEvent,
         Api::Event,
         Api::ConfigMap,
         Api::Secret,
+        Api::Service,
+        Api::ServiceAccount,
     ];
 
     /// Whether a server of `kind` objects keeps this resource as records: not where the
@@ -130,22 +136,48 @@ impl Api {
         match self {
             Api::ConfigMap => Some(ObjectKind::ConfigMap),
             Api::Secret => Some(ObjectKind::Secret),
-            Api::Lease | Api::CoreEvent | Api::Event => None,
+            Api::Lease | Api::CoreEvent | Api::Event | Api::Service | Api::ServiceAccount => None,
         }
     }
 
     /// Whether a PUT of a missing record creates it (its strategy's
-    /// `AllowCreateOnUpdate`): a Lease's and an Event's do, a ConfigMap's and a
-    /// Secret's do not (404).
+    /// `AllowCreateOnUpdate`): a Lease's, an Event's and a Service's do, a ConfigMap's,
+    /// a Secret's and a ServiceAccount's do not (404).
     pub fn creates_on_update(self) -> bool {
-        self.object_kind().is_none()
+        match self {
+            Api::Lease | Api::CoreEvent | Api::Event | Api::Service => true,
+            Api::ConfigMap | Api::Secret | Api::ServiceAccount => false,
+        }
+    }
+
+    /// Whether it has a status subresource (`.../{name}/status`), which alone writes
+    /// its status: a Service's (a load balancer controller's ingress).
+    pub fn has_status(self) -> bool {
+        self == Api::Service
+    }
+
+    /// Whether a DELETE answers with the object as it was, rather than a `Success`
+    /// Status (its registry's `ReturnDeletedObject`): a Service's and a
+    /// ServiceAccount's do.
+    pub fn returns_deleted_object(self) -> bool {
+        matches!(self, Api::Service | Api::ServiceAccount)
+    }
+
+    /// The categories kube-apiserver lists it in (`kubectl get all` lists Services).
+    pub fn categories(self) -> &'static [&'static str] {
+        match self {
+            Api::Service => &["all"],
+            _ => &[],
+        }
     }
 
     /// The API group (`""`: the core group).
     pub fn group(self) -> &'static str {
         match self {
             Api::Lease => "coordination.k8s.io",
-            Api::CoreEvent | Api::ConfigMap | Api::Secret => "",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret | Api::Service | Api::ServiceAccount => {
+                ""
+            }
             Api::Event => "events.k8s.io",
         }
     }
@@ -153,7 +185,9 @@ impl Api {
     pub fn api_version(self) -> &'static str {
         match self {
             Api::Lease => "coordination.k8s.io/v1",
-            Api::CoreEvent | Api::ConfigMap | Api::Secret => "v1",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret | Api::Service | Api::ServiceAccount => {
+                "v1"
+            }
             Api::Event => "events.k8s.io/v1",
         }
     }
@@ -162,7 +196,9 @@ impl Api {
     pub fn root(self) -> &'static str {
         match self {
             Api::Lease => "/apis/coordination.k8s.io/v1",
-            Api::CoreEvent | Api::ConfigMap | Api::Secret => "/api/v1",
+            Api::CoreEvent | Api::ConfigMap | Api::Secret | Api::Service | Api::ServiceAccount => {
+                "/api/v1"
+            }
             Api::Event => "/apis/events.k8s.io/v1",
         }
     }
@@ -173,6 +209,8 @@ impl Api {
             Api::CoreEvent | Api::Event => "Event",
             Api::ConfigMap => "ConfigMap",
             Api::Secret => "Secret",
+            Api::Service => "Service",
+            Api::ServiceAccount => "ServiceAccount",
         }
     }
 
@@ -182,7 +220,12 @@ impl Api {
     pub fn qualified_kind(self) -> &'static str {
         match self {
             Api::Lease => "Lease.coordination.k8s.io",
-            Api::CoreEvent | Api::Event | Api::ConfigMap | Api::Secret => self.kind(),
+            Api::CoreEvent
+            | Api::Event
+            | Api::ConfigMap
+            | Api::Secret
+            | Api::Service
+            | Api::ServiceAccount => self.kind(),
         }
     }
 
@@ -192,6 +235,8 @@ impl Api {
             Api::CoreEvent | Api::Event => "events",
             Api::ConfigMap => "configmaps",
             Api::Secret => "secrets",
+            Api::Service => "services",
+            Api::ServiceAccount => "serviceaccounts",
         }
     }
 
@@ -199,7 +244,9 @@ impl Api {
     pub fn resource_name(self) -> &'static str {
         match self {
             Api::Lease => "leases.coordination.k8s.io",
-            Api::CoreEvent | Api::ConfigMap | Api::Secret => self.plural(),
+            Api::CoreEvent | Api::ConfigMap | Api::Secret | Api::Service | Api::ServiceAccount => {
+                self.plural()
+            }
             Api::Event => "events.events.k8s.io",
         }
     }
@@ -210,6 +257,8 @@ impl Api {
             Api::Lease | Api::Secret => &[],
             Api::CoreEvent | Api::Event => &["ev"],
             Api::ConfigMap => &["cm"],
+            Api::Service => &["svc"],
+            Api::ServiceAccount => &["sa"],
         }
     }
 
@@ -219,6 +268,8 @@ impl Api {
             Api::CoreEvent | Api::Event => Stored::Event,
             Api::ConfigMap => Stored::ConfigMap,
             Api::Secret => Stored::Secret,
+            Api::Service => Stored::Service,
+            Api::ServiceAccount => Stored::ServiceAccount,
         }
     }
 
@@ -230,19 +281,21 @@ impl Api {
             Api::Event => "io.k8s.api.events.v1.Event",
             Api::ConfigMap => "io.k8s.api.core.v1.ConfigMap",
             Api::Secret => "io.k8s.api.core.v1.Secret",
+            Api::Service => "io.k8s.api.core.v1.Service",
+            Api::ServiceAccount => "io.k8s.api.core.v1.ServiceAccount",
         };
         Typed {
             shape: Shape::named(schema),
             api_version: self.api_version(),
             kind: self.kind(),
-            has_status: false,
+            has_status: self.has_status(),
             go_type: true,
         }
     }
 
     /// `value` through the k8s-openapi type of this version ([`write::through`]).
     pub fn through_type(self, value: &Value) -> Result<Value, ApiError> {
-        use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
+        use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret, Service, ServiceAccount};
         let kind = self.kind();
         match self {
             Api::Lease => write::through::<k8s_openapi::api::coordination::v1::Lease>(kind, value),
@@ -250,15 +303,18 @@ impl Api {
             Api::Event => write::through::<k8s_openapi::api::events::v1::Event>(kind, value),
             Api::ConfigMap => write::through::<ConfigMap>(kind, value),
             Api::Secret => write::through::<Secret>(kind, value),
+            Api::Service => write::through::<Service>(kind, value),
+            Api::ServiceAccount => write::through::<ServiceAccount>(kind, value),
         }
     }
 
     /// A written object (through the type) as kube-apiserver converts and defaults it
     /// before it keeps it: a Secret's `stringData` in its `data`, its type `Opaque` when
-    /// it has none.
+    /// it has none; a Service's defaults ([`super::services::defaulted`]).
     pub fn written(self, object: Value) -> Value {
         match self {
             Api::Secret => write::data::secret_written(object),
+            Api::Service => super::services::defaulted(object),
             _ => object,
         }
     }
@@ -267,16 +323,16 @@ impl Api {
     /// `apiVersion` and `kind`. Both forms have Go's zero fields filled by the caller.
     pub fn into_store(self, object: Value) -> Value {
         match self {
-            Api::Lease | Api::CoreEvent | Api::ConfigMap | Api::Secret => object,
             Api::Event => renamed(object, |(core, events)| (events, core), "v1"),
+            _ => object,
         }
     }
 
     /// A kept object in this version.
     pub fn out_of_store(self, object: Value) -> Value {
         match self {
-            Api::Lease | Api::CoreEvent | Api::ConfigMap | Api::Secret => object,
             Api::Event => renamed(object, |pair| pair, self.api_version()),
+            _ => object,
         }
     }
 
@@ -288,9 +344,18 @@ impl Api {
     ) -> Result<crate::k8s::FieldSelector, String> {
         let selector = text.clone();
         match self {
-            Api::Lease | Api::ConfigMap => {
+            Api::Lease | Api::ConfigMap | Api::ServiceAccount => {
                 selector.for_fields(&["metadata.name", "metadata.namespace"], &[])
             }
+            Api::Service => selector.for_fields(
+                &[
+                    "metadata.name",
+                    "metadata.namespace",
+                    "spec.clusterIP",
+                    "spec.type",
+                ],
+                &[],
+            ),
             Api::Secret => {
                 selector.for_fields(&["metadata.name", "metadata.namespace", "type"], &[])
             }
@@ -320,18 +385,24 @@ impl Api {
     }
 
     /// kube-apiserver's validation of a write of `object` (the kept form) through this
-    /// version, `current` for an update: the metadata (`ValidateObjectMeta`); a Lease's
-    /// spec (`ValidateLeaseSpec`); an Event's namespaces and, through
+    /// version's `endpoint`, `current` for an update: the metadata (`ValidateObjectMeta`);
+    /// a Lease's spec (`ValidateLeaseSpec`); an Event's namespaces and, through
     /// `events.k8s.io/v1`, the stricter rules of `ValidateEventCreate` and
-    /// `ValidateEventUpdate`.
+    /// `ValidateEventUpdate`; a Service's ([`super::services::validate`]), or through
+    /// its status, its status's.
     pub fn validate(
         self,
         key: &NamespacedName,
-        object: &Value,
-        current: Option<&Value>,
+        (object, current): (&Value, Option<&Value>),
+        endpoint: Endpoint,
     ) -> Result<(), crate::apiserver::status::ApiError> {
         let mut causes = Causes::default();
         match self {
+            Api::Service if endpoint == Endpoint::Status => {
+                super::services::validate_status(key, object, &mut causes);
+            }
+            Api::Service => super::services::validate(key, object, current, &mut causes),
+            Api::ServiceAccount => write::metadata(key, &object["metadata"], &mut causes),
             Api::Lease => {
                 write::metadata(key, &object["metadata"], &mut causes);
                 lease_spec(&object["spec"], &mut causes);
@@ -359,6 +430,11 @@ impl Api {
         match self {
             Api::ConfigMap => table::columns(ObjectKind::ConfigMap),
             Api::Secret => table::columns(ObjectKind::Secret),
+            Api::Service => super::services::columns(),
+            Api::ServiceAccount => json!([
+                name,
+                column("Age", "", 0, "Time since the object's creationTimestamp."),
+            ]),
             Api::Lease => json!([
                 name,
                 column(
@@ -435,6 +511,11 @@ impl Api {
         match self {
             Api::ConfigMap => table::cells(ObjectKind::ConfigMap, object, now),
             Api::Secret => table::cells(ObjectKind::Secret, object, now),
+            Api::Service => super::services::cells(object, now),
+            Api::ServiceAccount => vec![
+                meta["name"].clone(),
+                json!(table::age(meta["creationTimestamp"].as_str(), now)),
+            ],
             Api::Lease => vec![
                 meta["name"].clone(),
                 json!(

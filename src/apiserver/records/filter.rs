@@ -54,29 +54,6 @@ impl Filter {
         })
     }
 
-    /// The query's selectors over Services in `namespace` (every one's: `None`), by the
-    /// fields kube-apiserver selects a Service by; another field is a 400.
-    pub(in crate::apiserver) fn services(
-        namespace: Option<String>,
-        query: &Query,
-    ) -> Result<Filter, ApiError> {
-        const FIELDS: [&str; 4] = [
-            "metadata.name",
-            "metadata.namespace",
-            "spec.clusterIP",
-            "spec.type",
-        ];
-        let fields = (query.field_selector.clone())
-            .for_fields(&FIELDS, &[])
-            .map_err(ApiError::bad_request)?;
-        Ok(Filter {
-            stored: Stored::Service,
-            namespace,
-            labels: query.label_selector.clone(),
-            fields,
-        })
-    }
-
     /// The namespaces of `server` this filter (of [`Filter::namespaces`]) selects, by
     /// name.
     pub(in crate::apiserver) fn namespaces_of(&self, server: &ApiServer) -> Vec<Value> {

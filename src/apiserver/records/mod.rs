@@ -1,12 +1,14 @@
-//! Leases, Events, ConfigMaps and Secrets: what a program writes beside the objects it
-//! watches, kept so that a controller runs against the built-in apiserver as it runs in
-//! a cluster. A controller-runtime manager or client-go's `leaderelection` takes a Lease
+//! Leases, Events, ConfigMaps, Secrets, Services and ServiceAccounts: what a program
+//! writes beside the objects it watches, kept so that a controller runs against the
+//! built-in apiserver as it runs in a cluster. A controller-runtime manager or client-go's `leaderelection` takes a Lease
 //! in `coordination.k8s.io/v1` before it starts its controllers (without one it never
 //! asks for the objects at all), and event recorders write Events, in `v1` (client-go's
 //! `record`) or `events.k8s.io/v1` (`tools/events`); `kubectl get events`, `kubectl
 //! describe` and `kubectl get leases` read them back. ConfigMaps and Secrets are kept
 //! where the scenario's objects are of another kind (converted, defaulted and validated
-//! as a scenario of them is: [`super::write::data`]).
+//! as a scenario of them is: [`super::write::data`]); so are the Services and
+//! ServiceAccounts an operator makes beside its workloads ([`services`]: defaulted, with
+//! cluster IPs and node ports allocated, and a status subresource).
 //!
 //! Served over TCP only ([`super::routes::network_router`]: `serve`, `run`'s loopback
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
@@ -62,16 +64,16 @@ use super::signal::Signal;
 use super::state::EventKind;
 use super::status::{ApiError, method_not_allowed};
 use super::table::{self, metadata_only};
-use super::write;
+use super::version::NamespacedName;
+use super::write::{self, Endpoint};
 use crate::scenario::ObjectKind;
 
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
 pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
 
 /// Over the network: the scenario's objects, the records, the reviews
-/// ([`super::reviews`]), the Services there are not ([`services`]), the pods'
-/// connect subresources ([`super::connect`]) and evictions ([`super::eviction`]), which
-/// discovery lists.
+/// ([`super::reviews`]), the pods' connect subresources ([`super::connect`]) and
+/// evictions ([`super::eviction`]), which discovery lists.
 #[derive(Debug)]
 pub struct Network;
 
@@ -84,21 +86,18 @@ impl Serving for Network {
     }
 
     fn core_resources(kind: ObjectKind) -> Vec<Value> {
-        let events = Api::CoreEvent
-            .served_with(kind)
-            .then(|| resource(Api::CoreEvent));
-        let services = services::served_with(kind).then(services::resource);
-        let mut resources: Vec<Value> = events.into_iter().chain(services).collect();
+        let listed = core_beside(kind).flat_map(|api| {
+            let status = api.has_status().then(|| status_resource(api));
+            std::iter::once(resource(api)).chain(status)
+        });
+        let mut resources: Vec<Value> = listed.collect();
         resources.extend(super::connect::resources());
         resources.push(super::eviction::resource());
         resources
     }
 
     fn core_described(kind: ObjectKind) -> Vec<Described> {
-        let events = Api::CoreEvent
-            .served_with(kind)
-            .then(|| described(Api::CoreEvent));
-        events.into_iter().collect()
+        core_beside(kind).map(described).collect()
     }
 
     fn documents(kind: ObjectKind) -> Vec<(&'static str, Value)> {
@@ -114,6 +113,14 @@ impl Serving for Network {
         let written = Api::ALL.into_iter().filter(|api| api.beside(kind));
         written.map(Api::plural).collect()
     }
+}
+
+/// The records of the core group a server of `kind` objects keeps that discovery lists
+/// beside the scenario's kinds (Events, Services, ServiceAccounts; ConfigMaps and
+/// Secrets it lists among the kinds the generator makes).
+fn core_beside(kind: ObjectKind) -> impl Iterator<Item = Api> {
+    (Api::ALL.into_iter())
+        .filter(move |api| api.group().is_empty() && api.served_with(kind) && !api.beside(kind))
 }
 
 /// The records one server keeps; clones share them.
@@ -143,6 +150,8 @@ struct Store {
     history: History,
     /// The newest resourceVersion, for watches waiting for the next change.
     head: Signal,
+    /// The cluster IPs and node ports the Services hold.
+    services: services::Allocated,
     /// When each Event expires.
     expiries: BTreeMap<Key, Instant>,
     /// Events by when they expire, soonest first (the TTL is one, so in write order); an
@@ -161,6 +170,7 @@ impl Store {
             created: 0,
             history: History::default(),
             head: Signal::new(1),
+            services: services::Allocated::default(),
             expiries: BTreeMap::new(),
             expiring: VecDeque::new(),
         }
@@ -178,6 +188,10 @@ impl Store {
             self.expiring.push_back((at, key.clone()));
         }
         let before = self.objects.insert(key.clone(), object.clone());
+        if key.0 == Stored::Service {
+            let owner = (key.1.clone(), key.2.clone());
+            self.services.claim(&owner, &object, before.as_ref());
+        }
         let kind = match before {
             Some(_) => EventKind::Modified,
             None => EventKind::Added,
@@ -191,6 +205,10 @@ impl Store {
     fn remove(&mut self, key: &Key) -> Option<Value> {
         let mut object = self.objects.remove(key)?;
         self.expiries.remove(key);
+        if key.0 == Stored::Service {
+            self.services
+                .release(&(key.1.clone(), key.2.clone()), &object);
+        }
         self.resource_version += 1;
         let rv = self.resource_version;
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
@@ -213,6 +231,26 @@ impl Store {
             if self.expiries.get(&key) == Some(&at) {
                 self.remove(&key);
             }
+        }
+    }
+
+    /// What kube-apiserver's registry of `api` makes of `object`, a write through
+    /// `endpoint` of the record `key` (`live`: as it is, for an update), before it
+    /// validates it: a Service's status, allocated addresses and ports
+    /// ([`services::prepared`]); the others' as written.
+    fn prepared(
+        &self,
+        (api, endpoint): (Api, Endpoint),
+        object: Value,
+        live: Option<&Value>,
+        key: &NamespacedName,
+    ) -> Result<Value, ApiError> {
+        match api {
+            Api::Service => {
+                let owner = (key.namespace.clone(), key.name.clone());
+                services::prepared(object, live, endpoint, &self.services, &owner)
+            }
+            _ => Ok(object),
         }
     }
 
@@ -260,40 +298,7 @@ pub fn routes(records: Records) -> Router {
     let mut router = Router::new();
     let kind = records.server.spec().kind;
     for api in Api::ALL.into_iter().filter(|api| api.served_with(kind)) {
-        let (root, plural) = (api.root(), api.plural());
-        router = router
-            .route(
-                &format!("{root}/{plural}"),
-                get(move |state, query, headers| list(state, api, None, query, headers))
-                    .fallback(method_not_allowed),
-            )
-            .route(
-                &format!("{root}/namespaces/{{namespace}}/{plural}"),
-                get(move |state, ApiPath(namespace), query, headers| {
-                    list(state, api, Some(namespace), query, headers)
-                })
-                .post(move |state, path, query, headers, body| {
-                    writes::create(state, api, path, query, headers, body)
-                })
-                .delete(move |state, ApiPath(namespace), query, body| {
-                    writes::delete_collection(state, api, namespace, query, body)
-                })
-                .fallback(method_not_allowed),
-            )
-            .route(
-                &format!("{root}/namespaces/{{namespace}}/{plural}/{{name}}"),
-                get(move |state, path, query, headers| read(state, api, path, query, headers))
-                    .put(move |state, path, query, headers, body| {
-                        writes::replace(state, api, path, query, headers, body)
-                    })
-                    .patch(move |state, path, query, headers, body| {
-                        writes::patch(state, api, path, query, headers, body)
-                    })
-                    .delete(move |state, path, query, body| {
-                        writes::delete(state, api, path, query, body)
-                    })
-                    .fallback(method_not_allowed),
-            );
+        router = resource_routes(router, api);
     }
     for api in GROUPS.into_iter().filter(|api| api.served_with(kind)) {
         let root = api.root();
@@ -326,6 +331,64 @@ pub fn routes(records: Records) -> Router {
     router.with_state(records)
 }
 
+/// The routes of `api`'s records: its collections in every namespace and in one, one
+/// record, and its status where it has a status subresource.
+fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
+    let (root, plural) = (api.root(), api.plural());
+    let router = router
+        .route(
+            &format!("{root}/{plural}"),
+            get(move |state, query, headers| list(state, api, None, query, headers))
+                .fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{root}/namespaces/{{namespace}}/{plural}"),
+            get(move |state, ApiPath(namespace), query, headers| {
+                list(state, api, Some(namespace), query, headers)
+            })
+            .post(move |state, path, query, headers, body| {
+                writes::create(state, api, path, query, headers, body)
+            })
+            .delete(move |state, ApiPath(namespace), query, body| {
+                writes::delete_collection(state, api, namespace, query, body)
+            })
+            .fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{root}/namespaces/{{namespace}}/{plural}/{{name}}"),
+            get(move |state, path, query, headers| read(state, api, path, query, headers))
+                .put(move |state, path, query, headers, body| {
+                    let through = (api, Endpoint::Object);
+                    writes::replace(state, through, path, query, headers, body)
+                })
+                .patch(move |state, path, query, headers, body| {
+                    let through = (api, Endpoint::Object);
+                    writes::patch(state, through, path, query, headers, body)
+                })
+                .delete(move |state, path, query, body| {
+                    writes::delete(state, api, path, query, body)
+                })
+                .fallback(method_not_allowed),
+        );
+    if !api.has_status() {
+        return router;
+    }
+    // A read of the status is the object's, as kube-apiserver's `StatusREST` reads it.
+    router.route(
+        &format!("{root}/namespaces/{{namespace}}/{plural}/{{name}}/status"),
+        get(move |state, path, query, headers| read(state, api, path, query, headers))
+            .put(move |state, path, query, headers, body| {
+                let through = (api, Endpoint::Status);
+                writes::replace(state, through, path, query, headers, body)
+            })
+            .patch(move |state, path, query, headers, body| {
+                let through = (api, Endpoint::Status);
+                writes::patch(state, through, path, query, headers, body)
+            })
+            .fallback(method_not_allowed),
+    )
+}
+
 /// Whether `path` is one of the records' a server of `kind` objects keeps (their groups',
 /// or the core group's Events, ConfigMaps and Secrets): what a program writes beside the
 /// objects, which `run`'s gate lets through before the program has its objects.
@@ -350,11 +413,24 @@ pub fn written_at(kind: ObjectKind, path: &str) -> bool {
 
 /// The resource `api` as its group's `APIResourceList` lists it.
 pub fn resource(api: Api) -> Value {
-    json!({
+    let mut resource = json!({
         "name": api.plural(), "singularName": api.kind().to_lowercase(), "namespaced": true,
         "kind": api.kind(),
         "verbs": super::discovery::WRITTEN_VERBS,
         "shortNames": api.short_names(),
+    });
+    if !api.categories().is_empty() {
+        resource["categories"] = json!(api.categories());
+    }
+    resource
+}
+
+/// The status subresource of `api`, as its group's `APIResourceList` lists it
+/// (`kubectl get --subresource=status` finds it here).
+fn status_resource(api: Api) -> Value {
+    json!({
+        "name": format!("{}/status", api.plural()), "singularName": "", "namespaced": true,
+        "kind": api.kind(), "verbs": ["get", "patch", "update"],
     })
 }
 

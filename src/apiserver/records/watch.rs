@@ -108,15 +108,13 @@ impl History {
     }
 }
 
-/// What a watch is of: one of the records' resources, in the version it names, the
+/// What a watch is of: one of the records' resources, in the version it names, or the
 /// namespaces (the server's; the ones clients create and delete change in the records'
-/// history), or the Services there are none of (no change is theirs: a watch of them
-/// sends bookmarks, if it allows them, until it ends).
+/// history).
 #[derive(Debug, Clone, Copy)]
 pub(in crate::apiserver) enum Watched {
     Record(Api),
     Namespace,
-    Service,
 }
 
 impl Watched {
@@ -125,7 +123,6 @@ impl Watched {
         match self {
             Watched::Record(api) => (api.kind(), api.api_version()),
             Watched::Namespace => ("Namespace", "v1"),
-            Watched::Service => ("Service", "v1"),
         }
     }
 
@@ -133,7 +130,7 @@ impl Watched {
     fn in_version(self, kept: &Value) -> Result<Value, ApiError> {
         match self {
             Watched::Record(api) => in_version(api, kept),
-            Watched::Namespace | Watched::Service => Ok(kept.clone()),
+            Watched::Namespace => Ok(kept.clone()),
         }
     }
 
@@ -146,18 +143,18 @@ impl Watched {
                 table::of_values(objects, api.columns(), cells, include, None)
             }
             Watched::Namespace => table::of_namespaces(objects, include, None),
-            Watched::Service => super::services::table(objects, include),
         }
     }
 
     /// What a watch from before the window is told (410), in the words of the store
     /// kube-apiserver serves the resource from: its watch cache for Leases, ConfigMaps,
-    /// Secrets, Namespaces and Services, etcd for Events.
+    /// Secrets, Services, ServiceAccounts and Namespaces, etcd for Events.
     fn expired(self, expired: Expired) -> String {
         match self {
-            Watched::Record(Api::Lease | Api::ConfigMap | Api::Secret)
-            | Watched::Namespace
-            | Watched::Service => expired.to_string(),
+            Watched::Record(
+                Api::Lease | Api::ConfigMap | Api::Secret | Api::Service | Api::ServiceAccount,
+            )
+            | Watched::Namespace => expired.to_string(),
             Watched::Record(Api::CoreEvent | Api::Event) => {
                 "The resourceVersion for the provided watch is too old.".to_owned()
             }
@@ -197,7 +194,7 @@ pub(in crate::apiserver) fn serve(
         };
         let initial: Vec<Value> = match (snapshot, watched) {
             (false, _) => Vec::new(),
-            (true, Watched::Record(_) | Watched::Service) => (store.selected(&filter))
+            (true, Watched::Record(_)) => (store.selected(&filter))
                 .map(|(_, object)| object.clone())
                 .collect(),
             // Read under the records' lock, which a namespace's change is made under.

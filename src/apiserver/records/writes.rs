@@ -1,6 +1,7 @@
 //! The records' writes: create, replace (which may create), patch and server-side apply,
-//! delete and deletecollection, each through [`Records::write`], which writes one record
-//! as kube-apiserver's registry does.
+//! of the object or of its status where it has a status subresource, delete and
+//! deletecollection, each through [`Records::write`], which writes one record as
+//! kube-apiserver's registry does.
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -19,7 +20,7 @@ use crate::apiserver::query::Query;
 use crate::apiserver::status::{ApiError, namespace_not_found};
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{
-    self, BodyWire, DeleteOptions, FieldValidation, WriteOptions, body_wire, decode_as,
+    self, BodyWire, DeleteOptions, Endpoint, FieldValidation, WriteOptions, body_wire, decode_as,
     duplicated_fields, unknown_fields,
 };
 
@@ -79,13 +80,14 @@ fn typed(
 
 impl Records {
     /// Writes the record `key` that `new` makes of the live one (in the request's
-    /// version; `None` when there is none), as kube-apiserver writes it: preconditions,
-    /// the writer's managedFields (those `new` gives, an apply's, or the update's),
-    /// validation, what the server owns, a resourceVersion of the records' own. `creates`
-    /// says whether a missing record may be created.
+    /// version; `None` when there is none) through `endpoint`, as kube-apiserver writes
+    /// it: preconditions, the writer's managedFields (those `new` gives, an apply's, or
+    /// the update's), what its registry makes of it ([`Store::prepared`]), validation,
+    /// what the server owns, a resourceVersion of the records' own. `creates` says
+    /// whether a missing record may be created.
     fn write(
         &self,
-        (api, options): (Api, &WriteOptions),
+        (api, options, endpoint): (Api, &WriteOptions, Endpoint),
         key: &NamespacedName,
         creates: bool,
         new: impl FnOnce(Option<&Value>) -> Result<(Value, Option<Vec<Value>>), ApiError>,
@@ -118,13 +120,14 @@ impl Records {
             }
         }
         let entries = entries.unwrap_or_else(|| {
-            let writer = options.writer();
+            let writer = options.writer_through(endpoint);
             apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now())
         });
         object["metadata"]["managedFields"] = Value::Array(entries);
+        let object = store.prepared((api, endpoint), object, live.as_ref(), key)?;
         let mut stored = protobuf::with_go_zeros(api.into_store(object))
             .map_err(|e| ApiError::internal(e.to_string()))?;
-        api.validate(key, &stored, kept.as_ref())?;
+        api.validate(key, (&stored, kept.as_ref()), endpoint)?;
         let uid = match kept {
             Some(_) => String::new(),
             None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
@@ -157,16 +160,22 @@ pub(super) async fn create(
     ApiBody(body): ApiBody,
 ) -> Response {
     write::respond(|| {
-        let request = (api, query.as_deref(), &headers, &body[..]);
+        let request = (
+            (api, Endpoint::Object),
+            query.as_deref(),
+            &headers,
+            &body[..],
+        );
         records.post_or_put(request, &namespace, None)
     })
 }
 
-/// `PUT {root}/namespaces/{namespace}/{plural}/{name}`: creates the record when it is
-/// missing, where its kind's strategy allows ([`Api::creates_on_update`]).
+/// `PUT {root}/namespaces/{namespace}/{plural}/{name}` (and `.../{name}/status`):
+/// creates the record when it is missing, where its kind's strategy allows
+/// ([`Api::creates_on_update`]) and the write is to the object.
 pub(super) async fn replace(
     State(records): State<Records>,
-    api: Api,
+    api: (Api, Endpoint),
     ApiPath((namespace, name)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -183,7 +192,7 @@ impl Records {
     /// holds, in `namespace`.
     fn post_or_put(
         &self,
-        (api, query, headers, body): (Api, Option<&str>, &HeaderMap, &[u8]),
+        ((api, endpoint), query, headers, body): ((Api, Endpoint), Option<&str>, &HeaderMap, &[u8]),
         namespace: &str,
         name: Option<&str>,
     ) -> Result<Response, ApiError> {
@@ -195,28 +204,27 @@ impl Records {
         let mut object = request.decoded(body, wire)?;
         let kind = api.qualified_kind();
         let key = write::object_key(kind, namespace, &mut object, name, &self.server)?;
-        let creates = name.is_none() || api.creates_on_update();
-        let (code, stored) = self.write((api, &request.options), &key, creates, |live| {
-            match (live, name) {
-                (Some(_), None) => Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "AlreadyExists",
-                    format!("{} {:?} already exists", api.resource_name(), key.name),
-                )
-                .about(&key.name, api.resource_name())),
-                _ => Ok((object, None)),
-            }
+        let creates = name.is_none() || (api.creates_on_update() && endpoint == Endpoint::Object);
+        let through = (api, &request.options, endpoint);
+        let (code, stored) = self.write(through, &key, creates, |live| match (live, name) {
+            (Some(_), None) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "AlreadyExists",
+                format!("{} {:?} already exists", api.resource_name(), key.name),
+            )
+            .about(&key.name, api.resource_name())),
+            _ => Ok((object, None)),
         })?;
         request.respond(code, &stored)
     }
 }
 
-/// `PATCH {root}/namespaces/{namespace}/{plural}/{name}`: a JSON, merge or
-/// strategic-merge patch of a record there is, or a server-side apply, which creates a
-/// missing one.
+/// `PATCH {root}/namespaces/{namespace}/{plural}/{name}` (and `.../{name}/status`): a
+/// JSON, merge or strategic-merge patch of a record there is, or a server-side apply,
+/// which creates a missing one through the object.
 pub(super) async fn patch(
     State(records): State<Records>,
-    api: Api,
+    (api, endpoint): (Api, Endpoint),
     ApiPath((namespace, name)): ApiPath<(String, String)>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -238,11 +246,12 @@ pub(super) async fn patch(
         let key = NamespacedName { namespace, name };
         let options = &request.options;
         let warnings = &mut request.warnings;
-        let (code, stored) = records.write((api, options), &key, applies, |live| {
+        let creates = applies && endpoint == Endpoint::Object;
+        let (code, stored) = records.write((api, options, endpoint), &key, creates, |live| {
             let (patched, entries) = if applies {
                 let typed = api.typed();
                 let force = options.force.unwrap_or(false);
-                let applier = (options.writer(), force);
+                let applier = (options.writer_through(endpoint), force);
                 let applied = apply::apply(&typed, live, &config, applier, &write::now())
                     .map_err(|e| write::apply_refused(&typed, &config, e))?;
                 (applied.object, Some(applied.managed_fields))
@@ -267,7 +276,9 @@ pub(super) async fn patch(
 }
 
 /// `DELETE {root}/namespaces/{namespace}/{plural}/{name}`: answered with a `Success`
-/// Status naming it, as kube-apiserver answers for kinds without graceful deletion.
+/// Status naming it, as kube-apiserver answers for kinds without graceful deletion, or
+/// with the object as it was where its registry returns it
+/// ([`Api::returns_deleted_object`]).
 pub(super) async fn delete(
     State(records): State<Records>,
     api: Api,
@@ -284,8 +295,18 @@ pub(super) async fn delete(
         };
         options.check_object(api.resource_name(), stored)?;
         let uid = stored["metadata"]["uid"].clone();
+        let deleted = api.returns_deleted_object().then(|| stored.clone());
         if !options.dry_run {
             store.remove(&id);
+        }
+        if let Some(deleted) = deleted {
+            return Ok(answer(
+                api,
+                Form::Full,
+                Wire::Json,
+                vec![in_version(api, &deleted)?],
+                None,
+            ));
         }
         let (kind, group) = (api.plural(), api.group());
         let mut details = json!({"name": id.2, "kind": kind, "uid": uid});

@@ -56,7 +56,7 @@ pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
 pub(in crate::apiserver) use validate::{
-    Causes, check_preconditions, metadata, namespace_metadata, object_key,
+    Causes, check_preconditions, label_named_metadata, metadata, object_key,
 };
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands

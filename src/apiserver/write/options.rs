@@ -32,9 +32,18 @@ impl WriteOptions {
     /// Who writes, for an update's or an apply's managedFields: the request's field
     /// manager, through the object's own path.
     pub(in crate::apiserver) fn writer(&self) -> crate::apiserver::apply::Writer<'_> {
+        self.writer_through(super::Endpoint::Object)
+    }
+
+    /// Who writes, through `endpoint`: its entries name the status subresource when it
+    /// is the status's.
+    pub(in crate::apiserver) fn writer_through(
+        &self,
+        endpoint: super::Endpoint,
+    ) -> crate::apiserver::apply::Writer<'_> {
         crate::apiserver::apply::Writer {
             manager: &self.field_manager,
-            subresource: None,
+            subresource: endpoint.subresource(),
         }
     }
 

@@ -19,7 +19,7 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// The `subresource` of a managedFields entry written through this endpoint.
-    pub(super) fn subresource(self) -> Option<&'static str> {
+    pub(in crate::apiserver) fn subresource(self) -> Option<&'static str> {
         match self {
             Endpoint::Object => None,
             Endpoint::Status => Some("status"),

@@ -131,9 +131,9 @@ pub(in crate::apiserver) fn metadata(key: &NamespacedName, meta: &Value, causes:
     metadata_but_name(meta, causes);
 }
 
-/// A Namespace's `ValidateObjectMeta`: its name a DNS-1123 label
-/// (`ValidateNamespaceName`), the rest as [`metadata`] checks it.
-pub(in crate::apiserver) fn namespace_metadata(name: &str, meta: &Value, causes: &mut Causes) {
+/// `ValidateObjectMeta` of a kind whose names are DNS-1123 labels (a Namespace's,
+/// `ValidateNamespaceName`; a Service's): the rest as [`metadata`] checks it.
+pub(in crate::apiserver) fn label_named_metadata(name: &str, meta: &Value, causes: &mut Causes) {
     if !is_dns_label(name) {
         causes.invalid("metadata.name", &json!(name), DNS_LABEL);
     }
