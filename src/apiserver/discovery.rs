@@ -23,18 +23,21 @@ pub trait Serving: Send + Sync + 'static {
     /// Named groups served beside those of a server of `kind` objects, in `/apis`'s
     /// order.
     fn groups(kind: ObjectKind) -> Vec<Value>;
-    /// Resources of the core group beside `kind`'s, as `/api/v1` lists them.
-    fn core_resources(kind: ObjectKind) -> Vec<Value>;
-    /// The same, as the core group's OpenAPI document describes them.
-    fn core_described(kind: ObjectKind) -> Vec<Described>;
+    /// Resources of `group` beside `kind`'s, as the group's resource list lists them,
+    /// where the scenario's routes serve the group (the core group, or `apps` for a
+    /// scenario of Deployments).
+    fn resources_beside(kind: ObjectKind, group: &str) -> Vec<Value>;
+    /// The same, as the group's OpenAPI document describes them.
+    fn described_beside(kind: ObjectKind, group: &str) -> Vec<Described>;
     /// The OpenAPI documents of the named groups beside `kind`'s, by root
     /// (`apis/coordination.k8s.io/v1`).
     fn documents(kind: ObjectKind) -> Vec<(&'static str, Value)>;
     /// Whether clients create, update and delete namespaces (and watch them).
     const WRITES_NAMESPACES: bool;
-    /// The core group's kinds a server of `kind` objects keeps as written beside them
-    /// (`configmaps`, `secrets`), where discovery lists every verb of a written kind.
-    fn written_beside(kind: ObjectKind) -> Vec<&'static str>;
+    /// The kinds of `group` a server of `kind` objects keeps as written beside them
+    /// (`configmaps`, `secrets`; `deployments` beside a sample of another `apps` kind),
+    /// where discovery lists every verb of a written kind.
+    fn written_beside(kind: ObjectKind, group: &str) -> Vec<&'static str>;
 }
 
 /// Every verb of a kind clients write, as kube-apiserver lists them.
@@ -69,11 +72,11 @@ impl Serving for InProcess {
         Vec::new()
     }
 
-    fn core_resources(_: ObjectKind) -> Vec<Value> {
+    fn resources_beside(_: ObjectKind, _: &str) -> Vec<Value> {
         Vec::new()
     }
 
-    fn core_described(_: ObjectKind) -> Vec<Described> {
+    fn described_beside(_: ObjectKind, _: &str) -> Vec<Described> {
         Vec::new()
     }
 
@@ -83,7 +86,7 @@ impl Serving for InProcess {
 
     const WRITES_NAMESPACES: bool = false;
 
-    fn written_beside(_: ObjectKind) -> Vec<&'static str> {
+    fn written_beside(_: ObjectKind, _: &str) -> Vec<&'static str> {
         Vec::new()
     }
 }
@@ -172,49 +175,30 @@ pub(super) fn named_group(name: &str, version: &str) -> Value {
     json!({"name": name, "versions": [version], "preferredVersion": version})
 }
 
-/// `/api/v1`: the core group's resources ([`group_resources`]), and those `S` serves
-/// beside them.
-pub async fn core_resources<S: Serving>(server: State<ApiServer>) -> Json<Value> {
-    let kind = server.spec().kind;
-    let written = S::written_beside(kind);
-    let Json(mut list) = group_resources::<Core>(server).await;
-    for resource in list["resources"].as_array_mut().into_iter().flatten() {
-        if resource["name"] == "namespaces" {
-            resource["verbs"] = json!(namespace_verbs(S::WRITES_NAMESPACES));
-        } else if (resource["name"].as_str()).is_some_and(|name| written.contains(&name)) {
-            resource["verbs"] = json!(WRITTEN_VERBS);
-        }
-    }
-    let beside = S::core_resources(kind);
-    if !beside.is_empty()
-        && let Some(resources) = list["resources"].as_array_mut()
-    {
-        resources.extend(beside);
-        resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-    }
-    Json(list)
-}
-
-/// `/api/v1`, `/apis/{group}/v1`: the resources of a group this server serves. Only the
-/// scenario's kind can be written, and its status and scale subresources where it has
-/// them; the others are listed read-only, and empty; namespaces can be read.
-pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
+/// `/api/v1`, `/apis/{group}/v1`: the resources of a group this server serves, and those
+/// `S` serves beside them (the records, over TCP). Only the scenario's kind can be
+/// written, and its status and scale subresources where it has them; the other kinds the
+/// generator makes are listed read-only, and empty, unless `S` keeps them; namespaces
+/// can be read, and over TCP written.
+pub async fn group_resources<G: Group, S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
     let served = server.spec().kind;
     let name = G::name(served);
     let namespaces = json!({
         "name": "namespaces", "singularName": "namespace", "namespaced": false,
-        "kind": "Namespace", "verbs": namespace_verbs(false), "shortNames": ["ns"],
+        "kind": "Namespace", "verbs": namespace_verbs(S::WRITES_NAMESPACES), "shortNames": ["ns"],
     });
+    let written = S::written_beside(served, name);
     let kinds = ObjectKind::in_group(served, name).flat_map(|kind| {
         // kube-apiserver's for a built-in kind, sampled too (`kubectl get rs`, `kubectl
         // get all`).
         let (short, categories) = (kind.short_names(), kind.categories());
+        let writes = kind == served || written.contains(&kind.plural());
         let mut resource = json!({
             "name": kind.plural(),
             "singularName": kind.as_str().to_lowercase(),
             "namespaced": kind.namespaced(),
             "kind": kind.as_str(),
-            "verbs": if kind == server.spec().kind {
+            "verbs": if writes {
                 json!(WRITTEN_VERBS)
             } else {
                 json!(["get", "list", "watch"])
@@ -226,7 +210,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
         }
         // Its status subresource, where it can be written (`kubectl get
         // --subresource=status` finds it here).
-        let status = (kind == server.spec().kind && kind.has_status()).then(|| {
+        let status = (kind == served && kind.has_status()).then(|| {
             json!({
                 "name": format!("{}/status", kind.plural()), "singularName": "",
                 "namespaced": kind.namespaced(), "kind": kind.as_str(),
@@ -237,9 +221,8 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
     });
     // A Deployment's scale subresource, where Deployments can be written (kubectl scale
     // finds its kind here).
-    let scale = (name == ObjectKind::Deployment.group()
-        && server.spec().kind == ObjectKind::Deployment)
-        .then(|| {
+    let scale =
+        (name == ObjectKind::Deployment.group() && served == ObjectKind::Deployment).then(|| {
             json!({
                 "name": "deployments/scale", "singularName": "", "namespaced": true,
                 "group": "autoscaling", "version": "v1", "kind": "Scale",
@@ -251,6 +234,7 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
     } else {
         kinds.chain(scale).collect()
     };
+    resources.extend(S::resources_beside(served, name));
     // By name, as kube-apiserver lists them (a subresource after its resource).
     resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     // kube-apiserver writes no apiVersion for the core group's list.
@@ -269,14 +253,14 @@ pub async fn group_resources<G: Group>(State(server): State<ApiServer>) -> Json<
 /// a document by server and hash; the documents differ by kind).
 pub async fn openapi_v3_paths<S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
     let kind = server.spec().kind;
-    let mut documents = vec![("api/v1", core_document::<S>(kind))];
+    let mut documents = vec![("api/v1", group_document::<Core, S>(kind))];
     if Apps::served_with(kind) {
-        documents.push(("apis/apps/v1", group_document::<Apps>(kind)));
+        documents.push(("apis/apps/v1", group_document::<Apps, S>(kind)));
     }
     documents.extend(S::documents(kind));
     if SampledGroup::served_with(kind) {
         let root = kind.api_root().trim_start_matches('/');
-        documents.push((root, group_document::<SampledGroup>(kind)));
+        documents.push((root, group_document::<SampledGroup, S>(kind)));
     }
     let paths: serde_json::Map<String, Value> = documents
         .into_iter()
@@ -291,32 +275,15 @@ pub async fn openapi_v3_paths<S: Serving>(State(server): State<ApiServer>) -> Js
     Json(json!({ "paths": paths }))
 }
 
-/// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/v1`: the scenario kind's PATCH, in its
-/// group's document, with the `fieldValidation` parameter that tells kubectl the server
-/// validates fields, and the schemas of the group's kinds as kube-apiserver v1.37 serves
-/// them, for `kubectl explain`.
-pub async fn openapi_v3_group<G: Group>(State(server): State<ApiServer>) -> Json<Value> {
-    Json(group_document::<G>(server.spec().kind))
-}
-
-/// `/openapi/v3/api/v1`: the core group's document, with the paths of the resources `S`
-/// serves beside the scenario's kinds.
-pub async fn openapi_v3_core<S: Serving>(State(server): State<ApiServer>) -> Json<Value> {
-    Json(core_document::<S>(server.spec().kind))
-}
-
-fn core_document<S: Serving>(kind: ObjectKind) -> Value {
-    let mut resources = described(kind, "");
-    let written = S::written_beside(kind);
-    for resource in &mut resources {
-        if resource.kind == "Namespace" {
-            resource.written = S::WRITES_NAMESPACES;
-        } else if written.contains(&resource.plural) {
-            resource.written = true;
-        }
-    }
-    resources.extend(S::core_described(kind));
-    document("", "v1", Core::root(kind), &resources)
+/// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/v1`: the PATCH of the kinds written
+/// here, in their group's document, with the `fieldValidation` parameter that tells
+/// kubectl the server validates fields, and the schemas of the group's kinds as
+/// kube-apiserver v1.37 serves them, for `kubectl explain`; with the paths of the
+/// resources `S` serves beside the scenario's kinds.
+pub async fn openapi_v3_group<G: Group, S: Serving>(
+    State(server): State<ApiServer>,
+) -> Json<Value> {
+    Json(group_document::<G, S>(server.spec().kind))
 }
 
 /// The OpenAPI v3 schemas of the core group's kinds, as [`schemas`] describes them.
@@ -348,9 +315,19 @@ fn schemas(group: &str) -> Value {
     serde_json::from_str(text).expect("the committed schemas are JSON (a unit test reads them)")
 }
 
-fn group_document<G: Group>(kind: ObjectKind) -> Value {
+fn group_document<G: Group, S: Serving>(kind: ObjectKind) -> Value {
     let (name, version) = (G::name(kind), G::version(kind));
-    document(name, version, G::root(kind), &described(kind, name))
+    let mut resources = described(kind, name);
+    let written = S::written_beside(kind, name);
+    for resource in &mut resources {
+        if resource.kind == "Namespace" {
+            resource.written = S::WRITES_NAMESPACES;
+        } else if written.contains(&resource.plural) {
+            resource.written = true;
+        }
+    }
+    resources.extend(S::described_beside(kind, name));
+    document(name, version, G::root(kind), &resources)
 }
 
 /// A resource an OpenAPI document describes: its kind, plural and scope, and whether it

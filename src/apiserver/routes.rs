@@ -43,7 +43,7 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
         )
         .route(
             "/api/v1",
-            get(discovery::core_resources::<S>).fallback(method_not_allowed),
+            get(discovery::group_resources::<Core, S>).fallback(method_not_allowed),
         )
         .route(
             "/apis",
@@ -55,7 +55,7 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
         )
         .route(
             "/openapi/v3/api/v1",
-            get(discovery::openapi_v3_core::<S>).fallback(method_not_allowed),
+            get(discovery::openapi_v3_group::<Core, S>).fallback(method_not_allowed),
         );
     let kind = server.spec().kind;
     let (mut all, mut one) = (get(namespaces::list), get(namespaces::get));
@@ -82,10 +82,10 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
         );
     let mut router = in_namespaces::<Core>(router, kind);
     if Apps::served_with(kind) {
-        router = scale(named_group::<Apps>(router, kind), kind);
+        router = scale(named_group::<Apps, S>(router, kind), kind);
     }
     if SampledGroup::served_with(kind) {
-        router = named_group::<SampledGroup>(router, kind);
+        router = named_group::<SampledGroup, S>(router, kind);
     }
     // Only the scenario's kind is written, so only its status path is routed: a server
     // of ConfigMaps keeps its router, and its figures, as they were.
@@ -178,7 +178,7 @@ fn in_served_group(kind: ObjectKind, path: &str) -> bool {
     let group = group.split('/').next().unwrap_or_default();
     (Apps::served_with(kind) && group == Apps::name(kind))
         || (SampledGroup::served_with(kind) && group == SampledGroup::name(kind))
-        || records::GROUPS.iter().any(|api| api.group() == group)
+        || records::GROUPS.contains(&group)
         || reviews::REVIEW_GROUPS.contains(&group)
 }
 
@@ -206,7 +206,10 @@ fn status<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiSe
 }
 
 /// A named group's discovery documents and resources.
-fn named_group<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<ApiServer> {
+fn named_group<G: Group, S: Serving>(
+    router: Router<ApiServer>,
+    kind: ObjectKind,
+) -> Router<ApiServer> {
     let root = G::root(kind);
     let router = router
         .route(
@@ -215,11 +218,11 @@ fn named_group<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Router<
         )
         .route(
             root,
-            get(discovery::group_resources::<G>).fallback(method_not_allowed),
+            get(discovery::group_resources::<G, S>).fallback(method_not_allowed),
         )
         .route(
             &format!("/openapi/v3{root}"),
-            get(discovery::openapi_v3_group::<G>).fallback(method_not_allowed),
+            get(discovery::openapi_v3_group::<G, S>).fallback(method_not_allowed),
         );
     in_namespaces::<G>(cluster_scope::<G>(router, kind), kind)
 }

@@ -286,6 +286,11 @@ impl FieldSelector {
         Ok(self)
     }
 
+    /// The fields the selector reads, in its order (a field twice, twice).
+    pub fn fields(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|t| t.field.as_str())
+    }
+
     /// Whether an object whose field `f` reads `value(f)` matches.
     pub fn matches_with<'a>(&self, value: impl Fn(&str) -> std::borrow::Cow<'a, str>) -> bool {
         self.0

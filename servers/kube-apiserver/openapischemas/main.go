@@ -42,6 +42,9 @@ var groups = map[string]struct {
 	}},
 	"apps": {"apis__apps__v1_openapi.json", []string{
 		"io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.DeploymentList",
+		"io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.ReplicaSetList",
+		"io.k8s.api.apps.v1.StatefulSet", "io.k8s.api.apps.v1.StatefulSetList",
+		"io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.DaemonSetList",
 		"io.k8s.api.autoscaling.v1.Scale",
 	}},
 	// What programs write beside their work (leader election, event recorders).

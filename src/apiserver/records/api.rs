@@ -1,15 +1,16 @@
 //! The records' resources as clients name them: Leases in `coordination.k8s.io/v1`;
-//! Events, one resource served in two versions, `v1` (client-go's `record`, kubectl) and
-//! `events.k8s.io/v1` (client-go's `tools/events`), converted as kube-apiserver converts
-//! them (k8s.io/kubernetes pkg/apis/events/v1/conversion.go); and ConfigMaps and Secrets
-//! where the scenario's objects are of another kind ([`super::data`]); Services
-//! ([`super::services`]) and ServiceAccounts, what an operator makes beside its
-//! workloads. What each version's objects look like, which fields select them, how
+//! Events, one resource served in two versions ([`super::events`]); and ConfigMaps and Secrets
+//! where the scenario's objects are of another kind ([`super::data`]); what an operator
+//! makes of its objects: Services ([`super::services`]) and ServiceAccounts, and the
+//! workloads of `apps/v1` ([`super::workloads`]). What each version's objects look like, which fields select them, how
 //! kube-apiserver defaults, validates and prints them.
 
 use k8s_openapi::jiff::Timestamp;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::events::{
+    CORE_EVENT_FIELDS, EVENT_SELECTORS, event, event_cells, event_update, renamed, strict_event,
+};
 use crate::apiserver::apply::{Shape, Typed};
 use crate::apiserver::status::ApiError;
 use crate::apiserver::table;
@@ -34,6 +35,14 @@ pub enum Api {
     Service,
     /// `v1` ServiceAccounts: the identity an operator gives the workloads it makes.
     ServiceAccount,
+    /// `apps/v1` Deployments, where the scenario's objects are not Deployments.
+    Deployment,
+    /// `apps/v1` ReplicaSets.
+    ReplicaSet,
+    /// `apps/v1` StatefulSets.
+    StatefulSet,
+    /// `apps/v1` DaemonSets.
+    DaemonSet,
 }
 
 /// A resource as the records keep it: Events once, whatever version wrote them.
@@ -49,58 +58,14 @@ pub enum Stored {
     ServiceAccount,
     ConfigMap,
     Secret,
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
 }
 
-/// Each Event field a version names otherwise: (`v1`, `events.k8s.io/v1`).
-const EVENT_FIELDS: [(&str, &str); 7] = [
-    ("involvedObject", "regarding"),
-    ("message", "note"),
-    ("source", "deprecatedSource"),
-    ("firstTimestamp", "deprecatedFirstTimestamp"),
-    ("lastTimestamp", "deprecatedLastTimestamp"),
-    ("count", "deprecatedCount"),
-    ("reportingComponent", "reportingController"),
-];
-
-/// The fields a `v1` Event is selected by (kube-apiserver's `event.ToSelectableFields`).
-const CORE_EVENT_FIELDS: &[&str] = &[
-    "metadata.name",
-    "metadata.namespace",
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-];
-
-/// The fields an `events.k8s.io/v1` Event is selected by, as the `v1` field each reads
-/// (`AddFieldLabelConversionsForEvent`).
-const EVENT_SELECTORS: &[(&str, &str)] = &[
-    ("metadata.name", "metadata.name"),
-    ("metadata.namespace", "metadata.namespace"),
-    ("regarding.kind", "involvedObject.kind"),
-    ("regarding.namespace", "involvedObject.namespace"),
-    ("regarding.name", "involvedObject.name"),
-    ("regarding.uid", "involvedObject.uid"),
-    ("regarding.apiVersion", "involvedObject.apiVersion"),
-    (
-        "regarding.resourceVersion",
-        "involvedObject.resourceVersion",
-    ),
-    ("regarding.fieldPath", "involvedObject.fieldPath"),
-    ("reason", "reason"),
-    ("reportingController", "reportingComponent"),
-    ("type", "type"),
-];
-
 impl Api {
-    pub const ALL: [Api; 7] = [
+    pub const ALL: [Api; 11] = [
         Api::Lease,
         Api::CoreEvent,
         Api::Event,
@@ -108,6 +73,18 @@ impl Api {
         Api::Secret,
         Api::Service,
         Api::ServiceAccount,
+        Api::Deployment,
+        Api::ReplicaSet,
+        Api::StatefulSet,
+        Api::DaemonSet,
+    ];
+
+    /// The workloads of `apps/v1`.
+    pub const WORKLOADS: [Api; 4] = [
+        Api::Deployment,
+        Api::ReplicaSet,
+        Api::StatefulSet,
+        Api::DaemonSet,
     ];
 
     /// Whether a server of `kind` objects keeps this resource as records: not where the
@@ -125,8 +102,8 @@ impl Api {
     }
 
     /// Whether this is a kind a server of `kind` objects might have held as its own, kept
-    /// as records instead (ConfigMaps, Secrets): one whose discovery entry the records
-    /// make writable.
+    /// as records instead (ConfigMaps, Secrets, Deployments): one whose discovery entry,
+    /// where its group is served, the records make writable.
     pub fn beside(self, kind: ObjectKind) -> bool {
         self.object_kind().is_some() && self.served_with(kind)
     }
@@ -136,24 +113,31 @@ impl Api {
         match self {
             Api::ConfigMap => Some(ObjectKind::ConfigMap),
             Api::Secret => Some(ObjectKind::Secret),
-            Api::Lease | Api::CoreEvent | Api::Event | Api::Service | Api::ServiceAccount => None,
+            Api::Deployment => Some(ObjectKind::Deployment),
+            _ => None,
         }
     }
 
     /// Whether a PUT of a missing record creates it (its strategy's
     /// `AllowCreateOnUpdate`): a Lease's, an Event's and a Service's do, a ConfigMap's,
-    /// a Secret's and a ServiceAccount's do not (404).
+    /// a Secret's, a ServiceAccount's and the workloads' do not (404).
     pub fn creates_on_update(self) -> bool {
-        match self {
-            Api::Lease | Api::CoreEvent | Api::Event | Api::Service => true,
-            Api::ConfigMap | Api::Secret | Api::ServiceAccount => false,
-        }
+        matches!(
+            self,
+            Api::Lease | Api::CoreEvent | Api::Event | Api::Service
+        )
     }
 
     /// Whether it has a status subresource (`.../{name}/status`), which alone writes
-    /// its status: a Service's (a load balancer controller's ingress).
+    /// its status: a Service's (a load balancer controller's ingress), a workload's (its
+    /// controller's counts and conditions).
     pub fn has_status(self) -> bool {
-        self == Api::Service
+        self == Api::Service || self.is_workload()
+    }
+
+    /// Whether it is one of the workloads of `apps/v1` ([`super::workloads`]).
+    pub fn is_workload(self) -> bool {
+        Api::WORKLOADS.contains(&self)
     }
 
     /// Whether a DELETE answers with the object as it was, rather than a `Success`
@@ -163,10 +147,12 @@ impl Api {
         matches!(self, Api::Service | Api::ServiceAccount)
     }
 
-    /// The categories kube-apiserver lists it in (`kubectl get all` lists Services).
+    /// The categories kube-apiserver lists it in (`kubectl get all` lists Services and
+    /// the workloads).
     pub fn categories(self) -> &'static [&'static str] {
         match self {
             Api::Service => &["all"],
+            _ if self.is_workload() => &["all"],
             _ => &[],
         }
     }
@@ -179,6 +165,7 @@ impl Api {
                 ""
             }
             Api::Event => "events.k8s.io",
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => "apps",
         }
     }
 
@@ -189,6 +176,7 @@ impl Api {
                 "v1"
             }
             Api::Event => "events.k8s.io/v1",
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => "apps/v1",
         }
     }
 
@@ -200,6 +188,9 @@ impl Api {
                 "/api/v1"
             }
             Api::Event => "/apis/events.k8s.io/v1",
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
+                "/apis/apps/v1"
+            }
         }
     }
 
@@ -211,6 +202,10 @@ impl Api {
             Api::Secret => "Secret",
             Api::Service => "Service",
             Api::ServiceAccount => "ServiceAccount",
+            Api::Deployment => "Deployment",
+            Api::ReplicaSet => "ReplicaSet",
+            Api::StatefulSet => "StatefulSet",
+            Api::DaemonSet => "DaemonSet",
         }
     }
 
@@ -220,6 +215,10 @@ impl Api {
     pub fn qualified_kind(self) -> &'static str {
         match self {
             Api::Lease => "Lease.coordination.k8s.io",
+            Api::Deployment => "Deployment.apps",
+            Api::ReplicaSet => "ReplicaSet.apps",
+            Api::StatefulSet => "StatefulSet.apps",
+            Api::DaemonSet => "DaemonSet.apps",
             Api::CoreEvent
             | Api::Event
             | Api::ConfigMap
@@ -237,6 +236,10 @@ impl Api {
             Api::Secret => "secrets",
             Api::Service => "services",
             Api::ServiceAccount => "serviceaccounts",
+            Api::Deployment => "deployments",
+            Api::ReplicaSet => "replicasets",
+            Api::StatefulSet => "statefulsets",
+            Api::DaemonSet => "daemonsets",
         }
     }
 
@@ -248,6 +251,10 @@ impl Api {
                 self.plural()
             }
             Api::Event => "events.events.k8s.io",
+            Api::Deployment => "deployments.apps",
+            Api::ReplicaSet => "replicasets.apps",
+            Api::StatefulSet => "statefulsets.apps",
+            Api::DaemonSet => "daemonsets.apps",
         }
     }
 
@@ -259,6 +266,10 @@ impl Api {
             Api::ConfigMap => &["cm"],
             Api::Service => &["svc"],
             Api::ServiceAccount => &["sa"],
+            Api::Deployment => &["deploy"],
+            Api::ReplicaSet => &["rs"],
+            Api::StatefulSet => &["sts"],
+            Api::DaemonSet => &["ds"],
         }
     }
 
@@ -270,6 +281,10 @@ impl Api {
             Api::Secret => Stored::Secret,
             Api::Service => Stored::Service,
             Api::ServiceAccount => Stored::ServiceAccount,
+            Api::Deployment => Stored::Deployment,
+            Api::ReplicaSet => Stored::ReplicaSet,
+            Api::StatefulSet => Stored::StatefulSet,
+            Api::DaemonSet => Stored::DaemonSet,
         }
     }
 
@@ -283,6 +298,10 @@ impl Api {
             Api::Secret => "io.k8s.api.core.v1.Secret",
             Api::Service => "io.k8s.api.core.v1.Service",
             Api::ServiceAccount => "io.k8s.api.core.v1.ServiceAccount",
+            Api::Deployment => "io.k8s.api.apps.v1.Deployment",
+            Api::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
+            Api::StatefulSet => "io.k8s.api.apps.v1.StatefulSet",
+            Api::DaemonSet => "io.k8s.api.apps.v1.DaemonSet",
         };
         Typed {
             shape: Shape::named(schema),
@@ -295,6 +314,7 @@ impl Api {
 
     /// `value` through the k8s-openapi type of this version ([`write::through`]).
     pub fn through_type(self, value: &Value) -> Result<Value, ApiError> {
+        use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
         use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret, Service, ServiceAccount};
         let kind = self.kind();
         match self {
@@ -305,16 +325,26 @@ impl Api {
             Api::Secret => write::through::<Secret>(kind, value),
             Api::Service => write::through::<Service>(kind, value),
             Api::ServiceAccount => write::through::<ServiceAccount>(kind, value),
+            Api::Deployment => write::through::<Deployment>(kind, value),
+            Api::ReplicaSet => write::through::<ReplicaSet>(kind, value),
+            Api::StatefulSet => write::through::<StatefulSet>(kind, value),
+            Api::DaemonSet => write::through::<DaemonSet>(kind, value),
         }
+        .map(|typed| match self.is_workload() {
+            true => super::workloads::without_unset_selector(value, typed),
+            false => typed,
+        })
     }
 
     /// A written object (through the type) as kube-apiserver converts and defaults it
     /// before it keeps it: a Secret's `stringData` in its `data`, its type `Opaque` when
-    /// it has none; a Service's defaults ([`super::services::defaulted`]).
+    /// it has none; a Service's defaults ([`super::services::defaulted`]), a workload's
+    /// ([`super::workloads::defaulted`]).
     pub fn written(self, object: Value) -> Value {
         match self {
             Api::Secret => write::data::secret_written(object),
             Api::Service => super::services::defaulted(object),
+            _ if self.is_workload() => super::workloads::defaulted(self, object),
             _ => object,
         }
     }
@@ -361,6 +391,15 @@ impl Api {
             }
             Api::CoreEvent => selector.for_fields(CORE_EVENT_FIELDS, &[]),
             Api::Event => selector.for_fields(&[], EVENT_SELECTORS),
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
+                let fields = ["metadata.name", "metadata.namespace"];
+                selector.for_fields(&fields, &[]).map_err(|_| {
+                    let field = (text.fields().find(|f| !fields.contains(f))).unwrap_or_default();
+                    format!(
+                        "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                    )
+                })
+            }
         }
     }
 
@@ -418,6 +457,10 @@ impl Api {
             }
             Api::ConfigMap => write::data::config_map(key, object, current, &mut causes),
             Api::Secret => write::data::secret(key, object, current, &mut causes),
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
+                let written = (object, current, endpoint);
+                super::workloads::validate(self, key, written, &mut causes);
+            }
         }
         causes.into_result(self.qualified_kind(), &key.name)
     }
@@ -431,6 +474,9 @@ impl Api {
             Api::ConfigMap => table::columns(ObjectKind::ConfigMap),
             Api::Secret => table::columns(ObjectKind::Secret),
             Api::Service => super::services::columns(),
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
+                super::workloads::columns(self)
+            }
             Api::ServiceAccount => json!([
                 name,
                 column("Age", "", 0, "Time since the object's creationTimestamp."),
@@ -445,62 +491,7 @@ impl Api {
                 ),
                 column("Age", "", 0, "Time since the object's creationTimestamp."),
             ]),
-            Api::CoreEvent | Api::Event => {
-                let mut name = name;
-                name["priority"] = json!(1);
-                json!([
-                    column(
-                        "Last Seen",
-                        "",
-                        0,
-                        "The time at which the most recent occurrence of this event was recorded."
-                    ),
-                    column(
-                        "Type",
-                        "",
-                        0,
-                        "Type of this event (Normal, Warning), new types could be added in the future"
-                    ),
-                    column(
-                        "Reason",
-                        "",
-                        0,
-                        "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."
-                    ),
-                    column("Object", "", 0, "The object that this event is about."),
-                    column(
-                        "Subobject",
-                        "",
-                        1,
-                        "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]."
-                    ),
-                    column(
-                        "Source",
-                        "",
-                        1,
-                        "The component reporting this event. Should be a short machine understandable string."
-                    ),
-                    column(
-                        "Message",
-                        "",
-                        0,
-                        "A human-readable description of the status of this operation."
-                    ),
-                    column(
-                        "First Seen",
-                        "",
-                        1,
-                        "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"
-                    ),
-                    column(
-                        "Count",
-                        "",
-                        1,
-                        "The number of times this event has occurred."
-                    ),
-                    name,
-                ])
-            }
+            Api::CoreEvent | Api::Event => super::events::columns(name),
         }
     }
 
@@ -512,6 +503,9 @@ impl Api {
             Api::ConfigMap => table::cells(ObjectKind::ConfigMap, object, now),
             Api::Secret => table::cells(ObjectKind::Secret, object, now),
             Api::Service => super::services::cells(object, now),
+            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
+                super::workloads::cells(self, object, now)
+            }
             Api::ServiceAccount => vec![
                 meta["name"].clone(),
                 json!(table::age(meta["creationTimestamp"].as_str(), now)),
@@ -528,26 +522,6 @@ impl Api {
             Api::CoreEvent | Api::Event => event_cells(object, now),
         }
     }
-}
-
-/// `object` with each Event field renamed from the first name `pair` gives to the
-/// second, as `api_version`.
-fn renamed(
-    mut object: Value,
-    pair: impl Fn((&'static str, &'static str)) -> (&'static str, &'static str),
-    api_version: &str,
-) -> Value {
-    if let Some(fields) = object.as_object_mut() {
-        let mut moved = Map::new();
-        for (from, to) in EVENT_FIELDS.map(&pair) {
-            if let Some(value) = fields.remove(from) {
-                moved.insert(to.to_owned(), value);
-            }
-        }
-        fields.extend(moved);
-        fields.insert("apiVersion".to_owned(), json!(api_version));
-    }
-    object
 }
 
 /// `ValidateLeaseSpec`.
@@ -576,181 +550,5 @@ fn lease_spec(spec: &Value, causes: &mut Causes) {
             "spec.preferredHolder",
             "Forbidden: may only be specified if `strategy` is defined".to_owned(),
         );
-    }
-}
-
-fn text<'a>(object: &'a Value, field: &str) -> &'a str {
-    object[field].as_str().unwrap_or_default()
-}
-
-/// `legacyValidateEvent`, which every Event write passes (`object` kept as `v1`; the
-/// field at fault named as `api` names it).
-fn event(api: Api, object: &Value, causes: &mut Causes) {
-    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-    let involved = text(&object["involvedObject"], "namespace");
-    let mismatch = |causes: &mut Causes| {
-        causes.invalid(
-            "involvedObject.namespace",
-            &json!(involved),
-            "does not match event.namespace",
-        );
-    };
-    if object["eventTime"].is_null() {
-        let agree = match involved {
-            "" => namespace.is_empty() || namespace == "default",
-            involved => involved == namespace,
-        };
-        if !agree {
-            mismatch(causes);
-        }
-        return;
-    }
-    if involved.is_empty() && namespace != "default" && namespace != "kube-system" {
-        mismatch(causes);
-    }
-    let controller = match api {
-        Api::CoreEvent => "reportingComponent",
-        _ => "reportingController",
-    };
-    let limited = [
-        ("reportingInstance", 128, true),
-        ("action", 128, true),
-        ("reason", 128, true),
-        ("message", 1024, false),
-    ];
-    if text(object, "reportingComponent").is_empty() {
-        causes.required(controller);
-    } else if let Some(why) =
-        crate::k8s::names::qualified_name_error(text(object, "reportingComponent"))
-    {
-        causes.invalid(controller, &object["reportingComponent"], &why);
-    }
-    for (field, limit, required) in limited {
-        let value = text(object, field);
-        if required && value.is_empty() {
-            causes.required(field);
-        }
-        if value.chars().count() > limit {
-            causes.invalid(
-                field,
-                &json!(""),
-                &format!("can have at most {limit} characters"),
-            );
-        }
-    }
-}
-
-/// What `ValidateEventCreate` and `ValidateEventUpdate` add through `events.k8s.io/v1`:
-/// a series of at least two, the time set, the type Normal or Warning, the deprecated
-/// fields unset on create.
-fn strict_event(object: &Value, current: Option<&Value>, causes: &mut Causes) {
-    let series = &object["series"];
-    if current.is_none_or(|c| c["series"] != *series) && !series.is_null() {
-        if series["count"].as_i64().unwrap_or_default() < 2 {
-            causes.invalid("series.count", &json!(""), "should be at least 2");
-        }
-        if series["lastObservedTime"].is_null() {
-            causes.required("series.lastObservedTime");
-        }
-    }
-    if current.is_some() {
-        return;
-    }
-    if object["eventTime"].is_null() {
-        causes.required("eventTime");
-    }
-    let kind = text(object, "type");
-    if kind != "Normal" && kind != "Warning" {
-        causes.invalid("type", &json!(""), &format!("has invalid value: {kind}"));
-    }
-    for field in ["firstTimestamp", "lastTimestamp"] {
-        if !object[field].is_null() {
-            causes.invalid(field, &json!(""), "needs to be unset");
-        }
-    }
-    if object["count"].as_i64().unwrap_or_default() != 0 {
-        causes.invalid("count", &json!(""), "needs to be unset");
-    }
-    let source = &object["source"];
-    if !text(source, "component").is_empty() || !text(source, "host").is_empty() {
-        causes.invalid("source", &json!(""), "needs to be unset");
-    }
-}
-
-/// `ValidateEventUpdate`'s immutable fields, through `events.k8s.io/v1`.
-fn event_update(object: &Value, current: &Value, causes: &mut Causes) {
-    for field in [
-        "involvedObject",
-        "reason",
-        "message",
-        "source",
-        "firstTimestamp",
-        "lastTimestamp",
-        "count",
-        "type",
-        "eventTime",
-        "action",
-        "related",
-        "reportingComponent",
-        "reportingInstance",
-    ] {
-        if object[field] != current[field] {
-            causes.invalid(field, &object[field], "field is immutable");
-        }
-    }
-}
-
-/// `printEvent`'s cells, wide ones included (kube-apiserver fills every column).
-fn event_cells(event: &Value, now: Timestamp) -> Vec<Value> {
-    let time = |field: &str| event[field].as_str().map(|t| table::age(Some(t), now));
-    let first = time("firstTimestamp").or_else(|| time("eventTime"));
-    let first = first.unwrap_or_else(|| table::age(None, now));
-    let series = &event["series"];
-    let (last, count) = match series.is_null() {
-        false => (
-            table::age(series["lastObservedTime"].as_str(), now),
-            series["count"].as_i64().unwrap_or_default(),
-        ),
-        true => (
-            time("lastTimestamp").unwrap_or_else(|| first.clone()),
-            event["count"].as_i64().filter(|c| *c != 0).unwrap_or(1),
-        ),
-    };
-    let involved = &event["involvedObject"];
-    let kind = text(involved, "kind").to_lowercase();
-    let target = match text(involved, "name") {
-        "" => kind,
-        name => format!("{kind}/{name}"),
-    };
-    vec![
-        json!(last),
-        json!(text(event, "type")),
-        json!(text(event, "reason")),
-        json!(target),
-        json!(text(involved, "fieldPath")),
-        json!(source_text(event)),
-        json!(text(event, "message").trim()),
-        json!(first),
-        json!(count),
-        event["metadata"]["name"].clone(),
-    ]
-}
-
-/// `formatEventSource`: the source's component (or the reporting controller), and its
-/// host (or the reporting instance), as `component, host`.
-fn source_text(event: &Value) -> String {
-    let source = &event["source"];
-    let or = |a: &str, b: &str| {
-        let first = text(source, a);
-        if first.is_empty() {
-            text(event, b).to_owned()
-        } else {
-            first.to_owned()
-        }
-    };
-    let component = or("component", "reportingComponent");
-    match or("host", "reportingInstance") {
-        host if host.is_empty() => component,
-        host => format!("{component}, {host}"),
     }
 }

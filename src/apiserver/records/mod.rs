@@ -30,10 +30,13 @@
 //! them, so they stay out of every report.
 
 mod api;
+mod events;
 mod filter;
 mod namespaces;
+mod scale;
 pub(in crate::apiserver) mod services;
 mod watch;
+mod workloads;
 mod writes;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -58,6 +61,7 @@ use super::ApiServer;
 use super::discovery::{Described, Serving, document as group_document, named_group};
 use super::extract::ApiPath;
 use super::form::{Form, Wire};
+use super::group::{Apps, Group};
 use super::protobuf;
 use super::reviews::REVIEW_GROUPS;
 use super::signal::Signal;
@@ -68,8 +72,9 @@ use super::version::NamespacedName;
 use super::write::{self, Endpoint};
 use crate::scenario::ObjectKind;
 
-/// The named groups of the records, in the order `/apis` lists them (kube-apiserver's).
-pub const GROUPS: [Api; 2] = [Api::Event, Api::Lease];
+/// The named groups of the records, in the order `/apis` lists them (kube-apiserver's:
+/// the reviews' groups come between the second and the third).
+pub const GROUPS: [&str; 3] = ["apps", "events.k8s.io", "coordination.k8s.io"];
 
 /// Over the network: the scenario's objects, the records, the reviews
 /// ([`super::reviews`]), the pods' connect subresources ([`super::connect`]) and
@@ -79,48 +84,66 @@ pub struct Network;
 
 impl Serving for Network {
     fn groups(kind: ObjectKind) -> Vec<Value> {
-        // kube-apiserver's order: events.k8s.io, the reviews' groups, coordination.k8s.io.
-        let [events, leases] = GROUPS.map(|api| api.served_with(kind).then(|| api.group()));
-        let names = events.into_iter().chain(REVIEW_GROUPS).chain(leases);
-        names.map(|name| named_group(name, "v1")).collect()
+        let [apps, events, leases] =
+            GROUPS.map(|group| serves_group(kind, group).then(|| named_group(group, "v1")));
+        let reviews = REVIEW_GROUPS.map(|name| named_group(name, "v1"));
+        (apps.into_iter().chain(events).chain(reviews).chain(leases)).collect()
     }
 
-    fn core_resources(kind: ObjectKind) -> Vec<Value> {
-        let listed = core_beside(kind).flat_map(|api| {
-            let status = api.has_status().then(|| status_resource(api));
-            std::iter::once(resource(api)).chain(status)
+    fn resources_beside(kind: ObjectKind, group: &str) -> Vec<Value> {
+        // Those the scenario's own listing has (ConfigMaps, Secrets, Deployments beside
+        // a sample of another `apps` kind) are made writable there instead.
+        let listed = in_group(kind, group).flat_map(|api| {
+            let resource = (!api.beside(kind)).then(|| resource(api));
+            resource.into_iter().chain(subresources(api))
         });
         let mut resources: Vec<Value> = listed.collect();
-        resources.extend(super::connect::resources());
-        resources.push(super::eviction::resource());
+        if group.is_empty() {
+            resources.extend(super::connect::resources());
+            resources.push(super::eviction::resource());
+        }
         resources
     }
 
-    fn core_described(kind: ObjectKind) -> Vec<Described> {
-        core_beside(kind).map(described).collect()
+    fn described_beside(kind: ObjectKind, group: &str) -> Vec<Described> {
+        let listed = in_group(kind, group).filter(|api| !api.beside(kind));
+        listed.map(described).collect()
     }
 
     fn documents(kind: ObjectKind) -> Vec<(&'static str, Value)> {
-        let served = GROUPS.into_iter().filter(|api| api.served_with(kind));
+        let served = GROUPS.into_iter().filter(|group| serves_group(kind, group));
         served
-            .map(|api| (&api.root()[1..], document(api)))
+            .map(|group| (&root_of(group)[1..], document(kind, group)))
             .collect()
     }
 
     const WRITES_NAMESPACES: bool = true;
 
-    fn written_beside(kind: ObjectKind) -> Vec<&'static str> {
-        let written = Api::ALL.into_iter().filter(|api| api.beside(kind));
+    fn written_beside(kind: ObjectKind, group: &str) -> Vec<&'static str> {
+        let written = in_group(kind, group).filter(|api| api.beside(kind));
         written.map(Api::plural).collect()
     }
 }
 
-/// The records of the core group a server of `kind` objects keeps that discovery lists
-/// beside the scenario's kinds (Events, Services, ServiceAccounts; ConfigMaps and
-/// Secrets it lists among the kinds the generator makes).
-fn core_beside(kind: ObjectKind) -> impl Iterator<Item = Api> {
-    (Api::ALL.into_iter())
-        .filter(move |api| api.group().is_empty() && api.served_with(kind) && !api.beside(kind))
+/// The records of `group` a server of `kind` objects keeps.
+fn in_group(kind: ObjectKind, group: &str) -> impl Iterator<Item = Api> + '_ {
+    (Api::ALL.into_iter()).filter(move |api| api.group() == group && api.served_with(kind))
+}
+
+/// Whether the records serve the discovery of the named `group` on a server of `kind`
+/// objects (`/apis/{group}`, its version's resources, its OpenAPI document): they keep
+/// some of its resources and the scenario's routes do not serve the group (a scenario of
+/// Deployments, or of a sample of another `apps` kind, serves `apps`, and lists the
+/// records' kinds beside its own: [`Network::resources_beside`]).
+fn serves_group(kind: ObjectKind, group: &str) -> bool {
+    in_group(kind, group).next().is_some()
+        && !(Apps::served_with(kind) && group == Apps::name(kind))
+}
+
+/// Where the records of the named `group` are served (`/apis/apps/v1`).
+fn root_of(group: &str) -> &'static str {
+    let api = Api::ALL.into_iter().find(|api| api.group() == group);
+    api.expect("every records' group has a resource").root()
 }
 
 /// The records one server keeps; clones share them.
@@ -237,7 +260,8 @@ impl Store {
     /// What kube-apiserver's registry of `api` makes of `object`, a write through
     /// `endpoint` of the record `key` (`live`: as it is, for an update), before it
     /// validates it: a Service's status, allocated addresses and ports
-    /// ([`services::prepared`]); the others' as written.
+    /// ([`services::prepared`]); the others' as written (a workload's strategy came
+    /// before its field manager: [`workloads::prepared`]).
     fn prepared(
         &self,
         (api, endpoint): (Api, Endpoint),
@@ -300,32 +324,36 @@ pub fn routes(records: Records) -> Router {
     for api in Api::ALL.into_iter().filter(|api| api.served_with(kind)) {
         router = resource_routes(router, api);
     }
-    for api in GROUPS.into_iter().filter(|api| api.served_with(kind)) {
-        let root = api.root();
+    for group in GROUPS.into_iter().filter(|group| serves_group(kind, group)) {
+        let root = root_of(group);
+        let mut resources: Vec<Value> = (in_group(kind, group))
+            .flat_map(|api| std::iter::once(resource(api)).chain(subresources(api)))
+            .collect();
+        // By name, as kube-apiserver lists them (a subresource after its resource).
+        resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        let list = json!({
+            "kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": format!("{group}/v1"), "resources": resources,
+        });
         router = router
             .route(
-                &format!("/apis/{}", api.group()),
+                &format!("/apis/{group}"),
                 get(move || async move {
-                    let mut group = named_group(api.group(), "v1");
-                    group["kind"] = json!("APIGroup");
-                    group["apiVersion"] = json!("v1");
-                    axum::Json(group)
+                    let mut named = named_group(group, "v1");
+                    named["kind"] = json!("APIGroup");
+                    named["apiVersion"] = json!("v1");
+                    axum::Json(named)
                 })
                 .fallback(method_not_allowed),
             )
             .route(
                 root,
-                get(move || async move {
-                    axum::Json(json!({
-                        "kind": "APIResourceList", "apiVersion": "v1",
-                        "groupVersion": api.api_version(), "resources": [resource(api)],
-                    }))
-                })
-                .fallback(method_not_allowed),
+                get(move || async move { axum::Json(list) }).fallback(method_not_allowed),
             )
             .route(
                 &format!("/openapi/v3{root}"),
-                get(move || async move { axum::Json(document(api)) }).fallback(method_not_allowed),
+                get(move || async move { axum::Json(document(kind, group)) })
+                    .fallback(method_not_allowed),
             );
     }
     router.with_state(records)
@@ -370,6 +398,20 @@ fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
                 })
                 .fallback(method_not_allowed),
         );
+    let router = match scale::scales(api) {
+        true => router.route(
+            &format!("{root}/namespaces/{{namespace}}/{plural}/{{name}}/scale"),
+            get(move |state, path| scale::get(state, api, path))
+                .put(move |state, path, query, headers, body| {
+                    scale::replace(state, api, path, query, headers, body)
+                })
+                .patch(move |state, path, query, headers, body| {
+                    scale::patch(state, api, path, query, headers, body)
+                })
+                .fallback(method_not_allowed),
+        ),
+        false => router,
+    };
     if !api.has_status() {
         return router;
     }
@@ -389,26 +431,31 @@ fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
     )
 }
 
-/// Whether `path` is one of the records' a server of `kind` objects keeps (their groups',
-/// or the core group's Events, ConfigMaps and Secrets): what a program writes beside the
+/// Whether `path` is one of the records' a server of `kind` objects keeps (a resource
+/// of theirs, or the discovery of a group they serve): what a program writes beside the
 /// objects, which `run`'s gate lets through before the program has its objects.
 pub fn written_at(kind: ObjectKind, path: &str) -> bool {
-    if GROUPS
-        .iter()
-        .any(|api| api.served_with(kind) && path.starts_with(&format!("/apis/{}/", api.group())))
-    {
-        return true;
-    }
-    let Some(rest) = path.strip_prefix("/api/v1/") else {
-        return false;
+    let (group, rest) = match path.strip_prefix("/api/v1/") {
+        Some(rest) => ("", rest),
+        None => {
+            let Some(named) = path.strip_prefix("/apis/") else {
+                return false;
+            };
+            let mut parts = named.splitn(3, '/');
+            let group = parts.next().unwrap_or_default();
+            match parts.nth(1) {
+                Some(rest) if !rest.is_empty() => (group, rest),
+                // `/apis/{group}`, `/apis/{group}/v1`.
+                _ => return serves_group(kind, group),
+            }
+        }
     };
     let parts: Vec<&str> = rest.split('/').collect();
     let plural = match parts.as_slice() {
         ["namespaces", _, plural, ..] | [plural, ..] => *plural,
         [] => return false,
     };
-    let mut core = Api::ALL.into_iter().filter(|api| api.group().is_empty());
-    core.any(|api| api.plural() == plural && api.served_with(kind))
+    in_group(kind, group).any(|api| api.plural() == plural)
 }
 
 /// The resource `api` as its group's `APIResourceList` lists it.
@@ -425,13 +472,24 @@ pub fn resource(api: Api) -> Value {
     resource
 }
 
-/// The status subresource of `api`, as its group's `APIResourceList` lists it
-/// (`kubectl get --subresource=status` finds it here).
-fn status_resource(api: Api) -> Value {
-    json!({
-        "name": format!("{}/status", api.plural()), "singularName": "", "namespaced": true,
-        "kind": api.kind(), "verbs": ["get", "patch", "update"],
-    })
+/// The subresources of `api`, as its group's `APIResourceList` lists them: its scale
+/// (`kubectl scale` finds its kind here) and its status (`kubectl get
+/// --subresource=status`), where it has them.
+fn subresources(api: Api) -> impl Iterator<Item = Value> {
+    let verbs = ["get", "patch", "update"];
+    let scale = scale::scales(api).then(|| {
+        json!({
+            "name": format!("{}/scale", api.plural()), "singularName": "", "namespaced": true,
+            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": verbs,
+        })
+    });
+    let status = api.has_status().then(|| {
+        json!({
+            "name": format!("{}/status", api.plural()), "singularName": "", "namespaced": true,
+            "kind": api.kind(), "verbs": verbs,
+        })
+    });
+    scale.into_iter().chain(status)
 }
 
 /// The resource `api` as an OpenAPI document describes it.
@@ -444,9 +502,10 @@ pub fn described(api: Api) -> Described {
     }
 }
 
-/// The OpenAPI v3 document of the named group of `api`.
-pub fn document(api: Api) -> Value {
-    group_document(api.group(), "v1", api.root(), &[described(api)])
+/// The OpenAPI v3 document of the records' named `group`, on a server of `kind` objects.
+pub fn document(kind: ObjectKind, group: &str) -> Value {
+    let resources: Vec<Described> = in_group(kind, group).map(described).collect();
+    group_document(group, "v1", root_of(group), &resources)
 }
 
 /// A kept record as `api` gives it: in its version, with the fields Go writes at their

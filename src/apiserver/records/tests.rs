@@ -569,6 +569,7 @@ async fn kubectl_finds_the_records_in_discovery_and_gets_their_tables() {
     assert_eq!(
         names,
         [
+            "apps",
             "events.k8s.io",
             "authentication.k8s.io",
             "authorization.k8s.io",

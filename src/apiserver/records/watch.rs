@@ -147,17 +147,14 @@ impl Watched {
     }
 
     /// What a watch from before the window is told (410), in the words of the store
-    /// kube-apiserver serves the resource from: its watch cache for Leases, ConfigMaps,
-    /// Secrets, Services, ServiceAccounts and Namespaces, etcd for Events.
+    /// kube-apiserver serves the resource from: etcd for Events, its watch cache for the
+    /// others.
     fn expired(self, expired: Expired) -> String {
         match self {
-            Watched::Record(
-                Api::Lease | Api::ConfigMap | Api::Secret | Api::Service | Api::ServiceAccount,
-            )
-            | Watched::Namespace => expired.to_string(),
             Watched::Record(Api::CoreEvent | Api::Event) => {
                 "The resourceVersion for the provided watch is too old.".to_owned()
             }
+            Watched::Record(_) | Watched::Namespace => expired.to_string(),
         }
     }
 }

@@ -85,7 +85,7 @@ impl Records {
     /// the update's), what its registry makes of it ([`Store::prepared`]), validation,
     /// what the server owns, a resourceVersion of the records' own. `creates` says
     /// whether a missing record may be created.
-    fn write(
+    pub(super) fn write(
         &self,
         (api, options, endpoint): (Api, &WriteOptions, Endpoint),
         key: &NamespacedName,
@@ -119,6 +119,12 @@ impl Records {
                 ));
             }
         }
+        if api.is_workload() {
+            // Its strategy's resets come before the field manager sees the write, as
+            // kube-apiserver's reset fields do: a status write's spec and a
+            // Deployment's labels are nobody's change.
+            object = super::workloads::prepared(api, object, live.as_ref(), endpoint);
+        }
         let entries = entries.unwrap_or_else(|| {
             let writer = options.writer_through(endpoint);
             apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now())
@@ -132,7 +138,10 @@ impl Records {
             Some(_) => String::new(),
             None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
         };
-        write::identity(&mut stored, kept.as_ref(), &uid, false);
+        write::identity(&mut stored, kept.as_ref(), &uid, api.is_workload());
+        if api.is_workload() {
+            super::workloads::finished(api, &mut stored, kept.as_ref());
+        }
         let Some(kept) = kept else {
             if !options.dry_run {
                 store.created += 1;

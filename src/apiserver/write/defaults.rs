@@ -23,7 +23,7 @@ use crate::scenario::ObjectKind;
 
 /// `object`, a `kind` as a client wrote it, with kube-apiserver's defaults where it left
 /// the fields unset.
-pub(super) fn apply(kind: ObjectKind, object: &mut Value) {
+pub(in crate::apiserver) fn apply(kind: ObjectKind, object: &mut Value) {
     match kind {
         ObjectKind::Pod => {
             if let Some(spec) = field(object, "spec") {
@@ -37,8 +37,7 @@ pub(super) fn apply(kind: ObjectKind, object: &mut Value) {
         ObjectKind::Deployment => {
             if let Some(spec) = field(object, "spec") {
                 deployment_spec(spec);
-                let template = field(spec, "template").and_then(|t| field(t, "spec"));
-                template.map(pod_spec);
+                template(spec);
             }
         }
         ObjectKind::Secret => *object = super::data::secret_written(std::mem::take(object)),
@@ -54,6 +53,14 @@ pub(super) fn apply(kind: ObjectKind, object: &mut Value) {
         // A sampled kind's defaults are its server's: the tool knows none.
         ObjectKind::ConfigMap | ObjectKind::Sampled(_) => {}
     }
+}
+
+/// A workload's pod template (`spec.template.spec` of a Deployment, a ReplicaSet, a
+/// StatefulSet or a DaemonSet, given its `spec`) with a pod's defaults, as
+/// `SetObjectDefaults_*` fill a `PodTemplateSpec`.
+pub(in crate::apiserver) fn template(spec: &mut Value) {
+    let template = field(spec, "template").and_then(|t| field(t, "spec"));
+    template.map(pod_spec);
 }
 
 /// The built-in priority classes kube-apiserver creates: name and value.

@@ -20,6 +20,7 @@
 mod body;
 pub(in crate::apiserver) mod data;
 mod defaults;
+pub(in crate::apiserver) use defaults::{apply as defaulted, template as template_defaulted};
 mod delete;
 mod options;
 pub mod scale;
@@ -56,7 +57,8 @@ pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
 pub(in crate::apiserver) use validate::{
-    Causes, check_preconditions, label_named_metadata, metadata, object_key,
+    Causes, check_preconditions, deployment_status, label_named_metadata, metadata, object_key,
+    workload_spec,
 };
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands

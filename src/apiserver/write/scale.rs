@@ -111,7 +111,7 @@ fn target<G: Group>(
     Ok((kind, NamespacedName { namespace, name }))
 }
 
-fn content_type(headers: &HeaderMap) -> &str {
+pub(in crate::apiserver) fn content_type(headers: &HeaderMap) -> &str {
     let value = headers.get(header::CONTENT_TYPE);
     let value = value.and_then(|v| v.to_str().ok()).unwrap_or_default();
     value.split(';').next().unwrap_or_default().trim()
@@ -146,7 +146,7 @@ fn write(
 }
 
 /// The replicas a Scale asks for, checked as kube-apiserver's `ValidateScale` does.
-fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
+pub(in crate::apiserver) fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
     let given = scale["metadata"]["name"].as_str().unwrap_or(name);
     if given != name {
         return Err(ApiError::bad_request(format!(

@@ -111,7 +111,7 @@ pub(super) fn object(
     match (kind, endpoint) {
         (ObjectKind::Pod, Endpoint::Object) => pod_spec(&object["spec"], "spec", &mut causes),
         (ObjectKind::Deployment, Endpoint::Object) => {
-            deployment_spec(&object["spec"], &mut causes);
+            workload_spec("deployment", &object["spec"], &mut causes);
         }
         (ObjectKind::Deployment, Endpoint::Status) => {
             deployment_status(&object["status"], &mut causes);
@@ -417,36 +417,59 @@ fn changed_fields<'a>(spec: &'a Value, was: &'a Value) -> Vec<&'a str> {
     names
 }
 
-/// A Deployment's spec, as `ValidateDeploymentSpec` checks what a write can get wrong
-/// here: a selector that selects something, template labels it selects, and the template's
-/// pod spec as a Pod's.
-fn deployment_spec(spec: &Value, causes: &mut Causes) {
+/// A workload's spec (a Deployment's, a ReplicaSet's, a StatefulSet's, a DaemonSet's), as
+/// `ValidateDeploymentSpec` and its siblings check what a write can get wrong here, in
+/// their order: replicas not negative, a selector that selects something (an empty one is
+/// "invalid for `word`": kube-apiserver says `deployment` of a ReplicaSet's too), template
+/// labels it selects, the template's pod spec as a Pod's and restarted always, then the
+/// minimum ready seconds and the history limit not negative. A missing selector is
+/// required (but a DaemonSet's) and selects nothing.
+pub(in crate::apiserver) fn workload_spec(word: &str, spec: &Value, causes: &mut Causes) {
+    let not_negative = "must be greater than or equal to 0";
+    if let Some(replicas) = spec["replicas"].as_i64().filter(|r| *r < 0) {
+        causes.invalid("spec.replicas", &json!(replicas), not_negative);
+    }
     let selector = &spec["selector"];
     let labels = &spec["template"]["metadata"]["labels"];
     let empty = |field: &str| {
         selector[field].as_object().is_none_or(|m| m.is_empty())
             && selector[field].as_array().is_none_or(Vec::is_empty)
     };
-    if selector.is_null() {
-        causes.push(
-            "FieldValueRequired",
-            "spec.selector",
-            "Required value".to_owned(),
-        );
-    } else if empty("matchLabels") && empty("matchExpressions") {
-        causes.invalid(
-            "spec.selector",
-            selector,
-            "empty selector is invalid for deployment",
-        );
-    } else if !selects(selector, labels) {
+    let mismatch = |causes: &mut Causes| {
         causes.invalid(
             "spec.template.metadata.labels",
             labels,
             "`selector` does not match template `labels`",
         );
+    };
+    if selector.is_null() {
+        // A DaemonSet's selector is checked only as a label selector, which nil is; nil
+        // selects nothing, the template's labels included.
+        if word != "daemonset" {
+            causes.required("spec.selector");
+        }
+        mismatch(causes);
+    } else if empty("matchLabels") && empty("matchExpressions") {
+        let why = format!("empty selector is invalid for {word}");
+        causes.invalid("spec.selector", selector, &why);
+    } else if !selects(selector, labels) {
+        mismatch(causes);
     }
-    pod_spec(&spec["template"]["spec"], "spec.template.spec", causes);
+    let pod = &spec["template"]["spec"];
+    pod_spec(pod, "spec.template.spec", causes);
+    match pod["restartPolicy"].as_str() {
+        None | Some("Always") => {}
+        Some(other) => causes.push(
+            "FieldValueNotSupported",
+            "spec.template.spec.restartPolicy",
+            format!("Unsupported value: {other:?}: supported values: \"Always\""),
+        ),
+    }
+    for field in ["minReadySeconds", "revisionHistoryLimit"] {
+        if let Some(n) = spec[field].as_i64().filter(|n| *n < 0) {
+            causes.invalid(&format!("spec.{field}"), &json!(n), not_negative);
+        }
+    }
 }
 
 /// Whether a LabelSelector selects an object with `labels`.
@@ -480,7 +503,7 @@ fn selects(selector: &Value, labels: &Value) -> bool {
 /// A Deployment's status counts, as `ValidateDeploymentStatus` checks them: none
 /// negative, and none of the replicas updated, ready or available more than there are
 /// (nor more available than ready).
-fn deployment_status(status: &Value, causes: &mut Causes) {
+pub(in crate::apiserver) fn deployment_status(status: &Value, causes: &mut Causes) {
     let count = |field: &str| status[field].as_i64();
     for field in [
         "observedGeneration",
