@@ -61,8 +61,14 @@ impl Gate {
 
     /// Notes a request the server refused (4xx, 5xx) with the message of its answer
     /// `body`; not a read of one object that is not there (a leader election asks for
-    /// its Lease before it makes it): that is an answer, not something the server lacks.
+    /// its Lease before it makes it), nor a 409 (a create of one that is there, an update
+    /// from a stale version: an operator's `CreateOrUpdate` from a cache behind, a
+    /// leader election's lock): those are answers a cluster gives too, not something the
+    /// server lacks.
     fn refused(&self, method: &Method, uri: &Uri, status: StatusCode, body: &[u8]) {
+        if status == StatusCode::CONFLICT {
+            return;
+        }
         let message = match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(answer) => {
                 let details = &answer["details"];

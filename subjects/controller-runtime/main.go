@@ -9,8 +9,11 @@
 // there before its controller starts, as a deployed manager does (kubebuilder's
 // --leader-elect), and with --record-events its reconciler records an Event for each
 // object it reconciles, through the manager's event recorder of either API
-// (events.k8s.io/v1: GetEventRecorder; v1: GetEventRecorderFor). It runs until it is
-// stopped.
+// (events.k8s.io/v1: GetEventRecorder; v1: GetEventRecorderFor). With --owns it is an
+// operator: each object it reconciles is made into a Service and a Deployment (or
+// either) named after it in its namespace, controlled by it (an owner reference), created
+// or updated through the manager's client, and the controller watches them (Owns), so
+// its cache holds them too. It runs until it is stopped.
 package main
 
 import (
@@ -33,12 +36,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -100,12 +106,13 @@ func cached(ctx context.Context, c cache.Cache, informer cache.Informer, newList
 }
 
 // reconciler reads the object of each request from the cache and, with a recorder,
-// records an Event about it; nothing else.
+// records an Event about it; as an operator, it makes the object's children.
 type reconciler struct {
 	client    client.Client
 	newObject func() client.Object
 	progress  *progress
 	record    func(object client.Object)
+	owns      []string // "services", "deployments": the children made of each object
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -118,7 +125,50 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.record != nil {
 		r.record(object)
 	}
+	for _, owned := range r.owns {
+		if err := r.child(ctx, object, owned); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{}, nil
+}
+
+// child creates or updates the child of kind owned (a Service or a Deployment) that
+// parent is made into, as an operator's reconciler does with CreateOrUpdate: named after
+// it, in its namespace, selecting the pods `app: NAME`, controlled by it.
+func (r *reconciler) child(ctx context.Context, parent client.Object, owned string) error {
+	name := parent.GetName()
+	labels := map[string]string{"app": name, "app.kubernetes.io/managed-by": "informer-mem-operator"}
+	meta := metav1.ObjectMeta{Name: name, Namespace: parent.GetNamespace()}
+	var child client.Object
+	var mutate func()
+	switch owned {
+	case "services":
+		service := &corev1.Service{ObjectMeta: meta}
+		child, mutate = service, func() {
+			service.Labels = labels
+			service.Spec.Selector = map[string]string{"app": name}
+			service.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}
+		}
+	case "deployments":
+		deployment := &appsv1.Deployment{ObjectMeta: meta}
+		child, mutate = deployment, func() {
+			deployment.Labels = labels
+			deployment.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+			deployment.Spec.Template.Labels = labels
+			deployment.Spec.Template.Spec.Containers = []corev1.Container{{
+				Name: "app", Image: "registry.example/app:1.0",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+			}}
+		}
+	default:
+		return fmt.Errorf("no child of kind %q", owned)
+	}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.client, child, func() error {
+		mutate()
+		return controllerutil.SetControllerReference(parent, child, r.client.Scheme())
+	})
+	return err
 }
 
 // progress is how far the controller has got, for the status protocol: a phase of the
@@ -267,6 +317,7 @@ func main() {
 	leaderElectNamespace := flag.String("leader-elect-namespace", "", "elect a leader with a Lease in this namespace before the controller starts")
 	namespaces := flag.String("namespaces", "", "comma-separated: cache.Options.DefaultNamespaces, one informer per namespace (empty: every namespace)")
 	recordEvents := flag.String("record-events", "", "record an Event for each object reconciled, through the recorder of this API: events.k8s.io (GetEventRecorder) or v1 (GetEventRecorderFor)")
+	owns := flag.String("owns", "", "comma-separated: services, deployments: make each object reconciled into children of these kinds (CreateOrUpdate, a controller reference) and watch them (Owns)")
 	flag.Parse()
 	// A manager sets its logger first thing, as kubebuilder's main does: until one is set,
 	// controller-runtime keeps a deferred logger for every reconcile's WithValues (for 30
@@ -307,6 +358,14 @@ func main() {
 	}
 	progress := newProgress()
 	r := &reconciler{client: mgr.GetClient(), newObject: newObject, progress: progress}
+	if *owns != "" {
+		r.owns = strings.Split(*owns, ",")
+		for _, owned := range r.owns {
+			if owned != "services" && owned != "deployments" {
+				log.Fatalf("--owns %q: not services or deployments", owned)
+			}
+		}
+	}
 	switch *recordEvents {
 	case "":
 	case "events.k8s.io":
@@ -324,7 +383,16 @@ func main() {
 	}
 	// Watches with EnqueueRequestForObject is what For does, with the handler tracked.
 	enqueue := tracked{enqueue: &handler.EnqueueRequestForObject{}, progress: progress}
-	if err := ctrl.NewControllerManagedBy(mgr).Named(*resource).Watches(newObject(), enqueue).Complete(r); err != nil {
+	builder := ctrl.NewControllerManagedBy(mgr).Named(*resource).Watches(newObject(), enqueue)
+	for _, owned := range r.owns {
+		// Owns: a change of a child enqueues its controller, as an operator's does.
+		var child client.Object = &corev1.Service{}
+		if owned == "deployments" {
+			child = &appsv1.Deployment{}
+		}
+		builder = builder.Watches(child, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), newObject(), handler.OnlyControllerOwner()))
+	}
+	if err := builder.Complete(r); err != nil {
 		log.Fatal(err)
 	}
 	ctx := ctrl.SetupSignalHandler()
