@@ -50,6 +50,24 @@ fn run_beside_the_model(fixture_name: &str, pairs: &[(&str, &str)]) -> Value {
     report
 }
 
+/// Runs `fixture` and returns its report, checking that the server refused none of the
+/// programs' requests (a Lease, an Event, an operator's children).
+fn run_unrefused(fixture_name: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    let run = bin()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(fixture(fixture_name))
+        .args(["--allow-commands", "--no-chart", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(!stderr.contains("the server refused"), "{stderr}");
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
 fn variant<'a>(report: &'a Value, name: &str) -> &'a Value {
     let variants = report["variants"].as_array().unwrap();
     variants.iter().find(|v| v["name"] == name).unwrap()
@@ -97,19 +115,7 @@ fn the_models_resync_timer_fires_when_real_client_gos_does() {
 #[test]
 #[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
 fn a_controller_that_elects_a_leader_and_records_events_runs_as_deployed() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("report.json");
-    let run = bin()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(fixture("subjects/controller.toml"))
-        .args(["--allow-commands", "--no-chart", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
-    assert!(!stderr.contains("the server refused"), "{stderr}");
-    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let report = run_unrefused("subjects/controller.toml");
     let program = variant(&report, "controller-runtime, leader election, events");
     assert!(
         program["subject"]["setup"].get("refused").is_none(),
@@ -147,19 +153,7 @@ fn a_controller_of_two_namespaces_holds_theirs() {
 #[test]
 #[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
 fn an_operator_that_owns_services_and_deployments_caches_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("report.json");
-    let run = bin()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(fixture("subjects/operator.toml"))
-        .args(["--allow-commands", "--no-chart", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
-    assert!(!stderr.contains("the server refused"), "{stderr}");
-    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let report = run_unrefused("subjects/operator.toml");
     let heap_after_list = |name: &str| {
         let program = variant(&report, name);
         for phase in phases(program) {

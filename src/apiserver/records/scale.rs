@@ -19,7 +19,7 @@ use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::patch::{self, PatchType};
 use crate::apiserver::status::{ApiError, json_response};
 use crate::apiserver::version::NamespacedName;
-use crate::apiserver::write::scale::{content_type, replicas_of, scale_of};
+use crate::apiserver::write::scale::{decoded, replicas_of, scale_of};
 use crate::apiserver::write::{
     self, Endpoint, WriteOptions, check_patch_options, unsupported_media_type,
 };
@@ -56,17 +56,7 @@ pub(super) async fn replace(
     ApiBody(body): ApiBody,
 ) -> Response {
     write::respond(|| {
-        let media = content_type(&headers);
-        if !(media.is_empty() || media.eq_ignore_ascii_case("application/json")) {
-            return Err(unsupported_media_type(&format!(
-                "the body of the request was in an unknown format ({media}) - accepted media types include: application/json"
-            )));
-        }
-        let given: Value = serde_json::from_slice(&body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "Scale in version \"v1\" cannot be handled as a Scale: {e}"
-            ))
-        })?;
+        let given = decoded(&headers, &body)?;
         let options = WriteOptions::parse(query.as_deref(), &headers)?;
         let key = NamespacedName { namespace, name };
         records.scale((api, &options), &key, |_| Ok(given))

@@ -56,19 +56,25 @@ pub async fn replace<G: Group>(
 ) -> Response {
     respond(|| {
         let target = target::<G>(&server, namespace, &resource, name)?;
-        let media = content_type(&headers);
-        if !(media.is_empty() || media.eq_ignore_ascii_case("application/json")) {
-            return Err(unsupported_media_type(&format!(
-                "the body of the request was in an unknown format ({media}) - accepted media types include: application/json"
-            )));
-        }
-        let given: Value = serde_json::from_slice(&body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "Scale in version \"v1\" cannot be handled as a Scale: {e}"
-            ))
-        })?;
+        let given = decoded(&headers, &body)?;
         let options = WriteOptions::parse(query.as_deref(), &headers)?;
         write(&server, &target, &options, |_| Ok(given))
+    })
+}
+
+/// The Scale a PUT sends: JSON only (415 for another body), decoded (400 for what is not
+/// JSON), as kube-apiserver reads it.
+pub(in crate::apiserver) fn decoded(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let media = content_type(headers);
+    if !(media.is_empty() || media.eq_ignore_ascii_case("application/json")) {
+        return Err(unsupported_media_type(&format!(
+            "the body of the request was in an unknown format ({media}) - accepted media types include: application/json"
+        )));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "Scale in version \"v1\" cannot be handled as a Scale: {e}"
+        ))
     })
 }
 
@@ -111,7 +117,7 @@ fn target<G: Group>(
     Ok((kind, NamespacedName { namespace, name }))
 }
 
-pub(in crate::apiserver) fn content_type(headers: &HeaderMap) -> &str {
+fn content_type(headers: &HeaderMap) -> &str {
     let value = headers.get(header::CONTENT_TYPE);
     let value = value.and_then(|v| v.to_str().ok()).unwrap_or_default();
     value.split(';').next().unwrap_or_default().trim()
