@@ -447,9 +447,22 @@ impl Outputs {
             .map(|(format, destination)| (format.describe(), destination))
             .chain(dhat_destinations.iter().map(|d| ("a dhat profile", d)))
             .collect();
-        output::refuse_overlaps(&all, &[("the scenario", &config.scenario)])?;
+        // The sample's file is an input too: a report written over it would lose the
+        // objects the next run copies.
+        let sample = (scenario.objects.sample.as_ref()).map(|sample| {
+            let folder = config.scenario.parent().unwrap_or(Path::new(""));
+            folder.join(&sample.file)
+        });
+        let mut inputs = vec![("the scenario", config.scenario.as_path())];
+        inputs.extend(
+            sample
+                .as_deref()
+                .map(|file| ("the scenario's sample", file)),
+        );
+        output::refuse_overlaps(&all, &inputs)?;
+        let paths: Vec<&Path> = inputs.iter().map(|(_, path)| *path).collect();
         for (what, destination) in all {
-            destination.prepare(what, &[&config.scenario])?;
+            destination.prepare(what, &paths)?;
         }
         Ok(Outputs {
             exports,

@@ -195,4 +195,33 @@ fn an_output_onto_an_input_is_refused_and_the_input_kept() {
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(err.contains("that is the input"), "{err}");
     assert_eq!(std::fs::read(&scenario).unwrap(), before);
+    // A run's report, or its chart, onto the scenario's sample, named from another folder.
+    std::fs::copy(fixture("sampled.toml"), dir.path().join("sampled.toml")).unwrap();
+    std::fs::copy(
+        fixture("sampled-pods.json"),
+        dir.path().join("sampled-pods.json"),
+    )
+    .unwrap();
+    let sample = std::fs::read(dir.path().join("sampled-pods.json")).unwrap();
+    let folder = dir.path().file_name().unwrap().to_str().unwrap();
+    for (flag, out) in [
+        ("--out", format!("{folder}/sampled-pods.json")),
+        (
+            "--chart",
+            format!("./{folder}/../{folder}/sampled-pods.json"),
+        ),
+    ] {
+        let output = bin()
+            .current_dir(dir.path().parent().unwrap())
+            .args(["run", &format!("{folder}/sampled.toml"), flag, &out])
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {err}");
+        assert!(err.contains("the scenario's sample"), "{flag}: {err}");
+        assert_eq!(
+            std::fs::read(dir.path().join("sampled-pods.json")).unwrap(),
+            sample
+        );
+    }
 }
