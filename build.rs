@@ -14,6 +14,21 @@ const FILES: &[&str] = &[
     "k8s.io/api/policy/v1/generated.proto",
     "k8s.io/api/authentication/v1/generated.proto",
     "k8s.io/api/authorization/v1/generated.proto",
+    // Every other group version kube-apiserver serves by default, so that a sample of
+    // any built-in kind (a Job, an Ingress, a Role) is served in protobuf as it is there.
+    "k8s.io/api/admissionregistration/v1/generated.proto",
+    "k8s.io/api/autoscaling/v1/generated.proto",
+    "k8s.io/api/autoscaling/v2/generated.proto",
+    "k8s.io/api/batch/v1/generated.proto",
+    "k8s.io/api/certificates/v1/generated.proto",
+    "k8s.io/api/discovery/v1/generated.proto",
+    "k8s.io/api/flowcontrol/v1/generated.proto",
+    "k8s.io/api/networking/v1/generated.proto",
+    "k8s.io/api/node/v1/generated.proto",
+    "k8s.io/api/rbac/v1/generated.proto",
+    "k8s.io/api/resource/v1/generated.proto",
+    "k8s.io/api/scheduling/v1/generated.proto",
+    "k8s.io/api/storage/v1/generated.proto",
     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
 ];
 

@@ -114,7 +114,7 @@ impl Form {
     /// for a kind served in JSON only (`kind`: a sampled one), as kube-apiserver passes it
     /// over for a custom resource.
     pub(super) fn accepted(headers: &HeaderMap, kind: Option<ObjectKind>) -> Option<(Form, Wire)> {
-        let protobuf = kind.is_none_or(ObjectKind::has_protobuf);
+        let protobuf = kind.is_none_or(protobuf::serves);
         let mut accept = headers
             .get_all(header::ACCEPT)
             .iter()

@@ -290,8 +290,8 @@ pub(super) async fn patch(
             PatchType::Apply => applied(&records, &name, &options, &body, &mut warnings)?,
             _ => {
                 let patched = records.update_namespace(&name, options.dry_run, |live| {
-                    let patched =
-                        patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
+                    let patched = patch::apply(patch_type, live, &body, typed().shape)
+                        .map_err(write::patch_failed)?;
                     let object = through_type(&patched, &options, &mut warnings)
                         .map_err(ApiError::invalid_patch_result)?;
                     updated(records.server(), &options, live, object, None)

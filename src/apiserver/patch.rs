@@ -5,10 +5,15 @@
 //! and `patchMergeKey` tags: a list of containers merges element by element on `name`
 //! instead of being replaced, and the directives `$patch`, `$retainKeys`,
 //! `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>` refine that
-//! (sig-api-machinery's strategic-merge-patch.md). Only the kinds this server holds (Pod,
-//! ConfigMap, Secret) are covered, so the tags are looked up by field name.
+//! (sig-api-machinery's strategic-merge-patch.md). The tags are read from the kind's schema
+//! as kube-apiserver serves it ([`Shape::patch_tags`]: its `x-kubernetes-patch-strategy`
+//! and `x-kubernetes-patch-merge-key`), field by field down the object, so a Service's
+//! ports merge on `port` where a container's merge on `containerPort`; a list without
+//! tags, or under no schema, is replaced whole.
 
 use serde_json::{Map, Value};
+
+use crate::apiserver::apply::Shape;
 
 /// The patch formats kube-apiserver accepts, by Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +53,14 @@ pub enum PatchError {
     DoesNotApply(String),
 }
 
-/// `object` with `patch` (the request body) applied.
-pub fn apply(kind: PatchType, object: &Value, patch: &[u8]) -> Result<Value, PatchError> {
+/// `object` (of the schema `shape`, which a strategic merge reads its tags from) with
+/// `patch` (the request body) applied.
+pub fn apply(
+    kind: PatchType,
+    object: &Value,
+    patch: &[u8],
+    shape: Shape,
+) -> Result<Value, PatchError> {
     let mut out = object.clone();
     match kind {
         PatchType::Json => {
@@ -69,7 +80,7 @@ pub fn apply(kind: PatchType, object: &Value, patch: &[u8]) -> Result<Value, Pat
             if kind == PatchType::Merge {
                 json_patch::merge(&mut out, &patch);
             } else {
-                merge_map(&mut out, &patch)?;
+                merge_map(&mut out, &patch, shape)?;
             }
         }
         PatchType::Apply => unreachable!("an apply is not a patch of the object's JSON"),
@@ -87,25 +98,14 @@ enum ListStrategy {
     Replace,
 }
 
-fn list_strategy(field: &str) -> ListStrategy {
-    match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "env"
-        | "volumes"
-        | "imagePullSecrets"
-        | "resourceClaims"
-        | "schedulingGates"
-        | "claims" => ListStrategy::ByKey("name"),
-        "ports" => ListStrategy::ByKey("containerPort"),
-        "volumeMounts" => ListStrategy::ByKey("mountPath"),
-        "volumeDevices" => ListStrategy::ByKey("devicePath"),
-        "hostAliases" | "podIPs" | "hostIPs" => ListStrategy::ByKey("ip"),
-        "conditions" => ListStrategy::ByKey("type"),
-        "ownerReferences" => ListStrategy::ByKey("uid"),
-        "topologySpreadConstraints" => ListStrategy::ByKey("topologyKey"),
-        "finalizers" => ListStrategy::Union,
+/// How the list field `field` of an object of `shape` merges: on its merge key, as a set
+/// of primitives, or replaced.
+fn list_strategy(shape: Shape, field: &str) -> ListStrategy {
+    match shape.patch_tags(field) {
+        Some((strategy, key)) if strategy.split(',').any(|s| s == "merge") => match key {
+            Some(key) => ListStrategy::ByKey(key),
+            None => ListStrategy::Union,
+        },
         _ => ListStrategy::Replace,
     }
 }
@@ -123,7 +123,7 @@ const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
 /// `$patch` and a list element without its merge key are plain errors in apimachinery,
 /// which kube-apiserver answers with 500 and reason Unknown; the fault is the request's,
 /// so this server answers them with 400 and the same words.
-fn merge_map(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
+fn merge_map(target: &mut Value, patch: &Value, shape: Shape) -> Result<(), PatchError> {
     let Some(patch) = patch.as_object() else {
         return Ok(());
     };
@@ -174,12 +174,13 @@ fn merge_map(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
         } else if value.is_null() || is_delete(value) {
             map.remove(key);
         } else {
+            let field = shape.field(key).unwrap_or(Shape::Deduced);
             match (map.get_mut(key), value) {
                 (Some(current @ Value::Object(_)), Value::Object(_)) => {
-                    merge_map(current, value)?;
+                    merge_map(current, value, field)?;
                 }
                 (Some(Value::Array(current)), Value::Array(items)) => {
-                    merge_list(current, items, list_strategy(key))?;
+                    merge_list(current, items, (list_strategy(shape, key), field.items()))?;
                 }
                 _ => {
                     map.insert(key.clone(), strip_directives(value));
@@ -192,7 +193,7 @@ fn merge_map(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     }
     for (field, order) in orders {
         if let Some(list) = map.get_mut(field).and_then(Value::as_array_mut) {
-            reorder(list, order, list_strategy(field));
+            reorder(list, order, list_strategy(shape, field));
         }
     }
     Ok(())
@@ -220,10 +221,12 @@ fn is_delete(value: &Value) -> bool {
     value.get("$patch").and_then(Value::as_str) == Some("delete")
 }
 
+/// Merges the list `patch` into `current` as `strategy` says; `element` is the schema of
+/// its elements.
 fn merge_list(
     current: &mut Vec<Value>,
     patch: &[Value],
-    strategy: ListStrategy,
+    (strategy, element): (ListStrategy, Shape),
 ) -> Result<(), PatchError> {
     match strategy {
         ListStrategy::Replace => *current = patch.iter().map(strip_directives).collect(),
@@ -276,7 +279,7 @@ fn merge_list(
                         current.remove(i);
                     }
                     (None, true) => {}
-                    (Some(i), false) => merge_map(&mut current[i], p)?,
+                    (Some(i), false) => merge_map(&mut current[i], p, element)?,
                     (None, false) => current.push(strip_directives(p)),
                 }
             }
@@ -331,11 +334,16 @@ mod tests {
         })
     }
 
+    fn pod_shape() -> Shape {
+        Shape::named("io.k8s.api.core.v1.Pod")
+    }
+
     fn strategic(patch: Value) -> Value {
         apply(
             PatchType::StrategicMerge,
             &pod(),
             patch.to_string().as_bytes(),
+            pod_shape(),
         )
         .unwrap()
     }
@@ -382,6 +390,7 @@ mod tests {
                 PatchType::StrategicMerge,
                 &pod(),
                 patch.to_string().as_bytes(),
+                pod_shape(),
             )
             .unwrap_err()
         };
@@ -433,11 +442,62 @@ mod tests {
     }
 
     #[test]
+    fn each_list_merges_on_the_key_its_own_schema_names() {
+        // A Service's ports merge on `port`, a container's on `containerPort`, the same
+        // field name; a list the schema gives no tags is replaced.
+        let service = json!({"spec": {"ports": [
+            {"name": "http", "port": 80, "targetPort": 8080},
+            {"name": "metrics", "port": 9090},
+        ]}});
+        let patch = json!({"spec": {"ports": [{"port": 80, "targetPort": 9000}]}});
+        let shape = Shape::named("io.k8s.api.core.v1.Service");
+        let out = apply(
+            PatchType::StrategicMerge,
+            &service,
+            patch.to_string().as_bytes(),
+            shape,
+        )
+        .unwrap();
+        assert_eq!(
+            out["spec"]["ports"],
+            json!([{"name": "http", "port": 80, "targetPort": 9000},
+                   {"name": "metrics", "port": 9090}])
+        );
+        let container = json!({"spec": {"containers": [{"name": "app", "ports": [{"port": 1}]}]}});
+        let patch = json!({"spec": {"containers": [{"name": "app", "ports": [{"port": 2}]}]}});
+        let refused = apply(
+            PatchType::StrategicMerge,
+            &container,
+            patch.to_string().as_bytes(),
+            pod_shape(),
+        );
+        assert_eq!(
+            refused,
+            Err(PatchError::Malformed(
+                r#"map: {"port":2} does not contain declared merge key: containerPort"#.to_owned()
+            ))
+        );
+        // Without a schema every list is replaced.
+        let out = apply(
+            PatchType::StrategicMerge,
+            &container,
+            patch.to_string().as_bytes(),
+            Shape::Deduced,
+        )
+        .unwrap();
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "app", "ports": [{"port": 2}]}])
+        );
+    }
+
+    #[test]
     fn merge_patch_replaces_lists_and_json_patch_applies_operations() {
         let merged = apply(
             PatchType::Merge,
             &pod(),
             br#"{"spec":{"containers":[{"name":"only","image":"x"}]}}"#,
+            pod_shape(),
         )
         .unwrap();
         assert_eq!(merged["spec"]["containers"].as_array().unwrap().len(), 1);
@@ -445,6 +505,7 @@ mod tests {
             PatchType::Json,
             &pod(),
             br#"[{"op":"replace","path":"/metadata/labels/app","value":"api"}]"#,
+            pod_shape(),
         )
         .unwrap();
         assert_eq!(patched["metadata"]["labels"]["app"], "api");
@@ -452,12 +513,13 @@ mod tests {
             apply(
                 PatchType::Json,
                 &pod(),
-                br#"[{"op":"remove","path":"/nope"}]"#
+                br#"[{"op":"remove","path":"/nope"}]"#,
+                pod_shape(),
             ),
             Err(PatchError::DoesNotApply(_))
         ));
         assert!(matches!(
-            apply(PatchType::Merge, &pod(), b"[1]"),
+            apply(PatchType::Merge, &pod(), b"[1]", pod_shape()),
             Err(PatchError::Malformed(_))
         ));
     }

@@ -150,12 +150,6 @@ impl ObjectKind {
         !matches!(self, ObjectKind::Sampled(_))
     }
 
-    /// Whether the kind is served in protobuf when a client asks for it: every built-in
-    /// kind; a sampled kind is JSON only, as kube-apiserver serves custom resources.
-    pub fn has_protobuf(self) -> bool {
-        self.generated()
-    }
-
     /// The fields a `fieldSelector` can select objects of the kind by, and old names
     /// still taken for some, as kube-apiserver v1.37 converts field labels
     /// (pkg/apis/core/v1/conversion.go; ConfigMaps have only the defaults, as a custom

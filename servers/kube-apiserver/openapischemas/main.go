@@ -7,6 +7,12 @@
 //	go run ./openapischemas apps > ../../proto/openapi/apis__apps__v1.json
 //	go run ./openapischemas coordination > ../../proto/openapi/apis__coordination.k8s.io__v1.json
 //	go run ./openapischemas events > ../../proto/openapi/apis__events.k8s.io__v1.json
+//	go run ./openapischemas others > ../../proto/openapi/other-groups.json
+//
+// `others` is every kind of the other group versions kube-apiserver serves by default
+// (batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1...): the schemas a
+// sample of one of them (a Job, an Ingress, a Role) is patched and applied by, as
+// kube-apiserver merges it.
 //
 // The documents come from k8s.io/kubernetes at the version go.mod pins
 // (api/openapi-spec/v3), found through `go list`.
@@ -56,7 +62,46 @@ var groups = map[string]struct {
 	}},
 }
 
+// The documents of the other group versions kube-apiserver serves by default: every kind
+// in each is a root of `others`.
+var others = []string{
+	"apis__admissionregistration.k8s.io__v1_openapi.json",
+	"apis__autoscaling__v1_openapi.json",
+	"apis__autoscaling__v2_openapi.json",
+	"apis__batch__v1_openapi.json",
+	"apis__certificates.k8s.io__v1_openapi.json",
+	"apis__discovery.k8s.io__v1_openapi.json",
+	"apis__flowcontrol.apiserver.k8s.io__v1_openapi.json",
+	"apis__networking.k8s.io__v1_openapi.json",
+	"apis__node.k8s.io__v1_openapi.json",
+	"apis__policy__v1_openapi.json",
+	"apis__rbac.authorization.k8s.io__v1_openapi.json",
+	"apis__resource.k8s.io__v1_openapi.json",
+	"apis__scheduling.k8s.io__v1_openapi.json",
+	"apis__storage.k8s.io__v1_openapi.json",
+}
+
 var reference = regexp.MustCompile(`"#/components/schemas/([^"]+)"`)
+
+// A schema of a kind (or of a list of one): what the document's paths serve.
+var kinds = regexp.MustCompile(`"x-kubernetes-group-version-kind"`)
+
+// read returns the schemas of the document at path, by name.
+func read(path string) (map[string]json.RawMessage, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var document struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(text, &document); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return document.Components.Schemas, nil
+}
 
 func main() {
 	if err := run(); err != nil {
@@ -67,32 +112,41 @@ func main() {
 
 func run() error {
 	if len(os.Args) != 2 {
-		return fmt.Errorf("usage: openapischemas core|apps|coordination|events")
-	}
-	group, ok := groups[os.Args[1]]
-	if !ok {
-		return fmt.Errorf("no group %q (core, apps, coordination or events)", os.Args[1])
+		return fmt.Errorf("usage: openapischemas core|apps|coordination|events|others")
 	}
 	dir, err := exec.Command("go", "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes").Output()
 	if err != nil {
 		return fmt.Errorf("go list k8s.io/kubernetes: %w", err)
 	}
-	path := filepath.Join(strings.TrimSpace(string(dir)), "api", "openapi-spec", "v3", group.file)
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return err
+	specs := filepath.Join(strings.TrimSpace(string(dir)), "api", "openapi-spec", "v3")
+	all := map[string]json.RawMessage{}
+	var roots []string
+	if os.Args[1] == "others" {
+		for _, file := range others {
+			schemas, err := read(filepath.Join(specs, file))
+			if err != nil {
+				return err
+			}
+			for name, schema := range schemas {
+				all[name] = schema
+				if kinds.Match(schema) {
+					roots = append(roots, name)
+				}
+			}
+		}
+	} else {
+		group, ok := groups[os.Args[1]]
+		if !ok {
+			return fmt.Errorf("no group %q (core, apps, coordination, events or others)", os.Args[1])
+		}
+		if all, err = read(filepath.Join(specs, group.file)); err != nil {
+			return err
+		}
+		roots = group.roots
 	}
-	var document struct {
-		Components struct {
-			Schemas map[string]json.RawMessage `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(text, &document); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	all := document.Components.Schemas
+	path := specs
 	kept := map[string]json.RawMessage{}
-	pending := append([]string(nil), group.roots...)
+	pending := append([]string(nil), roots...)
 	for len(pending) > 0 {
 		name := pending[len(pending)-1]
 		pending = pending[:len(pending)-1]

@@ -116,7 +116,7 @@ impl Typed<'_> {
             api_version: kind.api_version(),
             kind: kind.as_str(),
             has_status: kind.has_status(),
-            go_type: kind.generated(),
+            go_type: crate::apiserver::protobuf::serves(kind),
         }
     }
 

@@ -57,22 +57,52 @@ impl Shape {
             ObjectKind::Secret => "io.k8s.api.core.v1.Secret",
             ObjectKind::Node => "io.k8s.api.core.v1.Node",
             ObjectKind::Deployment => "io.k8s.api.apps.v1.Deployment",
-            ObjectKind::Sampled(_) => return Shape::Deduced,
+            ObjectKind::Sampled(_) => return Shape::of_sampled(kind),
         };
         Shape::named(name)
+    }
+
+    /// A sampled kind's root: the schema of Kubernetes' own kind of its group, version
+    /// and kind where it is one (a Job, a Role, a Service: `io.k8s.api.batch.v1.Job`,
+    /// its `x-kubernetes-group-version-kind` the kind's); a custom resource is deduced.
+    fn of_sampled(kind: ObjectKind) -> Shape {
+        let (group, version) = (kind.group(), kind.version());
+        let package = match group {
+            "" => "core",
+            group if !group.contains('.') => group,
+            group => match group.strip_suffix(".k8s.io") {
+                Some(name) => name.split('.').next().unwrap_or(name),
+                None => return Shape::Deduced,
+            },
+        };
+        let name = format!("io.k8s.api.{package}.{version}.{}", kind.as_str());
+        let Some(schema) = schema(&name) else {
+            return Shape::Deduced;
+        };
+        let own = schema["x-kubernetes-group-version-kind"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|gvk| {
+                gvk["group"] == group && gvk["version"] == version && gvk["kind"] == kind.as_str()
+            });
+        match own {
+            true => Shape::read(schema),
+            false => Shape::Deduced,
+        }
     }
 
     /// The root of the schema named `name` (`io.k8s.api.coordination.v1.Lease`); a name
     /// without a schema here is deduced.
     pub fn named(name: &str) -> Shape {
-        schemas().get(name).map_or(Shape::Deduced, Shape::read)
+        schema(name).map_or(Shape::Deduced, Shape::read)
     }
 
     /// The shape of `schema`, a node of [`schemas`].
     fn read(schema: &'static Value) -> Shape {
         if let Some(target) = reference(schema) {
             let name = target.trim_start_matches("#/components/schemas/");
-            return schemas().get(name).map_or(Shape::Deduced, Shape::read);
+            return self::schema(name).map_or(Shape::Deduced, Shape::read);
         }
         if schema.is_null() {
             return Shape::Deduced;
@@ -117,6 +147,19 @@ impl Shape {
             Shape::Deduced => Some(Shape::Deduced),
             Shape::Scalar | Shape::List { .. } => None,
         }
+    }
+
+    /// The strategic merge patch's tags of this struct's field `name`: its schema's
+    /// `x-kubernetes-patch-strategy` (`merge`, `retainKeys`, both) and
+    /// `x-kubernetes-patch-merge-key`, the Go type's `patchStrategy` and `patchMergeKey`.
+    /// `None` for a field without them, and under a map or a deduced object.
+    pub fn patch_tags(self, name: &str) -> Option<(&'static str, Option<&'static str>)> {
+        let Shape::Struct { fields, .. } = self else {
+            return None;
+        };
+        let field = fields.get(name)?;
+        let strategy = field["x-kubernetes-patch-strategy"].as_str()?;
+        Some((strategy, field["x-kubernetes-patch-merge-key"].as_str()))
     }
 
     /// The shape of this list's elements.
@@ -174,6 +217,12 @@ fn reference(schema: &Value) -> Option<&str> {
     })
 }
 
+/// The schema named `name`: of the groups served ([`schemas`]), or else of the other
+/// groups' kinds ([`other_schemas`]).
+fn schema(name: &str) -> Option<&'static Value> {
+    schemas().get(name).or_else(|| other_schemas().get(name))
+}
+
 /// The schemas of every kind here and of what they refer to, by name: kube-apiserver's
 /// core, apps, coordination and events documents in one (each repeats the schemas of
 /// another group its kinds refer to, the same). Parsed on the first apply and kept.
@@ -192,5 +241,16 @@ fn schemas() -> &'static Map<String, Value> {
             all.extend(document);
         }
         all
+    })
+}
+
+/// The schemas of the kinds of kube-apiserver's other group versions (batch/v1,
+/// networking.k8s.io/v1, rbac.authorization.k8s.io/v1...: proto/openapi/other-groups.json),
+/// which only a sample holds. Parsed the first time a sample of one asks, and kept.
+fn other_schemas() -> &'static Map<String, Value> {
+    static OTHERS: OnceLock<Map<String, Value>> = OnceLock::new();
+    OTHERS.get_or_init(|| {
+        serde_json::from_str(include_str!("../../../proto/openapi/other-groups.json"))
+            .expect("the committed schemas are JSON")
     })
 }

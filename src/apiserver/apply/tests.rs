@@ -393,3 +393,53 @@ fn a_custom_resource_without_a_schema_merges_maps_by_key_and_replaces_lists() {
         json!({"size": 1, "tags": ["c"], "limits": {"cpu": "1", "memory": "1Gi"}})
     );
 }
+
+/// A sampled kind of `api_version` and `kind`, namespaced, with a status.
+fn sampled(api_version: &str, kind: &str, resource: &str) -> ObjectKind {
+    crate::scenario::SampledKindDef {
+        api_version: api_version.into(),
+        kind: kind.into(),
+        resource: resource.into(),
+        namespaced: true,
+        generation: true,
+        fields: vec!["metadata".into(), "spec".into(), "status".into()],
+    }
+    .kind()
+}
+
+#[test]
+fn a_sample_of_kubernetes_own_kind_has_its_schema_and_its_protobuf_and_a_custom_resource_neither() {
+    use crate::apiserver::protobuf;
+    let job = sampled("batch/v1", "Job", "jobs");
+    let role = sampled("rbac.authorization.k8s.io/v1", "Role", "roles");
+    let service = sampled("v1", "Service", "services");
+    for kind in [job, role, service] {
+        assert!(protobuf::serves(kind), "{kind:?}");
+        assert!(matches!(Shape::of(kind), Shape::Struct { .. }), "{kind:?}");
+    }
+    assert!(
+        Shape::of(job)
+            .field("spec")
+            .unwrap()
+            .declares("backoffLimit")
+    );
+    assert_eq!(
+        Shape::of(service)
+            .field("spec")
+            .unwrap()
+            .patch_tags("ports"),
+        Some(("merge", Some("port")))
+    );
+    // A kind whose name is one of Kubernetes' own in a group of its own, one in a
+    // version kube-apiserver does not serve, and meta/v1's `Status` under a custom
+    // group are custom resources: JSON only, no schema.
+    for kind in [
+        sampled("batch.example.com/v1", "Job", "jobs"),
+        sampled("batch/v1beta1", "CronJob", "cronjobs"),
+        sampled("example.com/v1", "Status", "statuses"),
+        widgets().kind(),
+    ] {
+        assert!(!protobuf::serves(kind), "{kind:?}");
+        assert!(matches!(Shape::of(kind), Shape::Deduced), "{kind:?}");
+    }
+}

@@ -45,6 +45,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::scenario::ObjectKind;
+
 use plan::{Plans, Scalar, Shape};
 pub(crate) use skeleton::{Filled, HoleAs, Markers, Skeleton, Values};
 pub(crate) use zeros::{go_zero_object, with_go_zeros};
@@ -182,6 +184,18 @@ fn unknown_kind(api_version: &str, kind: &str) -> ProtobufError {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
     }
+}
+
+/// Whether objects of `kind` are served in protobuf when a client asks for it, as
+/// kube-apiserver serves them: every kind the generator makes, and a sampled kind that
+/// is one of Kubernetes' own (a Service, a Job, a Role: its group version's package has
+/// its message); a custom resource is JSON only.
+pub(crate) fn serves(kind: ObjectKind) -> bool {
+    kind.generated()
+        || message_names(kind.api_version(), kind.as_str())
+            .next()
+            .filter(|own| !own.starts_with("k8s.io.apimachinery."))
+            .is_some_and(|own| POOL.get_message_by_name(&own).is_some())
 }
 
 /// The message of `kind` in `api_version`.

@@ -84,7 +84,13 @@ pub(super) async fn patch(
         check_patch_options(&options, false)?;
         let key = NamespacedName { namespace, name };
         records.scale((api, &options), &key, |current| {
-            patch::apply(patch_type, current, &body).map_err(write::patch_failed)
+            patch::apply(
+                patch_type,
+                current,
+                &body,
+                apply::Shape::named(write::scale::SCHEMA),
+            )
+            .map_err(write::patch_failed)
         })
     })
 }

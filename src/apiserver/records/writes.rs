@@ -266,7 +266,9 @@ pub(super) async fn patch(
                 (applied.object, Some(applied.managed_fields))
             } else {
                 let live = live.expect("a patch but an apply writes only a record there is");
-                let patched = patch::apply(patch_type, live, &body).map_err(write::patch_failed)?;
+                let shape = api.typed().shape;
+                let patched =
+                    patch::apply(patch_type, live, &body, shape).map_err(write::patch_failed)?;
                 (patched, None)
             };
             let mut object = typed(api, options.field_validation, warnings, patched)

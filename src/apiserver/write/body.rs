@@ -169,7 +169,7 @@ pub(super) fn normalize(
     // so this finds one; a sampled kind's object is kept as it was sent).
     let mut typed = typed;
     super::defaults::apply(kind, &mut typed);
-    if !kind.has_protobuf() {
+    if !protobuf::serves(kind) {
         return Ok(typed);
     }
     protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))

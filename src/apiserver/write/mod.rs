@@ -40,6 +40,7 @@ use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::form::{Form, Wire, object_response};
 use crate::apiserver::group::Group;
 use crate::apiserver::patch::{self, PatchError, PatchType};
+use crate::apiserver::protobuf;
 use crate::apiserver::status::{ApiError, namespace_not_found};
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::{ApiServer, Removal};
@@ -210,9 +211,12 @@ pub async fn patch<G: Group, E: Endpointed>(
         )?;
         let patch_type = patch_type(&headers)?;
         check_patch_options(&write.options, patch_type == PatchType::Apply)?;
-        if patch_type == PatchType::StrategicMerge && !write.kind.generated() {
-            // Strategic merge needs the Go type's patch strategies; kube-apiserver refuses
-            // it for a custom resource alike.
+        if patch_type == PatchType::StrategicMerge
+            && matches!(apply::Shape::of(write.kind), apply::Shape::Deduced)
+        {
+            // Strategic merge needs the Go type's patch strategies, which a kind of
+            // Kubernetes' own has in its schema; kube-apiserver refuses it for a custom
+            // resource alike.
             return Err(unsupported_media_type(
                 "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
             ));
@@ -227,7 +231,8 @@ pub async fn patch<G: Group, E: Endpointed>(
         }
         let response = write.update(&key, |write, current| {
             let current = current.ok_or_else(|| ApiError::not_found(write.kind, &key.name))?;
-            let patched = patch::apply(patch_type, current, &body).map_err(patch_failed)?;
+            let shape = apply::Shape::of(write.kind);
+            let patched = patch::apply(patch_type, current, &body, shape).map_err(patch_failed)?;
             let object = write
                 .normalized(patched)
                 .map_err(ApiError::invalid_patch_result)?;
@@ -382,7 +387,7 @@ impl<'a> Write<'a> {
     /// kube-apiserver does; serde_json alone would keep the last silently.
     fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
         if wire == BodyWire::Protobuf {
-            if !self.kind.has_protobuf() {
+            if !protobuf::serves(self.kind) {
                 // As kube-apiserver refuses protobuf for a custom resource.
                 return Err(body::unsupported_media_type(
                     "the body of the request was in an unknown format (application/vnd.kubernetes.protobuf) - accepted media types include: application/json, application/yaml",

@@ -29,6 +29,9 @@ use crate::apiserver::table::selector_text;
 use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
 
+/// The schema of an autoscaling/v1 Scale, which a strategic merge patch of one reads.
+pub(in crate::apiserver) const SCHEMA: &str = "io.k8s.api.autoscaling.v1.Scale";
+
 /// The path's object, when its kind has a scale subresource here.
 type Target = (ObjectKind, NamespacedName);
 
@@ -99,7 +102,8 @@ pub async fn patch<G: Group>(
         let options = WriteOptions::parse(query.as_deref(), &headers)?;
         super::options::check_patch_options(&options, false)?;
         write(&server, &target, &options, |current| {
-            patch::apply(patch_type, current, &body).map_err(patch_failed)
+            patch::apply(patch_type, current, &body, apply::Shape::named(SCHEMA))
+                .map_err(patch_failed)
         })
     })
 }

@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::apiserver::apply;
+use crate::apiserver::{apply, protobuf};
 use crate::scenario::ObjectKind;
 
 /// Where a write came in: the object's own path, or its status subresource's
@@ -167,8 +167,10 @@ fn keep_entries(object: &mut Value, entries: Value) {
 
 /// Status belongs to the status subresource: a create starts a Pod's or a Deployment's
 /// as the apiserver does (a Node's is the writer's, as kubelet registers it; a custom
-/// resource's is dropped, as its CRD's status subresource has it), a write to the object
-/// keeps it as it was, a write to the status is the status.
+/// resource's is dropped, as its CRD's status subresource has it; a sampled kind of
+/// Kubernetes' own starts at its status's zero, as its strategy's `PrepareForCreate`
+/// resets a Job's or an Ingress's), a write to the object keeps it as it was, a write to
+/// the status is the status.
 fn keep_status(kind: ObjectKind, object: &mut Value, current: Option<&Value>, endpoint: Endpoint) {
     match (kind, current, endpoint) {
         (_, _, Endpoint::Status) => {}
@@ -177,7 +179,12 @@ fn keep_status(kind: ObjectKind, object: &mut Value, current: Option<&Value>, en
         }
         (ObjectKind::Deployment, None, _) => object["status"] = json!({}),
         (ObjectKind::Sampled(_), None, _) if kind.has_status() => {
-            object.as_object_mut().map(|o| o.remove("status"));
+            match protobuf::go_zero_object(kind.api_version(), kind.as_str()) {
+                Ok(zero) if protobuf::serves(kind) => object["status"] = zero["status"].clone(),
+                _ => {
+                    object.as_object_mut().map(|o| o.remove("status"));
+                }
+            }
         }
         (_, Some(current), _) if kind.has_status() => match current.get("status") {
             Some(status) => object["status"] = status.clone(),

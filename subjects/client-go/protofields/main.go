@@ -1,5 +1,5 @@
-// Command protofields prints, for every field of the protobuf messages of core/v1, apps/v1,
-// coordination/v1, events/v1, authentication/v1, authorization/v1 and meta/v1, how Go's generated code writes it and how Go's
+// Command protofields prints, for every field of the protobuf messages of meta/v1 and of
+// every group version kube-apiserver serves by default, how Go's generated code writes it and how Go's
 // JSON reads it: the table the built-in apiserver's protobuf wire follows
 // (proto/go-fields.tsv). A .proto file cannot say it: whether a field is a pointer (written
 // only when set) or a value (written always, at its zero too), whether its JSON is
@@ -15,13 +15,26 @@ import (
 	"sort"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,6 +56,52 @@ func main() {
 		authorizationv1.SubjectAccessReview{}, authorizationv1.LocalSubjectAccessReview{},
 		// What kubectl drain and autoscalers send to end a pod: an Eviction.
 		policyv1.Eviction{},
+		// Every other kind a sample may hold (objects.sample), served in protobuf as
+		// kube-apiserver serves it, and the lists of them.
+		corev1.ServiceList{}, corev1.ServiceAccount{}, corev1.ServiceAccountList{},
+		corev1.Endpoints{}, corev1.EndpointsList{}, corev1.LimitRange{}, corev1.LimitRangeList{},
+		corev1.PersistentVolumeList{}, corev1.PersistentVolumeClaimList{},
+		corev1.PodTemplate{}, corev1.PodTemplateList{},
+		corev1.ReplicationController{}, corev1.ReplicationControllerList{},
+		corev1.ResourceQuota{}, corev1.ResourceQuotaList{},
+		appsv1.ReplicaSetList{}, appsv1.StatefulSetList{}, appsv1.DaemonSetList{},
+		appsv1.ControllerRevisionList{},
+		admissionregistrationv1.MutatingWebhookConfiguration{},
+		admissionregistrationv1.MutatingWebhookConfigurationList{},
+		admissionregistrationv1.ValidatingWebhookConfiguration{},
+		admissionregistrationv1.ValidatingWebhookConfigurationList{},
+		admissionregistrationv1.ValidatingAdmissionPolicy{},
+		admissionregistrationv1.ValidatingAdmissionPolicyList{},
+		admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+		admissionregistrationv1.ValidatingAdmissionPolicyBindingList{},
+		autoscalingv1.HorizontalPodAutoscaler{}, autoscalingv1.HorizontalPodAutoscalerList{},
+		autoscalingv1.Scale{},
+		autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.HorizontalPodAutoscalerList{},
+		batchv1.Job{}, batchv1.JobList{}, batchv1.CronJob{}, batchv1.CronJobList{},
+		certificatesv1.CertificateSigningRequest{}, certificatesv1.CertificateSigningRequestList{},
+		discoveryv1.EndpointSlice{}, discoveryv1.EndpointSliceList{},
+		flowcontrolv1.FlowSchema{}, flowcontrolv1.FlowSchemaList{},
+		flowcontrolv1.PriorityLevelConfiguration{}, flowcontrolv1.PriorityLevelConfigurationList{},
+		networkingv1.Ingress{}, networkingv1.IngressList{},
+		networkingv1.IngressClass{}, networkingv1.IngressClassList{},
+		networkingv1.NetworkPolicy{}, networkingv1.NetworkPolicyList{},
+		networkingv1.IPAddress{}, networkingv1.IPAddressList{},
+		networkingv1.ServiceCIDR{}, networkingv1.ServiceCIDRList{},
+		nodev1.RuntimeClass{}, nodev1.RuntimeClassList{},
+		policyv1.PodDisruptionBudget{}, policyv1.PodDisruptionBudgetList{},
+		rbacv1.Role{}, rbacv1.RoleList{}, rbacv1.RoleBinding{}, rbacv1.RoleBindingList{},
+		rbacv1.ClusterRole{}, rbacv1.ClusterRoleList{},
+		rbacv1.ClusterRoleBinding{}, rbacv1.ClusterRoleBindingList{},
+		resourcev1.DeviceClass{}, resourcev1.DeviceClassList{},
+		resourcev1.ResourceClaim{}, resourcev1.ResourceClaimList{},
+		resourcev1.ResourceClaimTemplate{}, resourcev1.ResourceClaimTemplateList{},
+		resourcev1.ResourceSlice{}, resourcev1.ResourceSliceList{},
+		schedulingv1.PriorityClass{}, schedulingv1.PriorityClassList{},
+		storagev1.CSIDriver{}, storagev1.CSIDriverList{}, storagev1.CSINode{}, storagev1.CSINodeList{},
+		storagev1.CSIStorageCapacity{}, storagev1.CSIStorageCapacityList{},
+		storagev1.StorageClass{}, storagev1.StorageClassList{},
+		storagev1.VolumeAttachment{}, storagev1.VolumeAttachmentList{},
+		storagev1.VolumeAttributesClass{}, storagev1.VolumeAttributesClassList{},
 		metav1.Status{}, metav1.DeleteOptions{}, metav1.WatchEvent{},
 		metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, metav1.Table{},
 	}
