@@ -165,8 +165,9 @@ pub(super) fn normalize(
     let typed = typed.map_err(|e| refused(&e))?;
     unknown_fields(&value, &typed, validation, warnings)?;
     // kube-apiserver's defaults, then what Go's JSON writes at its zero and the client
-    // left out, as kube-apiserver answers with them (the kinds here all have a message,
-    // so this finds one; a sampled kind's object is kept as it was sent).
+    // left out, as kube-apiserver answers with them (for every kind with a Go type: the
+    // generated kinds, a sample of one of Kubernetes' own; a custom resource's object is
+    // kept as it was sent).
     let mut typed = typed;
     super::defaults::apply(kind, &mut typed);
     if !protobuf::serves(kind) {
