@@ -193,9 +193,11 @@ fn spawn_one(
             spawn_typed::<Dynamic<Deployment>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Sampled(_), Projection::Dynamic) => {
+            Untyped::name(kind);
             spawn_typed::<Untyped>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Sampled(_), Projection::Metadata) => {
+            Untyped::name(kind);
             spawn_typed::<PartialObjectMeta<Untyped>>(client, config, (kind, ns), scope)
         }
         (ObjectKind::Sampled(_), Projection::Full) => {

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::fmt::Debug;
 use std::marker::PhantomData;
+use std::sync::RwLock;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
@@ -17,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::k8s::Identity;
+use crate::scenario::ObjectKind;
 
 /// A kind the informer caches.
 pub trait Object:
@@ -184,32 +186,50 @@ where
 }
 
 /// An object of a kind only a sample gives (a custom resource), as a dynamic informer
-/// decodes it: [`Dynamic<K>`] without a type to take its names from. The reflector asks
-/// the scenario's kind for its path, so the names are never read; kube-runtime's
-/// reflector, which takes them from the type, is refused for such a kind when the
-/// scenario is read.
+/// decodes it: [`Dynamic<K>`] without a type to take its names from. The built-in
+/// reflector asks the scenario's kind for its path; kube-runtime's reflector, which takes
+/// a kind's names from its type, gets the sampled kind's ([`Untyped::name`]): a variant
+/// runs in a process of its own, of one scenario and one kind.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Untyped(Dynamic<Untyped>);
 
+/// The sampled kind [`Untyped`] objects are of, in this process.
+static UNTYPED_KIND: RwLock<Option<ObjectKind>> = RwLock::new(None);
+
+impl Untyped {
+    /// Makes `kind` (a sampled kind) the kind [`Untyped`] objects are of, for the
+    /// informers started after.
+    pub fn name(kind: ObjectKind) {
+        *UNTYPED_KIND.write().unwrap_or_else(|e| e.into_inner()) = Some(kind);
+    }
+
+    /// A name of the sampled kind, as `of` reads it from the kind (`""` before any).
+    fn named(of: fn(ObjectKind) -> &'static str) -> Cow<'static, str> {
+        let kind = *UNTYPED_KIND.read().unwrap_or_else(|e| e.into_inner());
+        Cow::Borrowed(kind.map_or("", of))
+    }
+}
+
 impl Resource for Untyped {
     type DynamicType = ();
+    // A cluster-scoped kind is listed at the same path as every namespace's objects.
     type Scope = NamespaceResourceScope;
 
     fn kind(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("")
+        Untyped::named(ObjectKind::as_str)
     }
 
     fn group(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("")
+        Untyped::named(ObjectKind::group)
     }
 
     fn version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("")
+        Untyped::named(ObjectKind::version)
     }
 
     fn plural(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("")
+        Untyped::named(ObjectKind::plural)
     }
 
     fn meta(&self) -> &ObjectMeta {

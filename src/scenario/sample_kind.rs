@@ -187,22 +187,10 @@ fn resource(raw: &RawObjects, group: &str, kind: &str) -> Result<String, Problem
 }
 
 /// A variant of a kind only a sample gives (`ObjectKind::Sampled`): the tool has no type
-/// for its objects, so the built-in informer holds them untyped (`dynamic`, the default
-/// for such a kind, or `metadata`), and kube-runtime's reflector, which takes a kind's
-/// names from its type, cannot watch them. `kube_runtime`: the variant's implementation
-/// is kube-runtime's; `typed`: its projection is `full`.
-pub(super) fn untyped_only(
-    (kube_runtime, typed): (bool, bool),
-    key: &dyn Fn(&str) -> String,
-) -> Result<(), Problem> {
-    if kube_runtime {
-        return Err(Problem::key(
-            key("implementation"),
-            "kube-runtime's reflector takes its kind from a Rust type, and a sampled kind has \
-             none here",
-        )
-        .hint("use the built-in informer (`projection = \"dynamic\"`) or an external variant"));
-    }
+/// for its objects, so an informer holds them untyped (`dynamic`, the default for such a
+/// kind, or `metadata`), the built-in one as client-go's dynamic informer does and
+/// kube-runtime's as `DynamicObject`s. `typed`: the variant's projection is `full`.
+pub(super) fn untyped_only(typed: bool, key: &dyn Fn(&str) -> String) -> Result<(), Problem> {
     if typed {
         return Err(Problem::key(
             key("projection"),

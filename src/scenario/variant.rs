@@ -374,8 +374,7 @@ pub(super) fn variant_from_raw(
     config.projection = raw.projection.unwrap_or(config.projection);
     if !objects.kind.generated() {
         let typed = raw.projection == Some(Projection::Full);
-        let kube_runtime = implementation == Implementation::KubeRuntime;
-        super::sample_kind::untyped_only((kube_runtime, typed), &key)?;
+        super::sample_kind::untyped_only(typed, &key)?;
         config.projection = raw.projection.unwrap_or(Projection::Dynamic);
     }
     config.transform_initial_events = raw

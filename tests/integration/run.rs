@@ -4,7 +4,7 @@
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::util::{bin, fixture, phase, phases, run_report, run_text};
+use crate::util::{bin, fixture, phase, phases, repo_file, run_report, run_text};
 
 #[test]
 fn run_prints_a_table_and_writes_the_report() {
@@ -89,6 +89,67 @@ fn list_rules_decide_how_many_requests_a_list_takes() {
             phase(v, "relist")["objects"],
             phase(v, "recreate")["objects"]
         );
+    }
+}
+
+#[test]
+fn a_sampled_kind_is_cached_untyped_and_as_metadata_by_both_implementations() {
+    // A custom resource in namespaces, and one of Kubernetes' own kinds at the cluster's
+    // scope (a StorageClass: no type for it in the model either).
+    for sample in [
+        "scenarios/samples/certificate.yaml",
+        "tests/fixtures/samples/storageclass.json",
+    ] {
+        let text = format!(
+            r#"
+name = "sampled-kinds"
+[objects]
+sample = "{}"
+count = 90
+[[variant]]
+name = "built-in"
+[[variant]]
+name = "kube-runtime"
+implementation = "kube-runtime"
+page_size = 25
+[[variant]]
+name = "kube-runtime, watch-list, metadata"
+implementation = "kube-runtime"
+initial_sync = "watch-list"
+projection = "metadata"
+[[phase]]
+kind = "list"
+[[phase]]
+kind = "update"
+fraction = 0.5
+[[phase]]
+kind = "recreate"
+count = 5
+disconnect = true
+compact = true
+[[phase]]
+kind = "delete"
+count = 30
+"#,
+            repo_file(sample).display()
+        );
+        let (code, stdout, report) = run_text(&text);
+        assert_eq!(code, 0, "{sample}: {stdout}");
+        for v in report["variants"].as_array().unwrap() {
+            assert!(
+                v["error"].is_null(),
+                "{sample} {}: {}",
+                v["name"],
+                v["error"]
+            );
+            for p in phases(v) {
+                let at = format!("{sample} / {} / {}", v["name"], p["name"]);
+                assert_eq!(p["objects"], p["server_objects"], "{at}");
+                assert_eq!(p["consistent"], true, "{at}");
+            }
+            assert_eq!(phase(v, "list")["objects"], 90);
+            assert_eq!(phase(v, "delete")["objects"], 60);
+        }
     }
 }
 
