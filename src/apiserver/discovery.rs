@@ -303,16 +303,45 @@ pub(super) const EVENTS_SCHEMAS: &str =
 /// every schema they refer to, from kube-apiserver v1.37.2's documents
 /// (servers/kube-apiserver/openapischemas prints them; CI checks they are its output).
 /// Parsed when a document is asked for, so that a server holds none of them between.
-/// A sampled kind's own group has none: the tool knows its objects, not its schema.
-fn schemas(group: &str) -> Value {
+/// A sampled kind's group has those of its version's kinds where they are Kubernetes' own
+/// ([`other_group_schemas`]: a Job's); a custom resource's none: the tool knows its
+/// objects, not its schema.
+fn schemas(group: &str, version: &str) -> Value {
     let text = match group {
         "" => CORE_SCHEMAS,
         "apps" => APPS_SCHEMAS,
         "coordination.k8s.io" => COORDINATION_SCHEMAS,
         "events.k8s.io" => EVENTS_SCHEMAS,
-        _ => return json!({}),
+        _ => return other_group_schemas(group, version),
     };
     serde_json::from_str(text).expect("the committed schemas are JSON (a unit test reads them)")
+}
+
+/// The schemas of the kinds of `group` at `version` among Kubernetes' other group
+/// versions (proto/openapi/other-groups.json), and of every schema they refer to, as
+/// kube-apiserver's document of the group has them.
+fn other_group_schemas(group: &str, version: &str) -> Value {
+    let all: serde_json::Map<String, Value> =
+        serde_json::from_str(include_str!("../../proto/openapi/other-groups.json"))
+            .expect("the committed schemas are JSON (a unit test reads them)");
+    let own = |schema: &Value| {
+        let kinds = schema["x-kubernetes-group-version-kind"].as_array();
+        (kinds.into_iter().flatten()).any(|gvk| gvk["group"] == group && gvk["version"] == version)
+    };
+    let mut pending: Vec<&String> = all.iter().filter(|(_, s)| own(s)).map(|(n, _)| n).collect();
+    let mut kept = serde_json::Map::new();
+    while let Some(name) = pending.pop() {
+        let Some(schema) = all.get(name).filter(|_| !kept.contains_key(name)) else {
+            continue;
+        };
+        let text = schema.to_string();
+        for reference in text.split("\"#/components/schemas/").skip(1) {
+            let target = reference.split('"').next().unwrap_or_default();
+            pending.extend(all.get_key_value(target).map(|(n, _)| n));
+        }
+        kept.insert(name.clone(), schema.clone());
+    }
+    Value::Object(kept)
 }
 
 fn group_document<G: Group, S: Serving>(kind: ObjectKind) -> Value {
@@ -432,7 +461,7 @@ pub(super) fn document(name: &str, version: &str, root: &str, resources: &[Descr
     json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "components": {"schemas": schemas(name)},
+        "components": {"schemas": schemas(name, version)},
         "paths": paths,
     })
 }

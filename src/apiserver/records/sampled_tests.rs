@@ -180,3 +180,49 @@ async fn a_sampled_built_in_kind_has_kube_apiservers_names() {
     assert_eq!(listed[0]["shortNames"], json!(["ep"]));
     assert_eq!(names(&client, "/api/v1/endpoints").await.len(), 6);
 }
+
+#[tokio::test]
+async fn a_sampled_job_has_its_schemas_for_kubectl_explain_and_merges_along_them() {
+    let job = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "report", "namespace": "default"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "main", "image": "report:1"}, {"name": "side", "image": "envoy:1"},
+        ]}}},
+    });
+    let (server, _dir) = served(&job);
+    let client = Client::new(&server);
+    let (code, document) = client.get("/openapi/v3/apis/batch/v1").await;
+    assert_eq!(code, StatusCode::OK);
+    let schemas = document["components"]["schemas"].as_object().unwrap();
+    let described = &schemas["io.k8s.api.batch.v1.JobSpec"]["properties"]["backoffLimit"];
+    assert!(described["description"].is_string(), "{described}");
+    // Every schema it refers to is there (a pod template's), and none of another group's.
+    let text = document["components"].to_string();
+    for name in text.split("\"#/components/schemas/").skip(1) {
+        let name = name.split('"').next().unwrap();
+        assert!(
+            schemas.contains_key(name),
+            "{name} is referred to, not there"
+        );
+    }
+    assert!(!schemas.keys().any(|name| name.contains(".rbac.")));
+    // kubectl apply's strategic merge of a copy: its containers merge on `name`.
+    let (code, list) = client.get("/apis/batch/v1/jobs?limit=1").await;
+    assert_eq!(code, StatusCode::OK);
+    let meta = &list["items"][0]["metadata"];
+    let one = format!(
+        "/apis/batch/v1/namespaces/{}/jobs/{}",
+        meta["namespace"].as_str().unwrap(),
+        meta["name"].as_str().unwrap()
+    );
+    let patch = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "image": "report:2"},
+    ]}}}});
+    let smp = "application/strategic-merge-patch+json";
+    let (code, patched) = client.send("PATCH", &one, smp, &patch).await;
+    assert_eq!(code, StatusCode::OK, "{patched}");
+    let containers = &patched["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers[0]["image"], "report:2");
+    assert_eq!(containers[1]["image"], "envoy:1");
+}
