@@ -160,18 +160,7 @@ impl ProtobufError {
 /// package `k8s.io.api.coordination.v1`), then meta/v1's, which Go's scheme registers in
 /// every group version (`Status`, `DeleteOptions`, `WatchEvent`).
 fn message_names(api_version: &str, kind: &str) -> impl Iterator<Item = String> {
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let package = match group {
-        "" => Some(format!("k8s.io.api.core.{version}")),
-        "meta.k8s.io" => Some(format!("k8s.io.apimachinery.pkg.apis.meta.{version}")),
-        group if !group.contains('.') => Some(format!("k8s.io.api.{group}.{version}")),
-        // Kubernetes' own groups are named `NAME.k8s.io` (`rbac.authorization.k8s.io`:
-        // package `rbac`).
-        group => group.strip_suffix(".k8s.io").map(|name| {
-            let name = name.split('.').next().unwrap_or(name);
-            format!("k8s.io.api.{name}.{version}")
-        }),
-    };
+    let package = package(api_version);
     let meta = format!("k8s.io.apimachinery.pkg.apis.meta.v1.{kind}");
     package
         .map(|p| format!("{p}.{kind}"))
@@ -192,10 +181,30 @@ fn unknown_kind(api_version: &str, kind: &str) -> ProtobufError {
 /// its message); a custom resource is JSON only.
 pub(crate) fn serves(kind: ObjectKind) -> bool {
     kind.generated()
-        || message_names(kind.api_version(), kind.as_str())
-            .next()
-            .filter(|own| !own.starts_with("k8s.io.apimachinery."))
-            .is_some_and(|own| POOL.get_message_by_name(&own).is_some())
+        || package(kind.api_version()).is_some_and(|package| {
+            let name = format!("{package}.{}", kind.as_str());
+            !package.starts_with("k8s.io.apimachinery.")
+                && POOL.get_message_by_name(&name).is_some()
+        })
+}
+
+/// The protobuf package of `api_version`'s group's messages (`v1` is core's, `apps/v1` the
+/// apps group's, `coordination.k8s.io/v1` `k8s.io.api.coordination.v1`); `None`, with
+/// nothing allocated, for a group not of Kubernetes' own (a custom resource's, asked on
+/// every request: the exact figures of a server of one do not move).
+fn package(api_version: &str) -> Option<String> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    match group {
+        "" => Some(format!("k8s.io.api.core.{version}")),
+        "meta.k8s.io" => Some(format!("k8s.io.apimachinery.pkg.apis.meta.{version}")),
+        group if !group.contains('.') => Some(format!("k8s.io.api.{group}.{version}")),
+        // Kubernetes' own groups are named `NAME.k8s.io` (`rbac.authorization.k8s.io`:
+        // package `rbac`).
+        group => group.strip_suffix(".k8s.io").map(|name| {
+            let name = name.split('.').next().unwrap_or(name);
+            format!("k8s.io.api.{name}.{version}")
+        }),
+    }
 }
 
 /// The message of `kind` in `api_version`.

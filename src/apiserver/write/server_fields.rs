@@ -179,9 +179,12 @@ fn keep_status(kind: ObjectKind, object: &mut Value, current: Option<&Value>, en
         }
         (ObjectKind::Deployment, None, _) => object["status"] = json!({}),
         (ObjectKind::Sampled(_), None, _) if kind.has_status() => {
-            match protobuf::go_zero_object(kind.api_version(), kind.as_str()) {
-                Ok(zero) if protobuf::serves(kind) => object["status"] = zero["status"].clone(),
-                _ => {
+            let zero = protobuf::serves(kind)
+                .then(|| protobuf::go_zero_object(kind.api_version(), kind.as_str()).ok())
+                .flatten();
+            match zero {
+                Some(zero) => object["status"] = zero["status"].clone(),
+                None => {
                     object.as_object_mut().map(|o| o.remove("status"));
                 }
             }
