@@ -545,15 +545,18 @@ mod tests {
             metadata.variants[0].config.projection,
             crate::scenario::Projection::Metadata
         );
-        for (variant, at) in [
-            ("projection = \"full\"", "variant[0].projection"),
-            (
-                "implementation = \"kube-runtime\"",
-                "variant[0].implementation",
-            ),
+        // kube-runtime's reflector reads it untyped too, by default.
+        let kube_runtime = with("implementation = \"kube-runtime\"").unwrap();
+        assert_eq!(
+            kube_runtime.variants[0].config.projection,
+            crate::scenario::Projection::Dynamic
+        );
+        for variant in [
+            "projection = \"full\"",
+            "implementation = \"kube-runtime\"\nprojection = \"full\"",
         ] {
             let e = with(variant).unwrap_err().to_string();
-            assert!(e.contains(&format!("at `{at}`")), "{variant}: {e}");
+            assert!(e.contains("at `variant[0].projection`"), "{variant}: {e}");
         }
     }
 
