@@ -17,6 +17,20 @@ pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
 /// the built-in server's validation and a scenario's shapes are held to.
 pub const MAX_DATA_BYTES: usize = 1024 * 1024;
 
+/// The name Kubernetes' own packages give an API group: the folder of k8s.io/api its types
+/// live in (`core` for the core group, `apps`, `batch`, `rbac` for
+/// `rbac.authorization.k8s.io`); `None`, with nothing allocated, for anyone else's group
+/// (a custom resource's `cert-manager.io`).
+pub fn api_package(group: &str) -> Option<&str> {
+    match group {
+        "" => Some("core"),
+        group if !group.contains('.') => Some(group),
+        group => group
+            .strip_suffix(".k8s.io")
+            .map(|name| name.split('.').next().unwrap_or(name)),
+    }
+}
+
 /// The bytes of annotations' keys and values together, as `ValidateAnnotationsSize`
 /// counts them.
 pub fn annotations_size<'a>(annotations: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {

@@ -67,13 +67,8 @@ impl Shape {
     /// its `x-kubernetes-group-version-kind` the kind's); a custom resource is deduced.
     fn of_sampled(kind: ObjectKind) -> Shape {
         let (group, version) = (kind.group(), kind.version());
-        let package = match group {
-            "" => "core",
-            group if !group.contains('.') => group,
-            group => match group.strip_suffix(".k8s.io") {
-                Some(name) => name.split('.').next().unwrap_or(name),
-                None => return Shape::Deduced,
-            },
+        let Some(package) = crate::k8s::names::api_package(group) else {
+            return Shape::Deduced;
         };
         let name = format!("io.k8s.api.{package}.{version}.{}", kind.as_str());
         let Some(schema) = schema(&name) else {

@@ -45,6 +45,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::k8s::names::api_package;
 use crate::scenario::ObjectKind;
 
 use plan::{Plans, Scalar, Shape};
@@ -195,15 +196,8 @@ pub(crate) fn serves(kind: ObjectKind) -> bool {
 fn package(api_version: &str) -> Option<String> {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     match group {
-        "" => Some(format!("k8s.io.api.core.{version}")),
         "meta.k8s.io" => Some(format!("k8s.io.apimachinery.pkg.apis.meta.{version}")),
-        group if !group.contains('.') => Some(format!("k8s.io.api.{group}.{version}")),
-        // Kubernetes' own groups are named `NAME.k8s.io` (`rbac.authorization.k8s.io`:
-        // package `rbac`).
-        group => group.strip_suffix(".k8s.io").map(|name| {
-            let name = name.split('.').next().unwrap_or(name);
-            format!("k8s.io.api.{name}.{version}")
-        }),
+        group => api_package(group).map(|name| format!("k8s.io.api.{name}.{version}")),
     }
 }
 
