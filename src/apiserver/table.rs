@@ -676,7 +676,7 @@ pub(super) fn age(created: Option<&str>, now: Timestamp) -> String {
 
 /// How long ago `at` was, as kubectl shows it (apimachinery's `HumanDuration`): seconds up
 /// to two minutes, then minutes, hours, days and years, coarser as they grow.
-fn human_duration(now: Timestamp, at: Timestamp) -> String {
+pub(super) fn human_duration(now: Timestamp, at: Timestamp) -> String {
     let seconds = now.as_second() - at.as_second();
     if seconds < -1 {
         return "<invalid>".to_owned();

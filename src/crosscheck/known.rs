@@ -17,6 +17,24 @@ const APPS_GROUP: &str = "kube-apiserver gives each resource of apps/v1 a storag
     versions, and serves Deployments, ReplicaSets, StatefulSets and DaemonSets with their \
     scale and status subresources (the scenario's kind, or records beside another)";
 
+/// The batch group here. Why it stays.
+const BATCH_GROUP: &str = "kube-apiserver gives Jobs and CronJobs a storageVersionHash (see \
+    the apps group); the built-in server keeps no storage versions";
+
+/// A Job's status rules. Why they stay unmodelled.
+const JOB_STATUS: &str = "kube-apiserver checks a Job's status against its conditions \
+    (ValidateJobUpdateStatus: no completion time without Complete=True, no Complete without \
+    SuccessCriteriaMet, counts and indexes...), which its controller keeps; no controller \
+    runs here, and a status written through the status subresource is kept as written";
+
+/// A DELETE of a Job without a propagation policy. Why that differs.
+const JOB_ORPHANING: &str = "batch/v1's default propagation orphans a Job's pods: \
+    kube-apiserver answers with the Job, marked deleted with the `orphan` finalizer, which \
+    the garbage collector of kube-controller-manager removes before the Job goes; no \
+    garbage collector runs here and a Job has no pods to orphan, so the Job goes at once, \
+    as after the collector's pass (kubectl delete asks for background propagation, \
+    answered the same by both)";
+
 /// Generated pods' zero fields. Why that stays.
 const POD_ZEROS: &str = "generated pods leave out two fields Go's JSON writes at their \
     zero, a condition's `lastProbeTime: null` and a container status's `lastState: {}` \
@@ -32,6 +50,9 @@ const UNSECURED_USER: &str = "the built-in server authenticates no one and serve
 pub const KNOWN: &[(&str, &str)] = &[
     ("deploy-group-resources", APPS_GROUP),
     ("apps-group-resources", APPS_GROUP),
+    ("batch-group-resources", BATCH_GROUP),
+    ("batch-job-status-unchecked", JOB_STATUS),
+    ("batch-job-delete-orphaning", JOB_ORPHANING),
     ("review-whoami", UNSECURED_USER),
     ("pod-list", POD_ZEROS),
     ("pod-list-running", POD_ZEROS),

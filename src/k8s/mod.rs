@@ -5,6 +5,7 @@
 //! holds: names ([`names`]) and bytes ([`bytes`]).
 
 pub mod bytes;
+pub mod cron;
 mod identity;
 pub mod names;
 mod selector;

@@ -43,6 +43,10 @@ pub enum Api {
     StatefulSet,
     /// `apps/v1` DaemonSets.
     DaemonSet,
+    /// `batch/v1` Jobs ([`super::batch`]).
+    Job,
+    /// `batch/v1` CronJobs.
+    CronJob,
 }
 
 /// A resource as the records keep it: Events once, whatever version wrote them.
@@ -62,10 +66,12 @@ pub enum Stored {
     ReplicaSet,
     StatefulSet,
     DaemonSet,
+    Job,
+    CronJob,
 }
 
 impl Api {
-    pub const ALL: [Api; 11] = [
+    pub const ALL: [Api; 13] = [
         Api::Lease,
         Api::CoreEvent,
         Api::Event,
@@ -77,6 +83,8 @@ impl Api {
         Api::ReplicaSet,
         Api::StatefulSet,
         Api::DaemonSet,
+        Api::Job,
+        Api::CronJob,
     ];
 
     /// The workloads of `apps/v1`.
@@ -129,15 +137,27 @@ impl Api {
     }
 
     /// Whether it has a status subresource (`.../{name}/status`), which alone writes
-    /// its status: a Service's (a load balancer controller's ingress), a workload's (its
-    /// controller's counts and conditions).
+    /// its status: a Service's (a load balancer controller's ingress), a workload's or a
+    /// Job's (its controller's counts and conditions).
     pub fn has_status(self) -> bool {
-        self == Api::Service || self.is_workload()
+        self == Api::Service || self.is_controlled()
     }
 
     /// Whether it is one of the workloads of `apps/v1` ([`super::workloads`]).
     pub fn is_workload(self) -> bool {
         Api::WORKLOADS.contains(&self)
+    }
+
+    /// Whether it is a Job or a CronJob ([`super::batch`]).
+    pub fn is_batch(self) -> bool {
+        matches!(self, Api::Job | Api::CronJob)
+    }
+
+    /// Whether a controller runs it (a workload, a Job): its spec is the user's, its
+    /// status the controller's, written apart, and a change of its spec moves its
+    /// generation.
+    pub fn is_controlled(self) -> bool {
+        self.is_workload() || self.is_batch()
     }
 
     /// Whether a DELETE answers with the object as it was, rather than a `Success`
@@ -152,7 +172,7 @@ impl Api {
     pub fn categories(self) -> &'static [&'static str] {
         match self {
             Api::Service => &["all"],
-            _ if self.is_workload() => &["all"],
+            _ if self.is_controlled() => &["all"],
             _ => &[],
         }
     }
@@ -166,6 +186,7 @@ impl Api {
             }
             Api::Event => "events.k8s.io",
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => "apps",
+            Api::Job | Api::CronJob => "batch",
         }
     }
 
@@ -177,6 +198,7 @@ impl Api {
             }
             Api::Event => "events.k8s.io/v1",
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => "apps/v1",
+            Api::Job | Api::CronJob => "batch/v1",
         }
     }
 
@@ -191,6 +213,7 @@ impl Api {
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
                 "/apis/apps/v1"
             }
+            Api::Job | Api::CronJob => "/apis/batch/v1",
         }
     }
 
@@ -206,6 +229,8 @@ impl Api {
             Api::ReplicaSet => "ReplicaSet",
             Api::StatefulSet => "StatefulSet",
             Api::DaemonSet => "DaemonSet",
+            Api::Job => "Job",
+            Api::CronJob => "CronJob",
         }
     }
 
@@ -219,6 +244,8 @@ impl Api {
             Api::ReplicaSet => "ReplicaSet.apps",
             Api::StatefulSet => "StatefulSet.apps",
             Api::DaemonSet => "DaemonSet.apps",
+            Api::Job => "Job.batch",
+            Api::CronJob => "CronJob.batch",
             Api::CoreEvent
             | Api::Event
             | Api::ConfigMap
@@ -240,6 +267,8 @@ impl Api {
             Api::ReplicaSet => "replicasets",
             Api::StatefulSet => "statefulsets",
             Api::DaemonSet => "daemonsets",
+            Api::Job => "jobs",
+            Api::CronJob => "cronjobs",
         }
     }
 
@@ -255,13 +284,15 @@ impl Api {
             Api::ReplicaSet => "replicasets.apps",
             Api::StatefulSet => "statefulsets.apps",
             Api::DaemonSet => "daemonsets.apps",
+            Api::Job => "jobs.batch",
+            Api::CronJob => "cronjobs.batch",
         }
     }
 
     /// kube-apiserver's short names (`kubectl get ev`).
     pub fn short_names(self) -> &'static [&'static str] {
         match self {
-            Api::Lease | Api::Secret => &[],
+            Api::Lease | Api::Secret | Api::Job => &[],
             Api::CoreEvent | Api::Event => &["ev"],
             Api::ConfigMap => &["cm"],
             Api::Service => &["svc"],
@@ -270,6 +301,7 @@ impl Api {
             Api::ReplicaSet => &["rs"],
             Api::StatefulSet => &["sts"],
             Api::DaemonSet => &["ds"],
+            Api::CronJob => &["cj"],
         }
     }
 
@@ -285,6 +317,8 @@ impl Api {
             Api::ReplicaSet => Stored::ReplicaSet,
             Api::StatefulSet => Stored::StatefulSet,
             Api::DaemonSet => Stored::DaemonSet,
+            Api::Job => Stored::Job,
+            Api::CronJob => Stored::CronJob,
         }
     }
 
@@ -302,6 +336,8 @@ impl Api {
             Api::ReplicaSet => "io.k8s.api.apps.v1.ReplicaSet",
             Api::StatefulSet => "io.k8s.api.apps.v1.StatefulSet",
             Api::DaemonSet => "io.k8s.api.apps.v1.DaemonSet",
+            Api::Job => "io.k8s.api.batch.v1.Job",
+            Api::CronJob => "io.k8s.api.batch.v1.CronJob",
         };
         Typed {
             shape: Shape::named(schema),
@@ -315,6 +351,7 @@ impl Api {
     /// `value` through the k8s-openapi type of this version ([`write::through`]).
     pub fn through_type(self, value: &Value) -> Result<Value, ApiError> {
         use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+        use k8s_openapi::api::batch::v1::{CronJob, Job};
         use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret, Service, ServiceAccount};
         let kind = self.kind();
         match self {
@@ -329,6 +366,8 @@ impl Api {
             Api::ReplicaSet => write::through::<ReplicaSet>(kind, value),
             Api::StatefulSet => write::through::<StatefulSet>(kind, value),
             Api::DaemonSet => write::through::<DaemonSet>(kind, value),
+            Api::Job => write::through::<Job>(kind, value),
+            Api::CronJob => write::through::<CronJob>(kind, value),
         }
         .map(|typed| match self.is_workload() {
             true => super::workloads::without_unset_selector(value, typed),
@@ -339,12 +378,14 @@ impl Api {
     /// A written object (through the type) as kube-apiserver converts and defaults it
     /// before it keeps it: a Secret's `stringData` in its `data`, its type `Opaque` when
     /// it has none; a Service's defaults ([`super::services::defaulted`]), a workload's
-    /// ([`super::workloads::defaulted`]).
+    /// ([`super::workloads::defaulted`]), a Job's or a CronJob's
+    /// ([`super::batch::defaulted`]).
     pub fn written(self, object: Value) -> Value {
         match self {
             Api::Secret => write::data::secret_written(object),
             Api::Service => super::services::defaulted(object),
             _ if self.is_workload() => super::workloads::defaulted(self, object),
+            _ if self.is_batch() => super::batch::defaulted(self, object),
             _ => object,
         }
     }
@@ -391,7 +432,21 @@ impl Api {
             }
             Api::CoreEvent => selector.for_fields(CORE_EVENT_FIELDS, &[]),
             Api::Event => selector.for_fields(&[], EVENT_SELECTORS),
-            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
+            Api::Job => {
+                let fields = ["metadata.name", "metadata.namespace"];
+                let selected = [("status.successful", "status.succeeded")];
+                selector.for_fields(&fields, &selected).map_err(|_| {
+                    let field = (text.fields())
+                        .find(|f| !fields.contains(f) && *f != selected[0].0)
+                        .unwrap_or_default();
+                    format!("field label {field:?} not supported for Job")
+                })
+            }
+            Api::Deployment
+            | Api::ReplicaSet
+            | Api::StatefulSet
+            | Api::DaemonSet
+            | Api::CronJob => {
                 let fields = ["metadata.name", "metadata.namespace"];
                 selector.for_fields(&fields, &[]).map_err(|_| {
                     let field = (text.fields().find(|f| !fields.contains(f))).unwrap_or_default();
@@ -405,6 +460,14 @@ impl Api {
 
     /// The value of the selectable field `field` (of the kept form) of `object`.
     pub fn field_value<'a>(object: &'a Value, field: &str) -> std::borrow::Cow<'a, str> {
+        if field == "status.succeeded" {
+            // A count, selected as Go formats it: 0 where the status has none.
+            return object["status"]["succeeded"]
+                .as_i64()
+                .unwrap_or(0)
+                .to_string()
+                .into();
+        }
         if field == "source" {
             // kube-apiserver selects an Event's source by its component.
             return object["source"]["component"]
@@ -461,6 +524,9 @@ impl Api {
                 let written = (object, current, endpoint);
                 super::workloads::validate(self, key, written, &mut causes);
             }
+            Api::Job | Api::CronJob => {
+                super::batch::validate(self, key, (object, current, endpoint), &mut causes);
+            }
         }
         causes.into_result(self.qualified_kind(), &key.name)
     }
@@ -477,6 +543,7 @@ impl Api {
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
                 super::workloads::columns(self)
             }
+            Api::Job | Api::CronJob => super::batch::columns(self),
             Api::ServiceAccount => json!([
                 name,
                 column("Age", "", 0, "Time since the object's creationTimestamp."),
@@ -506,6 +573,7 @@ impl Api {
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
                 super::workloads::cells(self, object, now)
             }
+            Api::Job | Api::CronJob => super::batch::cells(self, object, now),
             Api::ServiceAccount => vec![
                 meta["name"].clone(),
                 json!(table::age(meta["creationTimestamp"].as_str(), now)),

@@ -30,6 +30,7 @@
 //! them, so they stay out of every report.
 
 mod api;
+mod batch;
 mod events;
 mod filter;
 mod namespaces;
@@ -61,7 +62,7 @@ use super::ApiServer;
 use super::discovery::{Described, Serving, document as group_document, named_group};
 use super::extract::ApiPath;
 use super::form::{Form, Wire};
-use super::group::{Apps, Group};
+use super::group::{Apps, Group, SampledGroup};
 use super::protobuf;
 use super::reviews::REVIEW_GROUPS;
 use super::signal::Signal;
@@ -74,7 +75,7 @@ use crate::scenario::ObjectKind;
 
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's:
 /// the reviews' groups come between the second and the third).
-pub const GROUPS: [&str; 3] = ["apps", "events.k8s.io", "coordination.k8s.io"];
+pub const GROUPS: [&str; 4] = ["apps", "events.k8s.io", "batch", "coordination.k8s.io"];
 
 /// Over the network: the scenario's objects, the records, the reviews
 /// ([`super::reviews`]), the pods' connect subresources ([`super::connect`]) and
@@ -84,10 +85,11 @@ pub struct Network;
 
 impl Serving for Network {
     fn groups(kind: ObjectKind) -> Vec<Value> {
-        let [apps, events, leases] =
+        let [apps, events, batch, leases] =
             GROUPS.map(|group| serves_group(kind, group).then(|| named_group(group, "v1")));
         let reviews = REVIEW_GROUPS.map(|name| named_group(name, "v1"));
-        (apps.into_iter().chain(events).chain(reviews).chain(leases)).collect()
+        let named = apps.into_iter().chain(events).chain(reviews);
+        named.chain(batch).chain(leases).collect()
     }
 
     fn resources_beside(kind: ObjectKind, group: &str) -> Vec<Value> {
@@ -133,11 +135,13 @@ fn in_group(kind: ObjectKind, group: &str) -> impl Iterator<Item = Api> + '_ {
 /// Whether the records serve the discovery of the named `group` on a server of `kind`
 /// objects (`/apis/{group}`, its version's resources, its OpenAPI document): they keep
 /// some of its resources and the scenario's routes do not serve the group (a scenario of
-/// Deployments, or of a sample of another `apps` kind, serves `apps`, and lists the
-/// records' kinds beside its own: [`Network::resources_beside`]).
+/// Deployments, or of a sample of another `apps` kind, serves `apps`; a sample of
+/// CronJobs serves `batch`; each lists the records' kinds beside its own:
+/// [`Network::resources_beside`]).
 fn serves_group(kind: ObjectKind, group: &str) -> bool {
     in_group(kind, group).next().is_some()
         && !(Apps::served_with(kind) && group == Apps::name(kind))
+        && !(SampledGroup::served_with(kind) && group == SampledGroup::name(kind))
 }
 
 /// Where the records of the named `group` are served (`/apis/apps/v1`).
@@ -258,15 +262,16 @@ impl Store {
     }
 
     /// What kube-apiserver's registry of `api` makes of `object`, a write through
-    /// `endpoint` of the record `key` (`live`: as it is, for an update), before it
-    /// validates it: a Service's status, allocated addresses and ports
-    /// ([`services::prepared`]); the others' as written (a workload's strategy came
-    /// before its field manager: [`workloads::prepared`]).
+    /// `endpoint` of the record `key` (`live`: as it is, for an update; `uid`: the
+    /// record's), before it validates it: a Service's status, allocated addresses and
+    /// ports ([`services::prepared`]); a new Job's generated selector
+    /// ([`batch::selected`]); the others' as written (a workload's strategy came before
+    /// its field manager: [`workloads::prepared`]).
     fn prepared(
         &self,
         (api, endpoint): (Api, Endpoint),
         object: Value,
-        live: Option<&Value>,
+        (live, uid): (Option<&Value>, &str),
         key: &NamespacedName,
     ) -> Result<Value, ApiError> {
         match api {
@@ -274,6 +279,7 @@ impl Store {
                 let owner = (key.namespace.clone(), key.name.clone());
                 services::prepared(object, live, endpoint, &self.services, &owner)
             }
+            Api::Job if live.is_none() => Ok(batch::selected(object, uid, &key.name)),
             _ => Ok(object),
         }
     }
@@ -464,8 +470,11 @@ pub fn resource(api: Api) -> Value {
         "name": api.plural(), "singularName": api.kind().to_lowercase(), "namespaced": true,
         "kind": api.kind(),
         "verbs": super::discovery::WRITTEN_VERBS,
-        "shortNames": api.short_names(),
     });
+    // kube-apiserver leaves out an empty list (a Lease's, a Job's).
+    if !api.short_names().is_empty() {
+        resource["shortNames"] = json!(api.short_names());
+    }
     if !api.categories().is_empty() {
         resource["categories"] = json!(api.categories());
     }

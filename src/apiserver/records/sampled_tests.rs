@@ -226,3 +226,38 @@ async fn a_sampled_job_has_its_schemas_for_kubectl_explain_and_merges_along_them
     assert_eq!(containers[0]["image"], "report:2");
     assert_eq!(containers[1]["image"], "envoy:1");
 }
+
+#[tokio::test]
+async fn beside_sampled_jobs_cron_jobs_are_records_in_the_scenarios_own_group() {
+    let job = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "report", "namespace": "default"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "main", "image": "report:1"},
+        ]}}},
+    });
+    let (server, _dir) = served(&job);
+    let client = Client::new(&server);
+    let batch: Vec<String> = (groups(&client).await.into_iter())
+        .filter(|g| g == "batch")
+        .collect();
+    assert_eq!(batch, ["batch"], "the group is listed once");
+    assert_eq!(listed(&client, "/apis/batch/v1", "jobs").await.len(), 1);
+    let cron_jobs = listed(&client, "/apis/batch/v1", "cronjobs").await;
+    assert_eq!(cron_jobs[0]["shortNames"], json!(["cj"]), "{cron_jobs:?}");
+    let cron_job = json!({"apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {"schedule": "@daily", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "x"}]}}}}}});
+    let root = "/apis/batch/v1/namespaces/default/cronjobs";
+    let (code, created) = client
+        .send("POST", root, super::tests::JSON, &cron_job)
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{created}");
+    assert_eq!(names(&client, root).await, ["nightly"]);
+    assert_eq!(
+        names(&client, "/apis/batch/v1/jobs").await.len(),
+        6,
+        "the Jobs are the scenario's copies, not records"
+    );
+}

@@ -573,6 +573,7 @@ async fn kubectl_finds_the_records_in_discovery_and_gets_their_tables() {
             "events.k8s.io",
             "authentication.k8s.io",
             "authorization.k8s.io",
+            "batch",
             "coordination.k8s.io"
         ],
         "kube-apiserver's order, the reviews' groups among them"

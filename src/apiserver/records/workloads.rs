@@ -359,10 +359,10 @@ pub(super) fn columns(api: Api) -> Value {
 }
 
 /// The wide columns' descriptions, the same for every workload.
-const CONTAINERS: &str = "Names of each container in the template.";
-const IMAGES: &str = "Images referenced by each container in the template.";
+pub(super) const CONTAINERS: &str = "Names of each container in the template.";
+pub(super) const IMAGES: &str = "Images referenced by each container in the template.";
 
-fn name_column() -> Value {
+pub(super) fn name_column() -> Value {
     column(
         "Name",
         "name",
@@ -371,7 +371,7 @@ fn name_column() -> Value {
     )
 }
 
-fn age_column() -> Value {
+pub(super) fn age_column() -> Value {
     column("Age", "", 0, "Time since the object's creationTimestamp.")
 }
 
@@ -531,19 +531,19 @@ pub(super) fn cells(api: Api, object: &Value, now: Timestamp) -> Vec<Value> {
     }
 }
 
-fn text<'a>(value: &'a Value, field: &str) -> &'a str {
+pub(super) fn text<'a>(value: &'a Value, field: &str) -> &'a str {
     value[field].as_str().unwrap_or_default()
 }
 
 /// Sets `object[field]` to `value` where it is unset (absent or null).
-fn unset_to(object: &mut Value, field: &str, value: Value) {
+pub(super) fn unset_to(object: &mut Value, field: &str, value: Value) {
     if object[field].is_null() {
         object[field] = value;
     }
 }
 
 /// `object[field]`, made an empty object where it is none.
-fn entry<'a>(object: &'a mut Value, field: &str) -> &'a mut Value {
+pub(super) fn entry<'a>(object: &'a mut Value, field: &str) -> &'a mut Value {
     if !object[field].is_object() {
         object[field] = json!({});
     }

@@ -119,7 +119,7 @@ impl Records {
                 ));
             }
         }
-        if api.is_workload() {
+        if api.is_controlled() {
             // Its strategy's resets come before the field manager sees the write, as
             // kube-apiserver's reset fields do: a status write's spec and a
             // Deployment's labels are nobody's change.
@@ -130,17 +130,27 @@ impl Records {
             apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now())
         });
         object["metadata"]["managedFields"] = Value::Array(entries);
-        let object = store.prepared((api, endpoint), object, live.as_ref(), key)?;
-        let mut stored = protobuf::with_go_zeros(api.into_store(object))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        api.validate(key, (&stored, kept.as_ref()), endpoint)?;
-        let uid = match kept {
-            Some(_) => String::new(),
+        let uid = match &kept {
+            Some(kept) => kept["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
         };
-        write::identity(&mut stored, kept.as_ref(), &uid, api.is_workload());
-        if api.is_workload() {
+        let written = (live.as_ref(), uid.as_str());
+        let object = store.prepared((api, endpoint), object, written, key)?;
+        let mut stored = protobuf::with_go_zeros(api.into_store(object))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        if kept.is_none() {
+            // The UID is the handler's before the registry sees the object: a Job's
+            // generated selector is checked against it.
+            stored["metadata"]["uid"] = json!(uid);
+        }
+        api.validate(key, (&stored, kept.as_ref()), endpoint)?;
+        write::identity(&mut stored, kept.as_ref(), &uid, api.is_controlled());
+        if api.is_controlled() {
             super::workloads::finished(api, &mut stored, kept.as_ref());
+            super::batch::finished(api, &mut stored);
         }
         let Some(kept) = kept else {
             if !options.dry_run {

@@ -59,7 +59,7 @@ use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
 pub(in crate::apiserver) use validate::{
     Causes, check_preconditions, deployment_status, label_named_metadata, metadata, object_key,
-    workload_spec,
+    pod_spec, selects, workload_spec,
 };
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands

@@ -473,7 +473,7 @@ pub(in crate::apiserver) fn workload_spec(word: &str, spec: &Value, causes: &mut
 }
 
 /// Whether a LabelSelector selects an object with `labels`.
-fn selects(selector: &Value, labels: &Value) -> bool {
+pub(in crate::apiserver) fn selects(selector: &Value, labels: &Value) -> bool {
     let label = |key: &str| labels[key].as_str();
     let matched = selector["matchLabels"]
         .as_object()
@@ -543,7 +543,7 @@ pub(in crate::apiserver) fn deployment_status(status: &Value, causes: &mut Cause
 }
 
 /// A Pod's containers and the numbers it stores.
-fn pod_spec(spec: &Value, at: &str, causes: &mut Causes) {
+pub(in crate::apiserver) fn pod_spec(spec: &Value, at: &str, causes: &mut Causes) {
     let containers = spec["containers"]
         .as_array()
         .map(Vec::as_slice)
