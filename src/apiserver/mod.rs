@@ -29,6 +29,7 @@ mod list;
 mod loopback;
 mod namespaces;
 mod patch;
+mod printers;
 pub(crate) mod protobuf;
 mod query;
 mod records;

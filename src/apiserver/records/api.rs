@@ -9,11 +9,11 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::events::{
-    CORE_EVENT_FIELDS, EVENT_SELECTORS, event, event_cells, event_update, renamed, strict_event,
+    CORE_EVENT_FIELDS, EVENT_SELECTORS, event, event_update, renamed, strict_event,
 };
 use crate::apiserver::apply::{Shape, Typed};
+use crate::apiserver::printers;
 use crate::apiserver::status::ApiError;
-use crate::apiserver::table;
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{self, Causes, Endpoint};
 use crate::scenario::ObjectKind;
@@ -531,63 +531,23 @@ impl Api {
         causes.into_result(self.qualified_kind(), &key.name)
     }
 
-    /// kube-apiserver's table columns (pkg/printers/internalversion), wide ones included.
+    /// kube-apiserver's table columns ([`crate::apiserver::printers`]), wide ones
+    /// included: an Event's as the form it is kept in prints it.
     pub fn columns(self) -> Value {
-        use table::column;
-        let name = json!({"name": "Name", "type": "string", "format": "name", "priority": 0,
-                          "description": "The object's name, unique within its namespace."});
-        match self {
-            Api::ConfigMap => table::columns(ObjectKind::ConfigMap),
-            Api::Secret => table::columns(ObjectKind::Secret),
-            Api::Service => super::services::columns(),
-            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
-                super::workloads::columns(self)
-            }
-            Api::Job | Api::CronJob => super::batch::columns(self),
-            Api::ServiceAccount => json!([
-                name,
-                column("Age", "", 0, "Time since the object's creationTimestamp."),
-            ]),
-            Api::Lease => json!([
-                name,
-                column(
-                    "Holder",
-                    "",
-                    0,
-                    "holderIdentity contains the identity of the holder of a current lease."
-                ),
-                column("Age", "", 0, "Time since the object's creationTimestamp."),
-            ]),
-            Api::CoreEvent | Api::Event => super::events::columns(name),
-        }
+        printers::columns(self.stored_group(), self.kind())
     }
 
     /// A row's cells for `object` (the kept form: an Event is printed from `v1`'s fields
-    /// in either version), as kube-apiserver's `printLease` and `printEvent` fill them.
+    /// in either version), as kube-apiserver's printer of its kind fills them.
     pub fn cells(self, object: &Value, now: Timestamp) -> Vec<Value> {
-        let meta = &object["metadata"];
+        printers::cells(self.stored_group(), self.kind(), object, now)
+    }
+
+    /// The group of the form it is kept in (Events: the core group's `v1`).
+    fn stored_group(self) -> &'static str {
         match self {
-            Api::ConfigMap => table::cells(ObjectKind::ConfigMap, object, now),
-            Api::Secret => table::cells(ObjectKind::Secret, object, now),
-            Api::Service => super::services::cells(object, now),
-            Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => {
-                super::workloads::cells(self, object, now)
-            }
-            Api::Job | Api::CronJob => super::batch::cells(self, object, now),
-            Api::ServiceAccount => vec![
-                meta["name"].clone(),
-                json!(table::age(meta["creationTimestamp"].as_str(), now)),
-            ],
-            Api::Lease => vec![
-                meta["name"].clone(),
-                json!(
-                    object["spec"]["holderIdentity"]
-                        .as_str()
-                        .unwrap_or_default()
-                ),
-                json!(table::age(meta["creationTimestamp"].as_str(), now)),
-            ],
-            Api::CoreEvent | Api::Event => event_cells(object, now),
+            Api::Event => "",
+            _ => self.group(),
         }
     }
 }

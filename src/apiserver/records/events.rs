@@ -4,11 +4,9 @@
 //! the fields each version names otherwise, which fields select them, how
 //! kube-apiserver validates and prints them.
 
-use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::Api;
-use crate::apiserver::table::{self, column};
 use crate::apiserver::write::Causes;
 
 /// Each Event field a version names otherwise: (`v1`, `events.k8s.io/v1`).
@@ -77,65 +75,6 @@ pub(super) fn renamed(
         fields.insert("apiVersion".to_owned(), json!(api_version));
     }
     object
-}
-
-/// kube-apiserver's columns for Events (`printEvent`'s), wide ones included, `name` the
-/// Name column, which is wide for them.
-pub(super) fn columns(name: Value) -> Value {
-    let mut name = name;
-    name["priority"] = json!(1);
-    json!([
-        column(
-            "Last Seen",
-            "",
-            0,
-            "The time at which the most recent occurrence of this event was recorded."
-        ),
-        column(
-            "Type",
-            "",
-            0,
-            "Type of this event (Normal, Warning), new types could be added in the future"
-        ),
-        column(
-            "Reason",
-            "",
-            0,
-            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."
-        ),
-        column("Object", "", 0, "The object that this event is about."),
-        column(
-            "Subobject",
-            "",
-            1,
-            "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]."
-        ),
-        column(
-            "Source",
-            "",
-            1,
-            "The component reporting this event. Should be a short machine understandable string."
-        ),
-        column(
-            "Message",
-            "",
-            0,
-            "A human-readable description of the status of this operation."
-        ),
-        column(
-            "First Seen",
-            "",
-            1,
-            "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"
-        ),
-        column(
-            "Count",
-            "",
-            1,
-            "The number of times this event has occurred."
-        ),
-        name,
-    ])
 }
 
 fn text<'a>(object: &'a Value, field: &str) -> &'a str {
@@ -256,60 +195,5 @@ pub(super) fn event_update(object: &Value, current: &Value, causes: &mut Causes)
         if object[field] != current[field] {
             causes.invalid(field, &object[field], "field is immutable");
         }
-    }
-}
-
-/// `printEvent`'s cells, wide ones included (kube-apiserver fills every column).
-pub(super) fn event_cells(event: &Value, now: Timestamp) -> Vec<Value> {
-    let time = |field: &str| event[field].as_str().map(|t| table::age(Some(t), now));
-    let first = time("firstTimestamp").or_else(|| time("eventTime"));
-    let first = first.unwrap_or_else(|| table::age(None, now));
-    let series = &event["series"];
-    let (last, count) = match series.is_null() {
-        false => (
-            table::age(series["lastObservedTime"].as_str(), now),
-            series["count"].as_i64().unwrap_or_default(),
-        ),
-        true => (
-            time("lastTimestamp").unwrap_or_else(|| first.clone()),
-            event["count"].as_i64().filter(|c| *c != 0).unwrap_or(1),
-        ),
-    };
-    let involved = &event["involvedObject"];
-    let kind = text(involved, "kind").to_lowercase();
-    let target = match text(involved, "name") {
-        "" => kind,
-        name => format!("{kind}/{name}"),
-    };
-    vec![
-        json!(last),
-        json!(text(event, "type")),
-        json!(text(event, "reason")),
-        json!(target),
-        json!(text(involved, "fieldPath")),
-        json!(source_text(event)),
-        json!(text(event, "message").trim()),
-        json!(first),
-        json!(count),
-        event["metadata"]["name"].clone(),
-    ]
-}
-
-/// `formatEventSource`: the source's component (or the reporting controller), and its
-/// host (or the reporting instance), as `component, host`.
-fn source_text(event: &Value) -> String {
-    let source = &event["source"];
-    let or = |a: &str, b: &str| {
-        let first = text(source, a);
-        if first.is_empty() {
-            text(event, b).to_owned()
-        } else {
-            first.to_owned()
-        }
-    };
-    let component = or("component", "reportingComponent");
-    match or("host", "reportingInstance") {
-        host if host.is_empty() => component,
-        host => format!("{component}, {host}"),
     }
 }

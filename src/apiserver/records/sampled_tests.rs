@@ -261,3 +261,33 @@ async fn beside_sampled_jobs_cron_jobs_are_records_in_the_scenarios_own_group() 
         "the Jobs are the scenario's copies, not records"
     );
 }
+
+#[tokio::test]
+async fn a_sampled_kind_of_kubernetes_own_is_printed_by_its_printer() {
+    let service = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                 "selector": {"app": "web"}, "ports": [{"port": 80, "protocol": "TCP"}]},
+    });
+    let (server, _dir) = served(&service);
+    let client = Client::new(&server);
+    let (table, titles) = client.table("/api/v1/services").await;
+    assert_eq!(
+        titles,
+        [
+            "Name",
+            "Type",
+            "Cluster-IP",
+            "External-IP",
+            "Port(s)",
+            "Age",
+            "Selector"
+        ]
+    );
+    let cells = table["rows"][0]["cells"].as_array().unwrap();
+    assert_eq!(
+        [&cells[1], &cells[2], &cells[3], &cells[4], &cells[6]],
+        ["ClusterIP", "10.96.0.10", "<none>", "80/TCP", "app=web"]
+    );
+}

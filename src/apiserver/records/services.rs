@@ -18,7 +18,7 @@
 //!   for a LoadBalancer whose external traffic stays local; an address or port asked for
 //!   is checked against those other Services hold;
 //! - validation ([`validate`]: `ValidateServiceCreate`, `ValidateServiceUpdate`,
-//!   `ValidateServiceStatusUpdate`), and kubectl's table ([`columns`], [`cells`]).
+//!   `ValidateServiceStatusUpdate`), and kubectl's table ([`crate::apiserver::printers`]).
 //!
 //! A deleted Service's addresses and ports are free again at once. No Endpoints or
 //! EndpointSlices follow a Service (kube-controller-manager makes those), and the
@@ -30,7 +30,6 @@ mod validate;
 
 use std::net::Ipv4Addr;
 
-use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use allocator::Taking;
@@ -38,7 +37,6 @@ pub(super) use allocator::{Allocated, Owner};
 pub(super) use validate::{validate, validate_status};
 
 use crate::apiserver::status::ApiError;
-use crate::apiserver::table::{self, column};
 use crate::apiserver::write::{Causes, Endpoint};
 
 /// kube-apiserver's `DefaultClientIPServiceAffinitySeconds`: three hours.
@@ -483,103 +481,6 @@ fn node_ports_allocated(
         }
     }
     Ok(())
-}
-
-/// kube-apiserver's table columns for Services (`printService`), the wide one included.
-pub(super) fn columns() -> Value {
-    let name = "The object's name, unique within its namespace.";
-    json!([
-        column("Name", "name", 0, name),
-        column("Type", "", 0, "type determines how the Service is exposed."),
-        column(
-            "Cluster-IP",
-            "",
-            0,
-            "clusterIP is the IP address of the service."
-        ),
-        column(
-            "External-IP",
-            "",
-            0,
-            "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service."
-        ),
-        column("Port(s)", "", 0, "The network ports the service exposes."),
-        column("Age", "", 0, "Time since the object's creationTimestamp."),
-        column(
-            "Selector",
-            "",
-            1,
-            "Route service traffic to pods with label keys and values matching this selector."
-        ),
-    ])
-}
-
-/// A Service's cells, as `printService` fills them: the first cluster IP, the external
-/// addresses its type has, each port as `port[:nodePort]/protocol`, the selector.
-pub(super) fn cells(service: &Value, now: Timestamp) -> Vec<Value> {
-    let spec = &service["spec"];
-    let strings = |value: &Value| -> Vec<String> {
-        (value.as_array().into_iter().flatten())
-            .filter_map(|v| v.as_str().map(str::to_owned))
-            .collect()
-    };
-    let internal = spec["clusterIPs"][0].as_str().unwrap_or("<none>");
-    let external_ips = strings(&spec["externalIPs"]);
-    let external = match text(spec, "type") {
-        "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_owned(),
-        "ClusterIP" | "NodePort" => external_ips.join(","),
-        "LoadBalancer" => {
-            let ingress = service["status"]["loadBalancer"]["ingress"].as_array();
-            let mut balancers: Vec<String> = (ingress.into_iter().flatten())
-                .filter_map(|i| {
-                    [text(i, "ip"), text(i, "hostname")]
-                        .into_iter()
-                        .find(|t| !t.is_empty())
-                        .map(str::to_owned)
-                })
-                .collect();
-            balancers.sort();
-            balancers.dedup();
-            let all: Vec<String> = balancers.into_iter().chain(external_ips).collect();
-            match all.is_empty() {
-                true => "<pending>".to_owned(),
-                false => all.join(","),
-            }
-        }
-        "ExternalName" => text(spec, "externalName").to_owned(),
-        _ => "<unknown>".to_owned(),
-    };
-    let ports: Vec<String> = (spec["ports"].as_array().into_iter().flatten())
-        .map(|p| {
-            let (port, protocol) = (number(&p["port"]), text(p, "protocol"));
-            match number(&p["nodePort"]) {
-                0 => format!("{port}/{protocol}"),
-                node_port => format!("{port}:{node_port}/{protocol}"),
-            }
-        })
-        .collect();
-    let ports = match ports.is_empty() {
-        true => "<none>".to_owned(),
-        false => ports.join(","),
-    };
-    let mut selector: Vec<String> = (spec["selector"].as_object().into_iter().flatten())
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    selector.sort();
-    let selector = match selector.is_empty() {
-        true => "<none>".to_owned(),
-        false => selector.join(","),
-    };
-    let created = service["metadata"]["creationTimestamp"].as_str();
-    vec![
-        service["metadata"]["name"].clone(),
-        json!(text(spec, "type")),
-        json!(internal),
-        json!(external),
-        json!(ports),
-        json!(table::age(created, now)),
-        json!(selector),
-    ]
 }
 
 fn text<'a>(value: &'a Value, field: &str) -> &'a str {

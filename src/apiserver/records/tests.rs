@@ -80,6 +80,23 @@ impl Client {
         self.send("GET", uri, JSON, &Value::Null).await
     }
 
+    /// The Table kubectl gets of `uri`, and its columns' names.
+    pub(in crate::apiserver) async fn table(&self, uri: &str) -> (Value, Vec<String>) {
+        let accept = "application/json;as=Table;g=meta.k8s.io;v=v1";
+        let (code, bytes) = self
+            .raw("GET", uri, &[("accept", accept)], Vec::new())
+            .await;
+        assert_eq!(code, StatusCode::OK, "{uri}");
+        let table: Value = serde_json::from_slice(&bytes).expect("a Table is JSON");
+        let titles = (table["columnDefinitions"]
+            .as_array()
+            .expect("columns")
+            .iter())
+        .map(|c| c["name"].as_str().expect("a column's name").to_owned())
+        .collect();
+        (table, titles)
+    }
+
     /// The events of the watch `uri` (which ends by its `timeoutSeconds`), each line as
     /// JSON.
     pub(in crate::apiserver) async fn watch(&self, uri: &str, accept: &str) -> Vec<Value> {

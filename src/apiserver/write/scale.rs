@@ -24,8 +24,8 @@ use crate::apiserver::apply;
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::group::Group;
 use crate::apiserver::patch::{self, PatchType};
+use crate::apiserver::printers::selector_text;
 use crate::apiserver::status::{ApiError, json_response};
-use crate::apiserver::table::selector_text;
 use crate::apiserver::version::NamespacedName;
 use crate::scenario::ObjectKind;
 

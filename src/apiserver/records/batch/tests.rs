@@ -255,19 +255,7 @@ async fn a_jobs_status_is_its_controllers_and_kubectl_reads_it_in_kube_apiserver
         r#"field label "spec.x" not supported for Job"#
     );
 
-    let (code, bytes) = client
-        .raw(
-            "GET",
-            &format!("{BATCH}/jobs"),
-            &[("accept", "application/json;as=Table;g=meta.k8s.io;v=v1")],
-            Vec::new(),
-        )
-        .await;
-    assert_eq!(code, StatusCode::OK);
-    let table: Value = serde_json::from_slice(&bytes).unwrap();
-    let titles: Vec<&Value> = (table["columnDefinitions"].as_array().unwrap().iter())
-        .map(|c| &c["name"])
-        .collect();
+    let (table, titles) = client.table(&format!("{BATCH}/jobs")).await;
     assert_eq!(
         titles,
         [

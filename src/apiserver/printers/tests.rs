@@ -1,6 +1,17 @@
 use serde_json::json;
 
 use super::*;
+use crate::scenario::ObjectKind;
+
+/// The cells of `object`, of a kind the generator makes.
+fn cells(kind: ObjectKind, object: &Value, now: Timestamp) -> Vec<Value> {
+    super::cells(kind.group(), kind.as_str(), object, now)
+}
+
+/// The columns of a kind the generator makes.
+fn columns(kind: ObjectKind) -> Value {
+    super::columns(kind.group(), kind.as_str())
+}
 
 fn at(text: &str) -> Timestamp {
     text.parse().unwrap()
@@ -186,7 +197,7 @@ fn nodes_read_as_kube_apiservers_printer_shows_them() {
         })
     };
     let cells = |n: serde_json::Value| {
-        node_cells(
+        core_group::node_cells(
             &n,
             json!("n-1"),
             json!(age(Some("2026-11-24T12:00:00Z"), now)),
