@@ -21,6 +21,11 @@ const APPS_GROUP: &str = "kube-apiserver gives each resource of apps/v1 a storag
 const BATCH_GROUP: &str = "kube-apiserver gives Jobs and CronJobs a storageVersionHash (see \
     the apps group); the built-in server keeps no storage versions";
 
+/// The rbac group here. Why it stays.
+const RBAC_GROUP: &str = "kube-apiserver gives Roles, RoleBindings, ClusterRoles and \
+    ClusterRoleBindings a storageVersionHash (see the apps group); the built-in server \
+    keeps no storage versions";
+
 /// A Job's status rules. Why they stay unmodelled.
 const JOB_STATUS: &str = "kube-apiserver checks a Job's status against its conditions \
     (ValidateJobUpdateStatus: no completion time without Complete=True, no Complete without \
@@ -51,6 +56,7 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("deploy-group-resources", APPS_GROUP),
     ("apps-group-resources", APPS_GROUP),
     ("batch-group-resources", BATCH_GROUP),
+    ("rbac-group-resources", RBAC_GROUP),
     ("batch-job-status-unchecked", JOB_STATUS),
     ("batch-job-delete-orphaning", JOB_ORPHANING),
     ("review-whoami", UNSECURED_USER),

@@ -11,6 +11,7 @@ mod apps;
 mod batch;
 mod core_group;
 mod pods;
+mod rbac;
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -50,6 +51,10 @@ pub(super) fn columns(group: &str, kind: &str) -> Value {
         ("apps", "Deployment") => Value::Array(apps::deployment_columns(name, age)),
         ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") => apps::columns(kind),
         ("batch", "Job" | "CronJob") => batch::columns(kind),
+        (
+            "rbac.authorization.k8s.io",
+            "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding",
+        ) => rbac::columns(kind),
         // A custom resource without printer columns: its name and age.
         _ => json!([name, age]),
     }
@@ -81,6 +86,10 @@ pub(super) fn cells(group: &str, kind: &str, object: &Value, now: Timestamp) -> 
         ("apps", "Deployment") => apps::deployment_cells(object, name, age),
         ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") => apps::cells(kind, object, now),
         ("batch", "Job" | "CronJob") => batch::cells(kind, object, now),
+        (
+            "rbac.authorization.k8s.io",
+            "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding",
+        ) => rbac::cells(kind, object, now),
         _ => vec![name, age],
     }
 }

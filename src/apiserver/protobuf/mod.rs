@@ -50,7 +50,7 @@ use crate::scenario::ObjectKind;
 
 use plan::{Plans, Scalar, Shape};
 pub(crate) use skeleton::{Filled, HoleAs, Markers, Skeleton, Values};
-pub(crate) use zeros::{go_zero_object, with_go_zeros};
+pub(crate) use zeros::{as_stored, go_zero_object, with_go_zeros};
 
 /// The media type of a protobuf object or list.
 pub(crate) const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";

@@ -21,6 +21,15 @@ pub(crate) fn with_go_zeros(document: Value) -> Result<Value, ProtobufError> {
     filled(document, Nil::LeftOut)
 }
 
+/// `document` as kube-apiserver answers with it once it is stored: as [`with_go_zeros`]
+/// fills it, and with `null` for each slice or map without `omitempty` that is unset or
+/// empty (`"rules": []` of a Role), as Go decodes the protobuf etcd keeps a built-in kind
+/// in, where an empty list is no list. For the records ([`super::super::records`]),
+/// which no report's figure reads.
+pub(crate) fn as_stored(document: Value) -> Result<Value, ProtobufError> {
+    filled(document, Nil::Null)
+}
+
 /// The empty object of a kind (`apiVersion`, `kind`) as Go's JSON writes it: every field
 /// [`with_go_zeros`] fills, and `null` for each slice or map without `omitempty` (a pod
 /// spec's `containers`), which a stored object always has but the empty one does not.
@@ -32,7 +41,9 @@ pub(crate) fn go_zero_object(api_version: &str, kind: &str) -> Result<Value, Pro
 /// What is written for a nil slice or map that Go does not leave out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Nil {
+    /// Nothing: an unset one stays out, an empty one stays empty.
     LeftOut,
+    /// `null`, for an unset one and an empty one alike.
     Null,
 }
 
@@ -74,6 +85,15 @@ fn fill(plans: &Plans, plan: usize, value: &mut Value, nil: Nil) {
         }
         match (object.get_mut(&*field.name), field.shape) {
             (Some(present), Shape::Single) => fill(plans, inner, present, nil),
+            (Some(empty @ (Value::Array(_) | Value::Object(_))), Shape::List | Shape::Map)
+                if nil == Nil::Null
+                    && !field.go.omitempty
+                    && !field.go.omitzero
+                    && (empty.as_array().is_some_and(Vec::is_empty)
+                        || empty.as_object().is_some_and(Map::is_empty)) =>
+            {
+                *empty = Value::Null;
+            }
             (Some(Value::Array(items)), Shape::List) => {
                 items
                     .iter_mut()

@@ -47,6 +47,14 @@ pub enum Api {
     Job,
     /// `batch/v1` CronJobs.
     CronJob,
+    /// `rbac.authorization.k8s.io/v1` Roles ([`super::rbac`]).
+    Role,
+    /// `rbac.authorization.k8s.io/v1` RoleBindings.
+    RoleBinding,
+    /// `rbac.authorization.k8s.io/v1` ClusterRoles, at the cluster's scope.
+    ClusterRole,
+    /// `rbac.authorization.k8s.io/v1` ClusterRoleBindings, at the cluster's scope.
+    ClusterRoleBinding,
 }
 
 /// A resource as the records keep it: Events once, whatever version wrote them.
@@ -68,10 +76,14 @@ pub enum Stored {
     DaemonSet,
     Job,
     CronJob,
+    Role,
+    RoleBinding,
+    ClusterRole,
+    ClusterRoleBinding,
 }
 
 impl Api {
-    pub const ALL: [Api; 13] = [
+    pub const ALL: [Api; 17] = [
         Api::Lease,
         Api::CoreEvent,
         Api::Event,
@@ -85,6 +97,10 @@ impl Api {
         Api::DaemonSet,
         Api::Job,
         Api::CronJob,
+        Api::Role,
+        Api::RoleBinding,
+        Api::ClusterRole,
+        Api::ClusterRoleBinding,
     ];
 
     /// The workloads of `apps/v1`.
@@ -133,7 +149,21 @@ impl Api {
         matches!(
             self,
             Api::Lease | Api::CoreEvent | Api::Event | Api::Service
+        ) || self.is_rbac()
+    }
+
+    /// Whether it is one of RBAC's kinds ([`super::rbac`]).
+    pub fn is_rbac(self) -> bool {
+        matches!(
+            self,
+            Api::Role | Api::RoleBinding | Api::ClusterRole | Api::ClusterRoleBinding
         )
+    }
+
+    /// Whether its records live in namespaces (all but ClusterRoles and
+    /// ClusterRoleBindings).
+    pub fn namespaced(self) -> bool {
+        !matches!(self, Api::ClusterRole | Api::ClusterRoleBinding)
     }
 
     /// Whether it has a status subresource (`.../{name}/status`), which alone writes
@@ -187,6 +217,7 @@ impl Api {
             Api::Event => "events.k8s.io",
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => "apps",
             Api::Job | Api::CronJob => "batch",
+            _ => "rbac.authorization.k8s.io",
         }
     }
 
@@ -199,6 +230,7 @@ impl Api {
             Api::Event => "events.k8s.io/v1",
             Api::Deployment | Api::ReplicaSet | Api::StatefulSet | Api::DaemonSet => "apps/v1",
             Api::Job | Api::CronJob => "batch/v1",
+            _ => "rbac.authorization.k8s.io/v1",
         }
     }
 
@@ -214,6 +246,7 @@ impl Api {
                 "/apis/apps/v1"
             }
             Api::Job | Api::CronJob => "/apis/batch/v1",
+            _ => "/apis/rbac.authorization.k8s.io/v1",
         }
     }
 
@@ -231,6 +264,10 @@ impl Api {
             Api::DaemonSet => "DaemonSet",
             Api::Job => "Job",
             Api::CronJob => "CronJob",
+            Api::Role => "Role",
+            Api::RoleBinding => "RoleBinding",
+            Api::ClusterRole => "ClusterRole",
+            Api::ClusterRoleBinding => "ClusterRoleBinding",
         }
     }
 
@@ -246,6 +283,10 @@ impl Api {
             Api::DaemonSet => "DaemonSet.apps",
             Api::Job => "Job.batch",
             Api::CronJob => "CronJob.batch",
+            Api::Role => "Role.rbac.authorization.k8s.io",
+            Api::RoleBinding => "RoleBinding.rbac.authorization.k8s.io",
+            Api::ClusterRole => "ClusterRole.rbac.authorization.k8s.io",
+            Api::ClusterRoleBinding => "ClusterRoleBinding.rbac.authorization.k8s.io",
             Api::CoreEvent
             | Api::Event
             | Api::ConfigMap
@@ -269,6 +310,10 @@ impl Api {
             Api::DaemonSet => "daemonsets",
             Api::Job => "jobs",
             Api::CronJob => "cronjobs",
+            Api::Role => "roles",
+            Api::RoleBinding => "rolebindings",
+            Api::ClusterRole => "clusterroles",
+            Api::ClusterRoleBinding => "clusterrolebindings",
         }
     }
 
@@ -286,6 +331,10 @@ impl Api {
             Api::DaemonSet => "daemonsets.apps",
             Api::Job => "jobs.batch",
             Api::CronJob => "cronjobs.batch",
+            Api::Role => "roles.rbac.authorization.k8s.io",
+            Api::RoleBinding => "rolebindings.rbac.authorization.k8s.io",
+            Api::ClusterRole => "clusterroles.rbac.authorization.k8s.io",
+            Api::ClusterRoleBinding => "clusterrolebindings.rbac.authorization.k8s.io",
         }
     }
 
@@ -293,6 +342,7 @@ impl Api {
     pub fn short_names(self) -> &'static [&'static str] {
         match self {
             Api::Lease | Api::Secret | Api::Job => &[],
+            Api::Role | Api::RoleBinding | Api::ClusterRole | Api::ClusterRoleBinding => &[],
             Api::CoreEvent | Api::Event => &["ev"],
             Api::ConfigMap => &["cm"],
             Api::Service => &["svc"],
@@ -319,6 +369,10 @@ impl Api {
             Api::DaemonSet => Stored::DaemonSet,
             Api::Job => Stored::Job,
             Api::CronJob => Stored::CronJob,
+            Api::Role => Stored::Role,
+            Api::RoleBinding => Stored::RoleBinding,
+            Api::ClusterRole => Stored::ClusterRole,
+            Api::ClusterRoleBinding => Stored::ClusterRoleBinding,
         }
     }
 
@@ -338,6 +392,10 @@ impl Api {
             Api::DaemonSet => "io.k8s.api.apps.v1.DaemonSet",
             Api::Job => "io.k8s.api.batch.v1.Job",
             Api::CronJob => "io.k8s.api.batch.v1.CronJob",
+            Api::Role => "io.k8s.api.rbac.v1.Role",
+            Api::RoleBinding => "io.k8s.api.rbac.v1.RoleBinding",
+            Api::ClusterRole => "io.k8s.api.rbac.v1.ClusterRole",
+            Api::ClusterRoleBinding => "io.k8s.api.rbac.v1.ClusterRoleBinding",
         };
         Typed {
             shape: Shape::named(schema),
@@ -353,6 +411,7 @@ impl Api {
         use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
         use k8s_openapi::api::batch::v1::{CronJob, Job};
         use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret, Service, ServiceAccount};
+        use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
         let kind = self.kind();
         match self {
             Api::Lease => write::through::<k8s_openapi::api::coordination::v1::Lease>(kind, value),
@@ -368,6 +427,10 @@ impl Api {
             Api::DaemonSet => write::through::<DaemonSet>(kind, value),
             Api::Job => write::through::<Job>(kind, value),
             Api::CronJob => write::through::<CronJob>(kind, value),
+            Api::Role => write::through::<Role>(kind, value),
+            Api::RoleBinding => write::through::<RoleBinding>(kind, value),
+            Api::ClusterRole => write::through::<ClusterRole>(kind, value),
+            Api::ClusterRoleBinding => write::through::<ClusterRoleBinding>(kind, value),
         }
         .map(|typed| match self.is_workload() {
             true => super::workloads::without_unset_selector(value, typed),
@@ -386,6 +449,7 @@ impl Api {
             Api::Service => super::services::defaulted(object),
             _ if self.is_workload() => super::workloads::defaulted(self, object),
             _ if self.is_batch() => super::batch::defaulted(self, object),
+            _ if self.is_rbac() => super::rbac::defaulted(self, object),
             _ => object,
         }
     }
@@ -415,7 +479,14 @@ impl Api {
     ) -> Result<crate::k8s::FieldSelector, String> {
         let selector = text.clone();
         match self {
-            Api::Lease | Api::ConfigMap | Api::ServiceAccount => {
+            // A cluster-scoped one's namespace is selected too (always "").
+            Api::Lease
+            | Api::ConfigMap
+            | Api::ServiceAccount
+            | Api::Role
+            | Api::RoleBinding
+            | Api::ClusterRole
+            | Api::ClusterRoleBinding => {
                 selector.for_fields(&["metadata.name", "metadata.namespace"], &[])
             }
             Api::Service => selector.for_fields(
@@ -526,6 +597,9 @@ impl Api {
             }
             Api::Job | Api::CronJob => {
                 super::batch::validate(self, key, (object, current, endpoint), &mut causes);
+            }
+            Api::Role | Api::RoleBinding | Api::ClusterRole | Api::ClusterRoleBinding => {
+                super::rbac::validate(self, key, (object, current), &mut causes);
             }
         }
         causes.into_result(self.qualified_kind(), &key.name)

@@ -270,8 +270,7 @@ fn job_spec(spec: &Value, at: &str, causes: &mut Causes) {
     let indexed = text(spec, "completionMode") == "Indexed";
     match text(spec, "completionMode") {
         "" | "NonIndexed" | "Indexed" => {}
-        other => not_supported(
-            causes,
+        other => causes.not_supported(
             &format!("{at}.completionMode"),
             other,
             &["NonIndexed", "Indexed"],
@@ -296,14 +295,10 @@ fn job_spec(spec: &Value, at: &str, causes: &mut Causes) {
     let failure_policy = !spec["podFailurePolicy"].is_null();
     match (text(spec, "podReplacementPolicy"), failure_policy) {
         ("" | "Failed", true) | ("" | "Failed" | "TerminatingOrFailed", false) => {}
-        (other, true) => not_supported(
-            causes,
-            &format!("{at}.podReplacementPolicy"),
-            other,
-            &["Failed"],
-        ),
-        (other, false) => not_supported(
-            causes,
+        (other, true) => {
+            causes.not_supported(&format!("{at}.podReplacementPolicy"), other, &["Failed"])
+        }
+        (other, false) => causes.not_supported(
             &format!("{at}.podReplacementPolicy"),
             other,
             &["Failed", "TerminatingOrFailed"],
@@ -328,7 +323,7 @@ fn restart_policy(pod: &Value, at: &str, failure_policy: bool, causes: &mut Caus
             causes.invalid(&restart, &json!("OnFailure"), why);
         }
         "OnFailure" | "Never" => {}
-        other => not_supported(causes, &restart, other, &["OnFailure", "Never"]),
+        other => causes.not_supported(&restart, other, &["OnFailure", "Never"]),
     }
 }
 
@@ -413,8 +408,7 @@ fn cron_job_spec(spec: &Value, old: Option<&Value>, causes: &mut Causes) {
     match text(spec, "concurrencyPolicy") {
         "Allow" | "Forbid" | "Replace" => {}
         "" => causes.required("spec.concurrencyPolicy"),
-        other => not_supported(
-            causes,
+        other => causes.not_supported(
             "spec.concurrencyPolicy",
             other,
             &["Allow", "Forbid", "Replace"],
@@ -469,16 +463,6 @@ fn time_zone(zone: &Value, causes: &mut Causes) {
     if let Some(why) = crate::k8s::cron::time_zone_error(name) {
         causes.invalid(at, zone, &why);
     }
-}
-
-/// A value none of `supported` (`field.NotSupported`).
-fn not_supported(causes: &mut Causes, at: &str, value: &str, supported: &[&str]) {
-    let listed: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-    let why = format!(
-        "Unsupported value: {value:?}: supported values: {}",
-        listed.join(", ")
-    );
-    causes.push("FieldValueNotSupported", at, why);
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ mod batch;
 mod events;
 mod filter;
 mod namespaces;
+mod rbac;
 mod scale;
 pub(in crate::apiserver) mod services;
 mod watch;
@@ -75,7 +76,13 @@ use crate::scenario::ObjectKind;
 
 /// The named groups of the records, in the order `/apis` lists them (kube-apiserver's:
 /// the reviews' groups come between the second and the third).
-pub const GROUPS: [&str; 4] = ["apps", "events.k8s.io", "batch", "coordination.k8s.io"];
+pub const GROUPS: [&str; 5] = [
+    "apps",
+    "events.k8s.io",
+    "batch",
+    "rbac.authorization.k8s.io",
+    "coordination.k8s.io",
+];
 
 /// Over the network: the scenario's objects, the records, the reviews
 /// ([`super::reviews`]), the pods' connect subresources ([`super::connect`]) and
@@ -85,11 +92,11 @@ pub struct Network;
 
 impl Serving for Network {
     fn groups(kind: ObjectKind) -> Vec<Value> {
-        let [apps, events, batch, leases] =
+        let [apps, events, batch, rbac, leases] =
             GROUPS.map(|group| serves_group(kind, group).then(|| named_group(group, "v1")));
         let reviews = REVIEW_GROUPS.map(|name| named_group(name, "v1"));
         let named = apps.into_iter().chain(events).chain(reviews);
-        named.chain(batch).chain(leases).collect()
+        named.chain(batch).chain(rbac).chain(leases).collect()
     }
 
     fn resources_beside(kind: ObjectKind, group: &str) -> Vec<Value> {
@@ -366,8 +373,12 @@ pub fn routes(records: Records) -> Router {
 }
 
 /// The routes of `api`'s records: its collections in every namespace and in one, one
-/// record, and its status where it has a status subresource.
+/// record, and its status where it has a status subresource; at the cluster's scope,
+/// its collection and one record ([`cluster_routes`]).
 fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
+    if !api.namespaced() {
+        return cluster_routes(router, api);
+    }
     let (root, plural) = (api.root(), api.plural());
     let router = router
         .route(
@@ -437,6 +448,44 @@ fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
     )
 }
 
+/// The routes of a cluster-scoped `api`'s records (ClusterRoles): its collection and
+/// one record, kept under the empty namespace.
+fn cluster_routes(router: Router<Records>, api: Api) -> Router<Records> {
+    let (root, plural) = (api.root(), api.plural());
+    let scope = String::new;
+    router
+        .route(
+            &format!("{root}/{plural}"),
+            get(move |state, query, headers| list(state, api, None, query, headers))
+                .post(move |state, query, headers, body| {
+                    let path = ApiPath(scope());
+                    writes::create(state, api, path, query, headers, body)
+                })
+                .delete(move |state, query, body| {
+                    writes::delete_collection(state, api, scope(), query, body)
+                })
+                .fallback(method_not_allowed),
+        )
+        .route(
+            &format!("{root}/{plural}/{{name}}"),
+            get(move |state, ApiPath(name), query, headers| {
+                read(state, api, ApiPath((scope(), name)), query, headers)
+            })
+            .put(move |state, ApiPath(name), query, headers, body| {
+                let (through, path) = ((api, Endpoint::Object), ApiPath((scope(), name)));
+                writes::replace(state, through, path, query, headers, body)
+            })
+            .patch(move |state, ApiPath(name), query, headers, body| {
+                let (through, path) = ((api, Endpoint::Object), ApiPath((scope(), name)));
+                writes::patch(state, through, path, query, headers, body)
+            })
+            .delete(move |state, ApiPath(name), query, body| {
+                writes::delete(state, api, ApiPath((scope(), name)), query, body)
+            })
+            .fallback(method_not_allowed),
+        )
+}
+
 /// Whether `path` is one of the records' a server of `kind` objects keeps (a resource
 /// of theirs, or the discovery of a group they serve): what a program writes beside the
 /// objects, which `run`'s gate lets through before the program has its objects.
@@ -467,7 +516,8 @@ pub fn written_at(kind: ObjectKind, path: &str) -> bool {
 /// The resource `api` as its group's `APIResourceList` lists it.
 pub fn resource(api: Api) -> Value {
     let mut resource = json!({
-        "name": api.plural(), "singularName": api.kind().to_lowercase(), "namespaced": true,
+        "name": api.plural(), "singularName": api.kind().to_lowercase(),
+        "namespaced": api.namespaced(),
         "kind": api.kind(),
         "verbs": super::discovery::WRITTEN_VERBS,
     });
@@ -506,7 +556,7 @@ pub fn described(api: Api) -> Described {
     Described {
         kind: api.kind(),
         plural: api.plural(),
-        namespaced: true,
+        namespaced: api.namespaced(),
         written: true,
     }
 }
@@ -517,10 +567,11 @@ pub fn document(kind: ObjectKind, group: &str) -> Value {
     group_document(group, "v1", root_of(group), &resources)
 }
 
-/// A kept record as `api` gives it: in its version, with the fields Go writes at their
-/// zero and without those its `omitempty` leaves out.
+/// A kept record as `api` gives it: in its version, as kube-apiserver answers with a
+/// stored object ([`protobuf::as_stored`]: the fields Go writes at their zero, an empty
+/// list without `omitempty` as `null`, without those its `omitempty` leaves out).
 fn in_version(api: Api, stored: &Value) -> Result<Value, ApiError> {
-    protobuf::with_go_zeros(api.out_of_store(stored.clone()))
+    protobuf::as_stored(api.out_of_store(stored.clone()))
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 

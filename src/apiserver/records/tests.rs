@@ -591,6 +591,7 @@ async fn kubectl_finds_the_records_in_discovery_and_gets_their_tables() {
             "authentication.k8s.io",
             "authorization.k8s.io",
             "batch",
+            "rbac.authorization.k8s.io",
             "coordination.k8s.io"
         ],
         "kube-apiserver's order, the reviews' groups among them"

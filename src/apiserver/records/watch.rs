@@ -376,7 +376,7 @@ impl Cursor {
         let (kind, api_version) = self.watched.kind();
         let object = match self.form {
             // An empty object of the kind, with the fields Go writes at their zero.
-            Form::Full => protobuf::with_go_zeros(json!({
+            Form::Full => protobuf::as_stored(json!({
                 "kind": kind, "apiVersion": api_version, "metadata": metadata,
             }))
             .unwrap_or_else(|_| json!({"metadata": {"resourceVersion": rv.to_string()}})),

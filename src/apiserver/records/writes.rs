@@ -139,7 +139,7 @@ impl Records {
         };
         let written = (live.as_ref(), uid.as_str());
         let object = store.prepared((api, endpoint), object, written, key)?;
-        let mut stored = protobuf::with_go_zeros(api.into_store(object))
+        let mut stored = protobuf::as_stored(api.into_store(object))
             .map_err(|e| ApiError::internal(e.to_string()))?;
         if kept.is_none() {
             // The UID is the handler's before the registry sees the object: a Job's
@@ -216,7 +216,8 @@ impl Records {
         name: Option<&str>,
     ) -> Result<Response, ApiError> {
         let wire = body_wire(headers)?;
-        if !self.server.has_namespace(namespace) {
+        // A record at the cluster's scope is kept under no namespace.
+        if api.namespaced() && !self.server.has_namespace(namespace) {
             return Ok(namespace_not_found(namespace));
         }
         let mut request = Request::new(api, query, headers)?;
@@ -254,7 +255,7 @@ pub(super) async fn patch(
         let mut request = Request::new(api, query.as_deref(), &headers)?;
         let applies = patch_type == PatchType::Apply;
         write::check_patch_options(&request.options, applies)?;
-        if applies && !records.server.has_namespace(&namespace) {
+        if applies && api.namespaced() && !records.server.has_namespace(&namespace) {
             return Ok(namespace_not_found(&namespace));
         }
         let config: Value = match applies {

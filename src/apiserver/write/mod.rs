@@ -58,8 +58,8 @@ pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
 pub(in crate::apiserver) use validate::{
-    Causes, check_preconditions, deployment_status, label_named_metadata, metadata, object_key,
-    pod_spec, selects, workload_spec,
+    Causes, check_preconditions, deployment_status, label_named_metadata, metadata,
+    metadata_but_name, object_key, pod_spec, selects, workload_spec,
 };
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands

@@ -141,7 +141,7 @@ pub(in crate::apiserver) fn label_named_metadata(name: &str, meta: &Value, cause
 }
 
 /// [`metadata`]'s checks of labels, annotations and finalizers.
-fn metadata_but_name(meta: &Value, causes: &mut Causes) {
+pub(in crate::apiserver) fn metadata_but_name(meta: &Value, causes: &mut Causes) {
     for (k, v) in meta["labels"].as_object().into_iter().flatten() {
         let field = "metadata.labels";
         if let Some(why) = qualified_name_error(k) {
@@ -673,6 +673,21 @@ impl Causes {
             field,
             format!("Invalid value: {value}: {why}"),
         );
+    }
+
+    /// A value none of `supported` (`FieldValueNotSupported`), quoted as Go quotes them.
+    pub(in crate::apiserver) fn not_supported(
+        &mut self,
+        field: &str,
+        value: &str,
+        supported: &[&str],
+    ) {
+        let listed: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        let why = format!(
+            "Unsupported value: {value:?}: supported values: {}",
+            listed.join(", ")
+        );
+        self.push("FieldValueNotSupported", field, why);
     }
 
     /// A required field left out (`FieldValueRequired`).
