@@ -1,5 +1,5 @@
-//! Leases, Events, ConfigMaps, Secrets, Services and ServiceAccounts: what a program
-//! writes beside the objects it watches, kept so that a controller runs against the
+//! Leases, Events, ConfigMaps, Secrets, Services, ServiceAccounts, workloads, Jobs and
+//! RBAC: what a program writes beside the objects it watches, kept so that a controller runs against the
 //! built-in apiserver as it runs in a cluster. A controller-runtime manager or client-go's `leaderelection` takes a Lease
 //! in `coordination.k8s.io/v1` before it starts its controllers (without one it never
 //! asks for the objects at all), and event recorders write Events, in `v1` (client-go's
@@ -8,7 +8,10 @@
 //! where the scenario's objects are of another kind (converted, defaulted and validated
 //! as a scenario of them is: [`super::write::data`]); so are the Services and
 //! ServiceAccounts an operator makes beside its workloads ([`services`]: defaulted, with
-//! cluster IPs and node ports allocated, and a status subresource).
+//! cluster IPs and node ports allocated, and a status subresource), the workloads of
+//! `apps/v1` ([`workloads`]), the Jobs and CronJobs it runs ([`batch`]) and the RBAC its
+//! installer writes ([`rbac`]; ClusterRoles and ClusterRoleBindings at the cluster's
+//! scope, the records' only kinds there).
 //!
 //! Served over TCP only ([`super::routes::network_router`]: `serve`, `run`'s loopback
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
