@@ -33,13 +33,6 @@ const JOB_STATUS: &str = "kube-apiserver checks a Job's status against its condi
     runs here, and a status written through the status subresource is kept as written";
 
 /// A DELETE of a Job without a propagation policy. Why that differs.
-const JOB_ORPHANING: &str = "batch/v1's default propagation orphans a Job's pods: \
-    kube-apiserver answers with the Job, marked deleted with the `orphan` finalizer, which \
-    the garbage collector of kube-controller-manager removes before the Job goes; no \
-    garbage collector runs here and a Job has no pods to orphan, so the Job goes at once, \
-    as after the collector's pass (kubectl delete asks for background propagation, \
-    answered the same by both)";
-
 /// Generated pods' zero fields. Why that stays.
 const POD_ZEROS: &str = "generated pods leave out two fields Go's JSON writes at their \
     zero, a condition's `lastProbeTime: null` and a container status's `lastState: {}` \
@@ -58,7 +51,6 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("batch-group-resources", BATCH_GROUP),
     ("rbac-group-resources", RBAC_GROUP),
     ("batch-job-status-unchecked", JOB_STATUS),
-    ("batch-job-delete-orphaning", JOB_ORPHANING),
     ("review-whoami", UNSECURED_USER),
     ("pod-list", POD_ZEROS),
     ("pod-list-running", POD_ZEROS),

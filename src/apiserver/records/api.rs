@@ -15,7 +15,7 @@ use crate::apiserver::apply::{Shape, Typed};
 use crate::apiserver::printers;
 use crate::apiserver::status::ApiError;
 use crate::apiserver::version::NamespacedName;
-use crate::apiserver::write::{self, Causes, Endpoint};
+use crate::apiserver::write::{self, Causes, DeleteStrategy, Endpoint, GcPolicy};
 use crate::scenario::ObjectKind;
 
 /// A resource in the version a request names.
@@ -195,6 +195,22 @@ impl Api {
     /// ServiceAccount's do.
     pub fn returns_deleted_object(self) -> bool {
         matches!(self, Api::Service | Api::ServiceAccount)
+    }
+
+    /// What its registry does on a DELETE: none deletes gracefully; a `batch/v1` Job's
+    /// pods are orphaned unless the DELETE says otherwise (a CronJob's Jobs are not: that
+    /// is `batch/v1beta1`'s), and an Event has no garbage collection (its registry's
+    /// `DefaultGarbageCollectionPolicy`).
+    pub fn delete_strategy(self) -> DeleteStrategy {
+        let policy = match self {
+            Api::Job => GcPolicy::OrphanDependents,
+            Api::Event | Api::CoreEvent => GcPolicy::Unsupported,
+            _ => GcPolicy::DeleteDependents,
+        };
+        DeleteStrategy {
+            graceful: false,
+            policy,
+        }
     }
 
     /// The categories kube-apiserver lists it in (`kubectl get all` lists Services and
@@ -570,6 +586,9 @@ impl Api {
         endpoint: Endpoint,
     ) -> Result<(), crate::apiserver::status::ApiError> {
         let mut causes = Causes::default();
+        if let Some(current) = current {
+            write::deletion_update(&object["metadata"], &current["metadata"], &mut causes);
+        }
         match self {
             Api::Service if endpoint == Endpoint::Status => {
                 super::services::validate_status(key, object, &mut causes);

@@ -17,7 +17,8 @@
 //! server for external variants, crosscheck), as kube-apiserver serves them: create,
 //! get, list (label and field selectors), replace (a PUT of a missing one creates it),
 //! JSON, merge and strategic-merge patches, server-side apply (which creates a missing
-//! one), delete and deletecollection, in JSON or protobuf, as tables for kubectl, each
+//! one), delete and deletecollection (finalizers and propagation policies included:
+//! [`deletes`]), in JSON or protobuf, as tables for kubectl, each
 //! write with its managedFields entry (an update that changes nothing is not written),
 //! and watched ([`watch`]). Events expire an hour after their last write, as
 //! kube-apiserver's `--event-ttl` has etcd delete them.
@@ -34,6 +35,7 @@
 
 mod api;
 mod batch;
+mod deletes;
 mod events;
 mod filter;
 mod namespaces;
@@ -398,7 +400,7 @@ fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
                 writes::create(state, api, path, query, headers, body)
             })
             .delete(move |state, ApiPath(namespace), query, body| {
-                writes::delete_collection(state, api, namespace, query, body)
+                deletes::delete_collection(state, api, namespace, query, body)
             })
             .fallback(method_not_allowed),
         )
@@ -414,7 +416,7 @@ fn resource_routes(router: Router<Records>, api: Api) -> Router<Records> {
                     writes::patch(state, through, path, query, headers, body)
                 })
                 .delete(move |state, path, query, body| {
-                    writes::delete(state, api, path, query, body)
+                    deletes::delete(state, api, path, query, body)
                 })
                 .fallback(method_not_allowed),
         );
@@ -465,7 +467,7 @@ fn cluster_routes(router: Router<Records>, api: Api) -> Router<Records> {
                     writes::create(state, api, path, query, headers, body)
                 })
                 .delete(move |state, query, body| {
-                    writes::delete_collection(state, api, scope(), query, body)
+                    deletes::delete_collection(state, api, scope(), query, body)
                 })
                 .fallback(method_not_allowed),
         )
@@ -483,7 +485,7 @@ fn cluster_routes(router: Router<Records>, api: Api) -> Router<Records> {
                 writes::patch(state, through, path, query, headers, body)
             })
             .delete(move |state, ApiPath(name), query, body| {
-                writes::delete(state, api, ApiPath((scope(), name)), query, body)
+                deletes::delete(state, api, ApiPath((scope(), name)), query, body)
             })
             .fallback(method_not_allowed),
         )

@@ -1,7 +1,7 @@
 //! The records' writes: create, replace (which may create), patch and server-side apply,
-//! of the object or of its status where it has a status subresource, delete and
-//! deletecollection, each through [`Records::write`], which writes one record as
-//! kube-apiserver's registry does.
+//! of the object or of its status where it has a status subresource, each through
+//! [`Records::write`], which writes one record as kube-apiserver's registry does (their
+//! deletes are [`super::deletes`]).
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -9,18 +9,17 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{Api, Filter, Key, Records, answer, in_version, not_found};
+use super::{Api, Records, in_version, not_found};
 use crate::apiserver::apply;
 use crate::apiserver::extract::{ApiBody, ApiPath};
 use crate::apiserver::form::{Form, Wire};
 use crate::apiserver::generate;
 use crate::apiserver::patch::{self, PatchType};
 use crate::apiserver::protobuf;
-use crate::apiserver::query::Query;
 use crate::apiserver::status::{ApiError, namespace_not_found};
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{
-    self, BodyWire, DeleteOptions, Endpoint, FieldValidation, WriteOptions, body_wire, decode_as,
+    self, BodyWire, Endpoint, FieldValidation, WriteOptions, body_wire, decode_as,
     duplicated_fields, unknown_fields,
 };
 
@@ -160,6 +159,15 @@ impl Records {
             return Ok((StatusCode::CREATED, stored));
         };
         stored["metadata"]["resourceVersion"] = kept["metadata"]["resourceVersion"].clone();
+        if write::emptied(&stored, &kept) {
+            // It leaves no finalizer on a record being deleted: the record goes (as it
+            // was kept: its DELETED event still lists them), answered with what the
+            // update made (kube-apiserver's `deleteWithoutFinalizers`).
+            if !options.dry_run {
+                store.remove(&id);
+            }
+            return Ok((StatusCode::OK, stored));
+        }
         // An update that changes nothing is not written (kube-apiserver's storage skips
         // it): no version, no event, an Event's time to live not restarted.
         if !options.dry_run && stored != kept {
@@ -294,79 +302,5 @@ pub(super) async fn patch(
             Ok((object, entries))
         })?;
         request.respond(code, &stored)
-    })
-}
-
-/// `DELETE {root}/namespaces/{namespace}/{plural}/{name}`: answered with a `Success`
-/// Status naming it, as kube-apiserver answers for kinds without graceful deletion, or
-/// with the object as it was where its registry returns it
-/// ([`Api::returns_deleted_object`]).
-pub(super) async fn delete(
-    State(records): State<Records>,
-    api: Api,
-    ApiPath((namespace, name)): ApiPath<(String, String)>,
-    RawQuery(query): RawQuery,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let mut store = records.store();
-        let id = (api.stored(), namespace, name);
-        let Some(stored) = store.objects.get(&id) else {
-            return Err(not_found(api, &id.2));
-        };
-        options.check_object(api.resource_name(), stored)?;
-        let uid = stored["metadata"]["uid"].clone();
-        let deleted = api.returns_deleted_object().then(|| stored.clone());
-        if !options.dry_run {
-            store.remove(&id);
-        }
-        if let Some(deleted) = deleted {
-            return Ok(answer(
-                api,
-                Form::Full,
-                Wire::Json,
-                vec![in_version(api, &deleted)?],
-                None,
-            ));
-        }
-        let (kind, group) = (api.plural(), api.group());
-        let mut details = json!({"name": id.2, "kind": kind, "uid": uid});
-        if !group.is_empty() {
-            details["group"] = json!(group);
-        }
-        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                            "status": "Success", "details": details});
-        Ok(Wire::Json.respond(StatusCode::OK, status.to_string().into_bytes()))
-    })
-}
-
-/// `DELETE {root}/namespaces/{namespace}/{plural}`: every record the selectors select,
-/// answered with the list of them.
-pub(super) async fn delete_collection(
-    State(records): State<Records>,
-    api: Api,
-    namespace: String,
-    RawQuery(query): RawQuery,
-    ApiBody(body): ApiBody,
-) -> Response {
-    write::respond(|| {
-        let options = DeleteOptions::parse(query.as_deref(), &body)?;
-        let parsed = Query::parse(query.as_deref().unwrap_or_default())?;
-        let filter = Filter::new(api, Some(namespace), &parsed)?;
-        let mut store = records.store();
-        let ids: Vec<Key> = (store.selected(&filter))
-            .map(|(key, _)| key.clone())
-            .collect();
-        let mut gone = Vec::new();
-        for id in ids {
-            let object = match options.dry_run {
-                true => store.objects.get(&id).cloned(),
-                false => store.remove(&id),
-            };
-            gone.extend(object.map(|o| in_version(api, &o)).transpose()?);
-        }
-        let metadata = json!({"resourceVersion": store.resource_version.to_string()});
-        Ok(answer(api, Form::Full, Wire::Json, gone, Some(metadata)))
     })
 }

@@ -96,11 +96,7 @@ pub async fn delete<G: Group>(
                 Deleted::Missing => object_not_found(kind, &name),
                 Deleted::Finalized(version) => finalized(kind, generator, &version),
                 Deleted::Stays(version) => {
-                    let code = match options.orphan_dependents {
-                        Some(false) => StatusCode::ACCEPTED,
-                        _ => StatusCode::OK,
-                    };
-                    object_response(code, generator, &version, Wire::Json)
+                    object_response(options.pending_code(), generator, &version, Wire::Json)
                 }
             },
         )
@@ -312,22 +308,61 @@ fn finalized(kind: ObjectKind, generator: &Generator, version: &Version) -> Resp
     json_response(StatusCode::OK, Body::from(body.to_string()))
 }
 
+/// What a kind's registry does on a DELETE: kube-apiserver's
+/// `RESTGracefulDeleteStrategy` (a Pod's) and `GarbageCollectionDeleteStrategy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(in crate::apiserver) struct DeleteStrategy {
+    /// Deleted gracefully, over its grace period (a Pod).
+    pub(in crate::apiserver) graceful: bool,
+    /// What becomes of its dependents when neither the DELETE nor its finalizers say.
+    pub(in crate::apiserver) policy: GcPolicy,
+}
+
+/// A kind's `DefaultGarbageCollectionPolicy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(in crate::apiserver) enum GcPolicy {
+    /// Deleted in the background (most kinds).
+    #[default]
+    DeleteDependents,
+    /// Orphaned: the `orphan` finalizer is added (a `batch/v1` Job).
+    OrphanDependents,
+    /// No garbage collector's finalizer is ever added, whatever the DELETE asks (an
+    /// Event).
+    Unsupported,
+}
+
+impl From<ObjectKind> for DeleteStrategy {
+    /// A scenario kind's: a Pod's graceful; each of them deletes its dependents.
+    fn from(kind: ObjectKind) -> DeleteStrategy {
+        DeleteStrategy {
+            graceful: kind == ObjectKind::Pod,
+            policy: GcPolicy::DeleteDependents,
+        }
+    }
+}
+
 /// What a DELETE does to one object.
 #[derive(Debug)]
-pub(super) struct Plan {
-    pub(super) removal: Removal,
+pub(in crate::apiserver) struct Plan {
+    pub(in crate::apiserver) removal: Removal,
     /// The object's graceful deletion was already under way and the DELETE does not
     /// shorten it: answered as a removal is.
-    pub(super) pending: bool,
+    pub(in crate::apiserver) pending: bool,
 }
 
 /// What a DELETE with `options` does to `current` (the live object as JSON) at `now`
-/// (seconds since the epoch).
-pub(super) fn plan(kind: ObjectKind, current: &Value, options: &DeleteOptions, now: i64) -> Plan {
+/// (seconds since the epoch), under its kind's `strategy`.
+pub(in crate::apiserver) fn plan(
+    strategy: impl Into<DeleteStrategy>,
+    current: &Value,
+    options: &DeleteOptions,
+    now: i64,
+) -> Plan {
+    let strategy = strategy.into();
     let mut object = current.clone();
-    let grace = match kind {
-        ObjectKind::Pod => pod_grace(&mut object, options, now),
-        _ => Grace::Immediate,
+    let grace = match strategy.graceful {
+        true => pod_grace(&mut object, options, now),
+        false => Grace::Immediate,
     };
     if let Grace::Pending = grace {
         return Plan {
@@ -336,7 +371,7 @@ pub(super) fn plan(kind: ObjectKind, current: &Value, options: &DeleteOptions, n
         };
     }
     let meta = metadata(&mut object);
-    if let Some(finalizers) = gc_finalizers(meta, options) {
+    if let Some(finalizers) = gc_finalizers(meta, options, strategy.policy) {
         meta.insert("finalizers".to_owned(), json!(finalizers));
     }
     let finalizers_pending = meta
@@ -366,7 +401,7 @@ pub(super) fn plan(kind: ObjectKind, current: &Value, options: &DeleteOptions, n
 /// Whether an update that makes `object` of `current` deletes it instead
 /// (`ShouldDeleteDuringUpdate`): it leaves no finalizer on an object whose deletion
 /// waits for nothing else.
-pub(super) fn emptied(object: &Value, current: &Value) -> bool {
+pub(in crate::apiserver) fn emptied(object: &Value, current: &Value) -> bool {
     let was = &current["metadata"];
     object["metadata"]["finalizers"]
         .as_array()
@@ -440,8 +475,16 @@ fn pod_grace(object: &mut Value, options: &DeleteOptions, now: i64) -> Grace {
 }
 
 /// The finalizers the DELETE's propagation asks of the garbage collector, in place of
-/// the object's own `orphan` and `foregroundDeletion`; `None` when they do not change.
-fn gc_finalizers(meta: &Map<String, Value>, options: &DeleteOptions) -> Option<Vec<String>> {
+/// the object's own `orphan` and `foregroundDeletion` (the kind's `policy` when neither
+/// says: `deletionFinalizersForGarbageCollection`); `None` when they do not change.
+fn gc_finalizers(
+    meta: &Map<String, Value>,
+    options: &DeleteOptions,
+    policy: GcPolicy,
+) -> Option<Vec<String>> {
+    if policy == GcPolicy::Unsupported {
+        return None;
+    }
     let existing: Vec<&str> = meta
         .get("finalizers")
         .and_then(Value::as_array)
@@ -454,7 +497,7 @@ fn gc_finalizers(meta: &Map<String, Value>, options: &DeleteOptions) -> Option<V
     let orphan = match (options.orphan_dependents, options.propagation.as_deref()) {
         (Some(orphan), _) => orphan,
         (None, Some(policy)) => policy == "Orphan",
-        (None, None) => own == Some("orphan"),
+        (None, None) => own.map_or(policy == GcPolicy::OrphanDependents, |own| own == "orphan"),
     };
     let foreground = match (options.orphan_dependents, options.propagation.as_deref()) {
         (Some(_), _) => false,
@@ -517,22 +560,7 @@ fn metadata(object: &mut Value) -> &mut Map<String, Value> {
 fn finish_deletion(server: &ApiServer, kind: ObjectKind, (namespace, name): (&str, &str)) {
     let generator = server.generator().clone();
     let Ok(_) = server.delete_named(namespace, name, false, |current| {
-        let current = current.to_value(&generator);
-        if current["metadata"]["deletionTimestamp"].is_null() {
-            return Ok::<_, Infallible>(Removal::Keep);
-        }
-        let mut object = current.clone();
-        let meta = metadata(&mut object);
-        if let Some(Value::Array(finalizers)) = meta.get_mut("finalizers") {
-            finalizers.retain(|f| f.as_str().is_none_or(|f| !GC_FINALIZERS.contains(&f)));
-        }
-        Ok(if object == current {
-            Removal::Keep
-        } else if emptied(&object, &current) {
-            Removal::Delete
-        } else {
-            Removal::Store(object)
-        })
+        Ok::<_, Infallible>(collected(&current.to_value(&generator)))
     });
     if kind == ObjectKind::Pod {
         let Ok(_) = server.delete_named(namespace, name, false, |current| {
@@ -555,6 +583,28 @@ fn finish_deletion(server: &ApiServer, kind: ObjectKind, (namespace, name): (&st
     }
 }
 
+/// What the garbage collector, with no dependents to wait for, makes of `current` (the
+/// live object as JSON) once its deletion has started: its `orphan` and
+/// `foregroundDeletion` finalizers removed, and the object deleted when that leaves
+/// none (as the update that empties them does).
+pub(in crate::apiserver) fn collected(current: &Value) -> Removal {
+    if current["metadata"]["deletionTimestamp"].is_null() {
+        return Removal::Keep;
+    }
+    let mut object = current.clone();
+    let meta = metadata(&mut object);
+    if let Some(Value::Array(finalizers)) = meta.get_mut("finalizers") {
+        finalizers.retain(|f| f.as_str().is_none_or(|f| !GC_FINALIZERS.contains(&f)));
+    }
+    if object == *current {
+        Removal::Keep
+    } else if emptied(&object, current) {
+        Removal::Delete
+    } else {
+        Removal::Store(object)
+    }
+}
+
 /// Pod `current` (JSON) once the kubelet has stopped its containers and written its
 /// terminal status ([`generate::stop_pod`]), when it is being deleted and was running;
 /// `None` for a pod whose containers never ran (no kubelet started them: its deletion
@@ -571,7 +621,7 @@ fn stopped(current: &Value) -> Option<Value> {
 }
 
 /// The time now, in seconds since the epoch.
-pub(super) fn now() -> i64 {
+pub(in crate::apiserver) fn now() -> i64 {
     Timestamp::now().as_second()
 }
 

@@ -51,15 +51,17 @@ pub(in crate::apiserver) use body::{
 };
 use body::{decode, normalize};
 pub(in crate::apiserver) use delete::empty_namespace;
-pub(in crate::apiserver) use delete::{Deleted, evict};
+pub(in crate::apiserver) use delete::{
+    DeleteStrategy, Deleted, GcPolicy, collected, emptied, evict, now as now_seconds, plan,
+};
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions, check_patch_options};
 pub use server_fields::Endpoint;
 use server_fields::{Writer, finish};
 pub(in crate::apiserver) use server_fields::{identity, now};
 pub(in crate::apiserver) use validate::{
-    Causes, check_preconditions, deployment_status, label_named_metadata, metadata,
-    metadata_but_name, object_key, pod_spec, selects, workload_spec,
+    Causes, check_preconditions, deletion_update, deployment_status, label_named_metadata,
+    metadata, metadata_but_name, object_key, pod_spec, selects, workload_spec,
 };
 
 /// `POST {root}/{resource}`: a cluster-scoped object (an empty namespace below stands

@@ -119,6 +119,16 @@ pub(in crate::apiserver) struct DeleteOptions {
 }
 
 impl DeleteOptions {
+    /// The code of the answer to a DELETE that leaves the object in place: 202 when
+    /// `orphanDependents=false` asked for a cascade, else 200 (kube-apiserver answers
+    /// 202 for no other pending deletion, not to break clients).
+    pub(in crate::apiserver) fn pending_code(&self) -> StatusCode {
+        match self.orphan_dependents {
+            Some(false) => StatusCode::ACCEPTED,
+            _ => StatusCode::OK,
+        }
+    }
+
     pub(in crate::apiserver) fn parse(
         query: Option<&str>,
         body: &[u8],

@@ -217,7 +217,10 @@ pub(super) fn update(
     causes.into_result(kind.qualified_kind(), &key.name)
 }
 
-fn deletion_update(new: &Value, was: &Value, causes: &mut Causes) {
+/// `ValidateObjectMetaUpdate`'s checks of a deletion, of metadata `new` over `was`: no
+/// finalizer added to an object being deleted, no deletion started or its grace period
+/// changed.
+pub(in crate::apiserver) fn deletion_update(new: &Value, was: &Value, causes: &mut Causes) {
     let listed = |meta: &Value| -> Vec<String> {
         let names = meta["finalizers"].as_array().into_iter().flatten();
         names
