@@ -118,10 +118,10 @@ pub(super) fn event(api: Api, object: &Value, causes: &mut Causes) {
     ];
     if text(object, "reportingComponent").is_empty() {
         causes.required(controller);
-    } else if let Some(why) =
-        crate::k8s::names::qualified_name_error(text(object, "reportingComponent"))
-    {
-        causes.invalid(controller, &object["reportingComponent"], &why);
+    } else {
+        let component = text(object, "reportingComponent");
+        let whys = crate::k8s::names::qualified_name_errors(component);
+        causes.invalid_each(controller, component, whys);
     }
     for (field, limit, required) in limited {
         let value = text(object, field);

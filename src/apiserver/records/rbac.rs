@@ -201,9 +201,9 @@ fn binding_subject(subject: &Value, namespaced: bool, at: &str, causes: &mut Cau
     let group = text(subject, "apiGroup");
     match text(subject, "kind") {
         "ServiceAccount" => {
-            if !name.is_empty() && !crate::k8s::names::is_dns_subdomain(name) {
-                let why = crate::k8s::names::DNS_SUBDOMAIN;
-                causes.invalid(&format!("{at}.name"), &json!(name), why);
+            if !name.is_empty() {
+                let whys = crate::k8s::names::dns_subdomain_errors(name);
+                causes.invalid_each(&format!("{at}.name"), name, whys);
             }
             if !group.is_empty() {
                 causes.not_supported(&format!("{at}.apiGroup"), group, &[""]);

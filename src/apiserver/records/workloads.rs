@@ -264,9 +264,9 @@ fn stateful_set_spec(spec: &Value, causes: &mut Causes) {
         }
     }
     let service = text(spec, "serviceName");
-    if !service.is_empty() && !crate::k8s::names::is_dns_label(service) {
-        let why = crate::k8s::names::DNS_LABEL;
-        causes.invalid("spec.serviceName", &json!(service), why);
+    if !service.is_empty() {
+        let whys = crate::k8s::names::dns_label_errors(service);
+        causes.invalid_each("spec.serviceName", service, whys);
     }
 }
 

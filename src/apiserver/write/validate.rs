@@ -9,8 +9,8 @@ use crate::apiserver::ApiServer;
 use crate::apiserver::status::ApiError;
 use crate::apiserver::version::NamespacedName;
 use crate::k8s::names::{
-    DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, MAX_ANNOTATIONS_BYTES, annotations_size, is_dns_label,
-    is_dns_subdomain, is_label_value, qualified_name_error,
+    MAX_ANNOTATIONS_BYTES, annotations_size, dns_label_errors, dns_subdomain_errors, is_dns_label,
+    is_label_value, label_value_errors, qualified_name_errors,
 };
 use crate::scenario::ObjectKind;
 
@@ -125,18 +125,14 @@ pub(super) fn object(
 /// keys are qualified names and values valid label values; annotation keys are qualified
 /// names, all annotations together at most 256 KiB; the finalizers.
 pub(in crate::apiserver) fn metadata(key: &NamespacedName, meta: &Value, causes: &mut Causes) {
-    if !is_dns_subdomain(&key.name) {
-        causes.invalid("metadata.name", &json!(key.name), DNS_SUBDOMAIN);
-    }
+    causes.invalid_each("metadata.name", &key.name, dns_subdomain_errors(&key.name));
     metadata_but_name(meta, causes);
 }
 
 /// `ValidateObjectMeta` of a kind whose names are DNS-1123 labels (a Namespace's,
 /// `ValidateNamespaceName`; a Service's): the rest as [`metadata`] checks it.
 pub(in crate::apiserver) fn label_named_metadata(name: &str, meta: &Value, causes: &mut Causes) {
-    if !is_dns_label(name) {
-        causes.invalid("metadata.name", &json!(name), DNS_LABEL);
-    }
+    causes.invalid_each("metadata.name", name, dns_label_errors(name));
     metadata_but_name(meta, causes);
 }
 
@@ -144,19 +140,13 @@ pub(in crate::apiserver) fn label_named_metadata(name: &str, meta: &Value, cause
 pub(in crate::apiserver) fn metadata_but_name(meta: &Value, causes: &mut Causes) {
     for (k, v) in meta["labels"].as_object().into_iter().flatten() {
         let field = "metadata.labels";
-        if let Some(why) = qualified_name_error(k) {
-            causes.invalid(field, &json!(k), &why);
-        }
+        causes.invalid_each(field, k, qualified_name_errors(k));
         let value = v.as_str().unwrap_or_default();
-        if !is_label_value(value) {
-            causes.invalid(field, &json!(value), LABEL_VALUE);
-        }
+        causes.invalid_each(field, value, label_value_errors(value));
     }
     let annotations = meta["annotations"].as_object();
     for k in annotations.into_iter().flatten().map(|(k, _)| k) {
-        if let Some(why) = qualified_name_error(k) {
-            causes.invalid("metadata.annotations", &json!(k), &why);
-        }
+        causes.invalid_each("metadata.annotations", k, qualified_name_errors(k));
     }
     // apimachinery's ValidateAnnotationsSize: keys and values together.
     let size = annotations_size(
@@ -184,9 +174,7 @@ fn finalizers(finalizers: &Value, causes: &mut Causes) {
         .filter_map(Value::as_str)
         .collect();
     for name in &names {
-        if let Some(why) = qualified_name_error(name) {
-            causes.invalid("metadata.finalizers", &json!(name), &why);
-        }
+        causes.invalid_each("metadata.finalizers", name, qualified_name_errors(name));
     }
     if names.contains(&"orphan") && names.contains(&"foregroundDeletion") {
         causes.invalid(
@@ -583,7 +571,7 @@ pub(in crate::apiserver) fn pod_spec(spec: &Value, at: &str, causes: &mut Causes
                 "Required value".to_owned(),
             );
         } else if !is_dns_label(name) {
-            causes.invalid(&format!("{at}.name"), &json!(name), DNS_LABEL);
+            causes.invalid_each(&format!("{at}.name"), name, dns_label_errors(name));
         } else if !names.insert(name) {
             causes.push(
                 "FieldValueDuplicate",
@@ -618,10 +606,8 @@ fn toleration(at: &str, t: &Value, causes: &mut Causes) {
     let text = |field: &str| t[field].as_str().unwrap_or_default();
     let (key, operator, value, effect) =
         (text("key"), text("operator"), text("value"), text("effect"));
-    if !key.is_empty()
-        && let Some(why) = qualified_name_error(key)
-    {
-        causes.invalid(&format!("{at}.key"), &json!(key), &why);
+    if !key.is_empty() {
+        causes.invalid_each(&format!("{at}.key"), key, qualified_name_errors(key));
     }
     if key.is_empty() && operator != "Exists" {
         let why = "operator must be Exists when `key` is empty, which means \"match all values and all keys\"";
@@ -633,7 +619,9 @@ fn toleration(at: &str, t: &Value, causes: &mut Causes) {
     }
     match operator {
         "" | "Equal" if !is_label_value(value) => {
-            causes.invalid(&format!("{at}.operator"), &json!(value), LABEL_VALUE);
+            // Its reasons joined with no space, as ValidateTolerations joins them.
+            let why = label_value_errors(value).join(";");
+            causes.invalid(&format!("{at}.operator"), &json!(value), &why);
         }
         "" | "Equal" => {}
         "Exists" if !value.is_empty() => {
@@ -676,6 +664,19 @@ impl Causes {
             field,
             format!("Invalid value: {value}: {why}"),
         );
+    }
+
+    /// One `Invalid` cause for each of `whys` (a name's reasons, as Go's validators
+    /// return them: [`crate::k8s::names::dns_subdomain_errors`] and the others).
+    pub(in crate::apiserver) fn invalid_each(
+        &mut self,
+        field: &str,
+        value: &str,
+        whys: Vec<String>,
+    ) {
+        for why in whys {
+            self.invalid(field, &json!(value), &why);
+        }
     }
 
     /// A value none of `supported` (`FieldValueNotSupported`), quoted as Go quotes them.

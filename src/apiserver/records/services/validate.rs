@@ -12,8 +12,7 @@ use super::{externally_accessible, headless, list, needs_health_check, number, t
 use crate::apiserver::version::NamespacedName;
 use crate::apiserver::write::{self, Causes};
 use crate::k8s::names::{
-    DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, is_dns_label, is_dns_subdomain, is_label_value,
-    qualified_name_error,
+    dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors,
 };
 
 /// Why a port number is refused.
@@ -93,9 +92,8 @@ pub(in crate::apiserver::records) fn validate_status(
         }
         let hostname = text(ingress, "hostname");
         if !hostname.is_empty() {
-            if !is_dns_subdomain(hostname) {
-                causes.invalid(&format!("{at}.hostname"), &json!(hostname), DNS_SUBDOMAIN);
-            }
+            let whys = dns_subdomain_errors(hostname);
+            causes.invalid_each(&format!("{at}.hostname"), hostname, whys);
             if hostname.parse::<IpAddr>().is_ok() {
                 let why = "must be a DNS name, not an IP address";
                 causes.invalid(&format!("{at}.hostname"), &json!(hostname), why);
@@ -121,13 +119,9 @@ fn service_spec(service: &Value, was: Option<&Value>, causes: &mut Causes) {
         service_port(port, &at, ports.len() > 1, &mut names, causes);
     }
     for (key, value) in spec["selector"].as_object().into_iter().flatten() {
-        if let Some(why) = qualified_name_error(key) {
-            causes.invalid("spec.selector", &json!(key), &why);
-        }
+        causes.invalid_each("spec.selector", key, qualified_name_errors(key));
         let value = value.as_str().unwrap_or_default();
-        if !is_label_value(value) {
-            causes.invalid("spec.selector", &json!(value), LABEL_VALUE);
-        }
+        causes.invalid_each("spec.selector", value, label_value_errors(value));
     }
     session_affinity(spec, causes);
     cluster_ips_related(spec, was, causes);
@@ -180,8 +174,8 @@ fn type_fields(spec: &Value, causes: &mut Causes) {
             let cname = name.strip_suffix('.').unwrap_or(name);
             if cname.is_empty() {
                 causes.required("spec.externalName");
-            } else if !is_dns_subdomain(cname) {
-                causes.invalid("spec.externalName", &json!(cname), DNS_SUBDOMAIN);
+            } else {
+                causes.invalid_each("spec.externalName", cname, dns_subdomain_errors(cname));
             }
         }
         _ => {}
@@ -212,9 +206,8 @@ fn load_balancer_fields(spec: &Value, causes: &mut Causes) {
     }
     match spec["loadBalancerClass"].as_str() {
         Some(class) if balancer => {
-            if let Some(why) = qualified_name_error(class) {
-                causes.invalid("spec.loadBalancerClass", &json!(class), &why);
-            }
+            let whys = qualified_name_errors(class);
+            causes.invalid_each("spec.loadBalancerClass", class, whys);
         }
         Some(_) => forbidden(causes, "spec.loadBalancerClass", only),
         None => {}
@@ -233,9 +226,7 @@ fn service_port(
     if name.is_empty() && name_required {
         causes.required(&format!("{at}.name"));
     } else if !name.is_empty() {
-        if !is_dns_label(name) {
-            causes.invalid(&format!("{at}.name"), &json!(name), DNS_LABEL);
-        }
+        causes.invalid_each(&format!("{at}.name"), name, dns_label_errors(name));
         if !names.insert(name.to_owned()) {
             duplicate(causes, &format!("{at}.name"), &json!(name));
         }
@@ -257,10 +248,9 @@ fn service_port(
         }
     }
     port_number_or_name(&port["targetPort"], &format!("{at}.targetPort"), causes);
-    if let Some(protocol) = port["appProtocol"].as_str()
-        && let Some(why) = qualified_name_error(protocol)
-    {
-        causes.invalid(&format!("{at}.appProtocol"), &json!(protocol), &why);
+    if let Some(protocol) = port["appProtocol"].as_str() {
+        let whys = qualified_name_errors(protocol);
+        causes.invalid_each(&format!("{at}.appProtocol"), protocol, whys);
     }
 }
 
