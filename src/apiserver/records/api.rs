@@ -449,7 +449,7 @@ impl Api {
             Api::ClusterRoleBinding => write::through::<ClusterRoleBinding>(kind, value),
         }
         .map(|typed| match self.is_workload() {
-            true => super::workloads::without_unset_selector(value, typed),
+            true => write::without_unset_selector(value, typed),
             false => typed,
         })
     }

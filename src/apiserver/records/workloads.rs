@@ -87,18 +87,6 @@ pub(super) fn defaulted(api: Api, mut object: Value) -> Value {
     object
 }
 
-/// `typed`, a workload through its k8s-openapi type, without the selector the type gave
-/// it where `written` had none: Go's is a pointer, nil until a client sets it, so a
-/// missing one is "Required", not an empty selector.
-pub(super) fn without_unset_selector(written: &Value, mut typed: Value) -> Value {
-    if written["spec"]["selector"].is_null()
-        && let Some(spec) = typed["spec"].as_object_mut()
-    {
-        spec.remove("selector");
-    }
-    typed
-}
-
 /// What a workload's strategy (`PrepareForCreate`, `PrepareForUpdate`, and its status
 /// strategy's) makes of a write of `object` through `endpoint`, given the live one of an
 /// update: a create's status is empty, a write to the object keeps the status, a write to

@@ -196,6 +196,22 @@ async fn a_written_deployment_gets_its_generation_and_status_from_the_server() {
     let (code, deleted) = request(&server, "DELETE", &one, JSON, "").await;
     assert_eq!(code, StatusCode::OK);
     assert_eq!(deleted["details"]["group"], "apps");
+
+    // No selector at all is Required, as a nil pointer in Go is; an empty one selects
+    // nothing (kube-apiserver's words for each).
+    let mut unselected: Value = serde_json::from_str(&body(1)).unwrap();
+    unselected["spec"].as_object_mut().unwrap().remove("selector");
+    let text = unselected.to_string();
+    let (code, refused) = request(&server, "POST", &collection, JSON, &text).await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let required = r#"Deployment.apps "hello" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: {"app":"hello"}: `selector` does not match template `labels`]"#;
+    assert_eq!(refused["message"], required);
+    unselected["spec"]["selector"] = json!({});
+    let text = unselected.to_string();
+    let (code, refused) = request(&server, "POST", &collection, JSON, &text).await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let empty = r#"Deployment.apps "hello" is invalid: spec.selector: Invalid value: {}: empty selector is invalid for deployment"#;
+    assert_eq!(refused["message"], empty);
 }
 
 /// Every `$ref` in `document`'s schemas names one of them.

@@ -162,18 +162,32 @@ pub(super) fn normalize(
         // fields keeps them.
         ObjectKind::Sampled(_) => Ok(value.clone()),
     };
-    let typed = typed.map_err(|e| refused(&e))?;
+    let mut typed = typed.map_err(|e| refused(&e))?;
     unknown_fields(&value, &typed, validation, warnings)?;
+    if kind == ObjectKind::Deployment {
+        typed = without_unset_selector(&value, typed);
+    }
     // kube-apiserver's defaults, then what Go's JSON writes at its zero and the client
     // left out, as kube-apiserver answers with them (for every kind with a Go type: the
     // generated kinds, a sample of one of Kubernetes' own; a custom resource's object is
     // kept as it was sent).
-    let mut typed = typed;
     super::defaults::apply(kind, &mut typed);
     if !protobuf::serves(kind) {
         return Ok(typed);
     }
     protobuf::with_go_zeros(typed).map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// `typed`, a workload through its k8s-openapi type, without the selector the type gave
+/// it where `written` had none: Go's is a pointer, nil until a client sets it, so a
+/// missing one is "Required", not an empty selector.
+pub(in crate::apiserver) fn without_unset_selector(written: &Value, mut typed: Value) -> Value {
+    if written["spec"]["selector"].is_null()
+        && let Some(spec) = typed["spec"].as_object_mut()
+    {
+        spec.remove("selector");
+    }
+    typed
 }
 
 /// The fields `given` has and `typed` (its typed round trip) lost, reported as

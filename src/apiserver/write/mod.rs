@@ -47,7 +47,7 @@ use crate::apiserver::{ApiServer, Removal};
 use crate::scenario::ObjectKind;
 pub(in crate::apiserver) use body::{
     BodyWire, FieldValidation, body_wire, decode_as, duplicated_fields, through, unknown_fields,
-    unsupported_media_type,
+    unsupported_media_type, without_unset_selector,
 };
 use body::{decode, normalize};
 pub(in crate::apiserver) use delete::empty_namespace;
