@@ -127,9 +127,44 @@ pub async fn api_groups<S: Serving>(State(server): State<ApiServer>) -> Json<Val
     let apps = Apps::served_with(kind).then(|| group_of::<Apps>(kind));
     let records = S::groups(kind);
     let sampled = SampledGroup::served_with(kind).then(|| group_of::<SampledGroup>(kind));
-    let groups: Vec<Value> = apps.into_iter().chain(records).chain(sampled).collect();
+    let mut groups: Vec<Value> = apps.into_iter().chain(records).chain(sampled).collect();
+    // Stable: a group of Kubernetes' own (a sample of Jobs' `batch`) takes its place
+    // among them, anyone else's (a custom resource's) comes after.
+    groups.sort_by_key(|group| {
+        let name = group["name"].as_str().unwrap_or_default();
+        KUBE_GROUP_ORDER
+            .iter()
+            .position(|g| *g == name)
+            .map_or(KUBE_GROUP_ORDER.len(), |at| at)
+    });
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }
+
+/// The named groups of Kubernetes' own in the order kube-apiserver v1.37.2's `/apis`
+/// lists them (its groups' priorities); custom resources' groups come after.
+const KUBE_GROUP_ORDER: [&str; 21] = [
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "storagemigration.k8s.io",
+];
 
 /// `/`: the paths the server answers, as kube-apiserver's index lists them (`{"paths":
 /// [...]}`, sorted): the API's roots, each group and version `/apis` lists, the OpenAPI v3

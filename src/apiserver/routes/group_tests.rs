@@ -200,7 +200,10 @@ async fn a_written_deployment_gets_its_generation_and_status_from_the_server() {
     // No selector at all is Required, as a nil pointer in Go is; an empty one selects
     // nothing (kube-apiserver's words for each).
     let mut unselected: Value = serde_json::from_str(&body(1)).unwrap();
-    unselected["spec"].as_object_mut().unwrap().remove("selector");
+    unselected["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("selector");
     let text = unselected.to_string();
     let (code, refused) = request(&server, "POST", &collection, JSON, &text).await;
     assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
