@@ -242,16 +242,7 @@ async fn beside_sampled_jobs_cron_jobs_are_records_in_the_scenarios_own_group() 
     let batch: Vec<&String> = groups.iter().filter(|g| *g == "batch").collect();
     assert_eq!(batch, ["batch"], "the group is listed once");
     // In kube-apiserver's order: the sample's group among the records', not last.
-    let expected = [
-        "apps",
-        "events.k8s.io",
-        "authentication.k8s.io",
-        "authorization.k8s.io",
-        "batch",
-        "rbac.authorization.k8s.io",
-        "coordination.k8s.io",
-    ];
-    assert_eq!(groups, expected);
+    assert_eq!(groups, super::tests::NETWORK_GROUPS);
     assert_eq!(listed(&client, "/apis/batch/v1", "jobs").await.len(), 1);
     let cron_jobs = listed(&client, "/apis/batch/v1", "cronjobs").await;
     assert_eq!(cron_jobs[0]["shortNames"], json!(["cj"]), "{cron_jobs:?}");

@@ -15,6 +15,16 @@ use crate::apiserver::routes::network_router;
 use crate::scenario::ObjectSpec;
 
 pub(in crate::apiserver) const JSON: &str = "application/json";
+/// The named groups `/apis` lists over TCP beside pods, in kube-apiserver's order.
+pub(super) const NETWORK_GROUPS: [&str; 7] = [
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "batch",
+    "rbac.authorization.k8s.io",
+    "coordination.k8s.io",
+];
 pub(super) const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
 
 /// A client of one network router.
@@ -584,16 +594,7 @@ async fn kubectl_finds_the_records_in_discovery_and_gets_their_tables() {
         .map(|g| g["name"].as_str().unwrap())
         .collect();
     assert_eq!(
-        names,
-        [
-            "apps",
-            "events.k8s.io",
-            "authentication.k8s.io",
-            "authorization.k8s.io",
-            "batch",
-            "rbac.authorization.k8s.io",
-            "coordination.k8s.io"
-        ],
+        names, NETWORK_GROUPS,
         "kube-apiserver's order, the reviews' groups among them"
     );
     let (_, core) = client.get("/api/v1").await;
