@@ -196,14 +196,23 @@ async fn a_written_deployment_gets_its_generation_and_status_from_the_server() {
     let (code, deleted) = request(&server, "DELETE", &one, JSON, "").await;
     assert_eq!(code, StatusCode::OK);
     assert_eq!(deleted["details"]["group"], "apps");
+}
 
+#[tokio::test]
+async fn a_deployment_without_a_selector_is_refused_as_required() {
     // No selector at all is Required, as a nil pointer in Go is; an empty one selects
     // nothing (kube-apiserver's words for each).
-    let mut unselected: Value = serde_json::from_str(&body(1)).unwrap();
-    unselected["spec"]
-        .as_object_mut()
-        .unwrap()
-        .remove("selector");
+    let server = deployments(2);
+    let ns = namespace(server.spec(), 0);
+    let collection = format!("/apis/apps/v1/namespaces/{ns}/deployments");
+    let mut unselected = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "hello", "namespace": ns},
+        "spec": {"template": {
+            "metadata": {"labels": {"app": "hello"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }},
+    });
     let text = unselected.to_string();
     let (code, refused) = request(&server, "POST", &collection, JSON, &text).await;
     assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
