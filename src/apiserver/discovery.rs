@@ -135,7 +135,7 @@ pub async fn api_groups<S: Serving>(State(server): State<ApiServer>) -> Json<Val
         KUBE_GROUP_ORDER
             .iter()
             .position(|g| *g == name)
-            .map_or(KUBE_GROUP_ORDER.len(), |at| at)
+            .unwrap_or(KUBE_GROUP_ORDER.len())
     });
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
 }

@@ -59,14 +59,7 @@ pub(super) async fn delete(
             let object = vec![in_version(api, &object)?];
             return Ok(answer(api, Form::Full, Wire::Json, object, None));
         }
-        let (kind, group) = (api.plural(), api.group());
-        let uid = &object["metadata"]["uid"];
-        let mut details = json!({"name": id.2, "kind": kind, "uid": uid});
-        if !group.is_empty() {
-            details["group"] = json!(group);
-        }
-        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                            "status": "Success", "details": details});
+        let status = write::deleted_status(&object, api.plural(), api.group());
         Ok(Wire::Json.respond(StatusCode::OK, status.to_string().into_bytes()))
     })
 }

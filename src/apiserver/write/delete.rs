@@ -293,19 +293,25 @@ fn finalized(kind: ObjectKind, generator: &Generator, version: &Version) -> Resp
         return object_response(StatusCode::OK, generator, version, Wire::Json);
     }
     let object = version.to_value(generator);
+    let body = deleted_status(&object, kind.plural(), kind.group());
+    json_response(StatusCode::OK, Body::from(body.to_string()))
+}
+
+/// The `Success` Status kube-apiserver answers a DELETE with once `object` (as JSON), of
+/// resource `plural` in `group`, is gone, where its registry does not return the object.
+pub(in crate::apiserver) fn deleted_status(object: &Value, plural: &str, group: &str) -> Value {
     let meta = &object["metadata"];
-    let mut details = json!({"name": meta["name"], "kind": kind.plural(), "uid": meta["uid"]});
-    if !kind.group().is_empty() {
-        details["group"] = json!(kind.group());
+    let mut details = json!({"name": meta["name"], "kind": plural, "uid": meta["uid"]});
+    if !group.is_empty() {
+        details["group"] = json!(group);
     }
-    let body = json!({
+    json!({
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Success",
         "details": details,
-    });
-    json_response(StatusCode::OK, Body::from(body.to_string()))
+    })
 }
 
 /// What a kind's registry does on a DELETE: kube-apiserver's

@@ -52,7 +52,8 @@ pub(in crate::apiserver) use body::{
 use body::{decode, normalize};
 pub(in crate::apiserver) use delete::empty_namespace;
 pub(in crate::apiserver) use delete::{
-    DeleteStrategy, Deleted, GcPolicy, collected, emptied, evict, now as now_seconds, plan,
+    DeleteStrategy, Deleted, GcPolicy, collected, deleted_status, emptied, evict,
+    now as now_seconds, plan,
 };
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions, check_patch_options};
