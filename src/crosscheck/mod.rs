@@ -18,6 +18,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use std::time::Duration;
+
 use plan::{Request, Step};
 use shape::Observed;
 use target::Target;
@@ -214,7 +216,7 @@ async fn send_one(
                 return Ok(row);
             }
         };
-        let answer = target.send(&resolved, request.watch).await.map_err(|e| {
+        let answer = send_until(target, &resolved, request).await.map_err(|e| {
             anyhow::anyhow!(
                 "{} {} on {}: {e:#}",
                 request.method,
@@ -247,4 +249,29 @@ async fn send_one(
     row.builtin = Some(builtin);
     row.real = Some(real);
     Ok(row)
+}
+
+/// How long a request with [`Request::until`] is sent again for (a real namespace
+/// controller starts five seconds after a namespace's deletion, and retries eight
+/// seconds after content with finalizers), and how often.
+const UNTIL_DEADLINE: Duration = Duration::from_secs(60);
+const UNTIL_EVERY: Duration = Duration::from_millis(250);
+
+/// `request`'s answer from `target`, sent again until it is what the request waits for
+/// ([`Request::until`]); past the deadline, the last answer (which then differs).
+async fn send_until(
+    target: &Target,
+    resolved: &plan::Resolved,
+    request: &Request,
+) -> anyhow::Result<target::Answer> {
+    let deadline = tokio::time::Instant::now() + UNTIL_DEADLINE;
+    loop {
+        let answer = target.send(resolved, request.watch).await?;
+        let met = (request.until.as_ref())
+            .is_none_or(|until| until.met(answer.observed.status, answer.json.as_ref()));
+        if met || tokio::time::Instant::now() >= deadline {
+            return Ok(answer);
+        }
+        tokio::time::sleep(UNTIL_EVERY).await;
+    }
 }

@@ -41,6 +41,35 @@ pub struct Request {
     /// Not a request: something done to both servers.
     #[serde(default)]
     pub step: Option<Step>,
+    /// Sent again until its answer is so, for what a server's controllers do after a
+    /// write (the namespace controller's conditions, a namespace gone).
+    #[serde(default)]
+    pub until: Option<Until>,
+}
+
+/// What a request sent [`Request::until`] waits for: each condition given holds.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Until {
+    /// The answer's status code.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// A field the body has (a JSON pointer: `/status/conditions`).
+    #[serde(default)]
+    pub present: Option<String>,
+    /// A field the body does not have (`/spec/finalizers/1`).
+    #[serde(default)]
+    pub absent: Option<String>,
+}
+
+impl Until {
+    /// Whether an answer of `status` with `body` (JSON, where it is) is what it waits for.
+    pub fn met(&self, status: u16, body: Option<&serde_json::Value>) -> bool {
+        let has = |pointer: &str| body.and_then(|b| b.pointer(pointer)).is_some();
+        self.status.is_none_or(|wanted| wanted == status)
+            && self.present.as_deref().is_none_or(has)
+            && self.absent.as_deref().is_none_or(|pointer| !has(pointer))
+    }
 }
 
 fn get() -> String {
@@ -243,6 +272,7 @@ mod tests {
             capture: BTreeMap::new(),
             needs_compaction: false,
             step: None,
+            until: None,
         };
         let resolved = request.resolve(&vars).unwrap();
         assert_eq!(
@@ -258,5 +288,25 @@ mod tests {
             ..request
         };
         assert_eq!(missing.resolve(&vars).unwrap_err(), "{nope} has no value");
+    }
+
+    #[test]
+    fn a_request_is_sent_again_until_each_condition_given_holds() {
+        let body = serde_json::json!({"status": {"conditions": []}, "spec": {"finalizers": ["a"]}});
+        let until = |text: &str| -> Until { toml::from_str(text).unwrap() };
+        let waiting = until(
+            r#"present = "/status/conditions"
+absent = "/spec/finalizers/1""#,
+        );
+        assert!(waiting.met(200, Some(&body)));
+        assert!(!until(r#"absent = "/spec/finalizers/0""#).met(200, Some(&body)));
+        assert!(!until(r#"present = "/status/phase""#).met(200, Some(&body)));
+        assert!(!waiting.met(200, None), "no body has no field");
+        assert!(until("status = 404").met(404, None));
+        assert!(!until("status = 404").met(200, Some(&body)));
+        assert!(
+            toml::from_str::<Until>("stauts = 404").is_err(),
+            "a misspelt key is refused"
+        );
     }
 }
