@@ -264,8 +264,23 @@ pub async fn group_resources<G: Group, S: Serving>(State(server): State<ApiServe
                 "verbs": ["get", "patch", "update"],
             })
         });
+    // Where clients write namespaces, their subresources too (the stuck namespace's
+    // `kubectl replace --raw .../finalize`).
+    let namespace_subresources = S::WRITES_NAMESPACES.then(|| {
+        let finalize = json!({
+            "name": "namespaces/finalize", "singularName": "", "namespaced": false,
+            "kind": "Namespace", "verbs": ["update"],
+        });
+        let status = json!({
+            "name": "namespaces/status", "singularName": "", "namespaced": false,
+            "kind": "Namespace", "verbs": ["get", "patch", "update"],
+        });
+        [finalize, status]
+    });
     let mut resources: Vec<Value> = if name.is_empty() {
-        std::iter::once(namespaces).chain(kinds).collect()
+        let namespaces =
+            std::iter::once(namespaces).chain(namespace_subresources.into_iter().flatten());
+        namespaces.chain(kinds).collect()
     } else {
         kinds.chain(scale).collect()
     };

@@ -52,6 +52,8 @@ async fn evict(
     write::respond(|| {
         let dry_run = WriteOptions::parse(query.as_deref(), &headers)?.dry_run;
         let eviction = read(&body, &headers)?;
+        // An eviction is a create (of the pod's `eviction`), admitted as one.
+        server.admit_create("pods", &namespace, &json!({"metadata": {"name": name}}))?;
         if eviction["metadata"]["name"].as_str() != Some(&name) {
             return Err(ApiError::bad_request(
                 "name in URL does not match name in Eviction object".to_owned(),

@@ -3,22 +3,29 @@
 //! lists them (`kubectl get ns`) and asks after a 404 (to tell a missing object from a
 //! missing namespace): whole objects, metadata only or kubectl's table (NAME, STATUS, AGE),
 //! from `Accept`. Created (`kubectl create namespace`, a test suite's namespace of its
-//! own) and deleted as kube-apiserver and its namespace controller do it: a DELETE
-//! answers with the namespace `Terminating`, then what is in it (the scenario's objects,
-//! Pods gracefully; Leases and Events) is deleted and the namespace is gone. The objects'
-//! own namespaces are not deleted (the scenario spreads its objects over them), nor
-//! `default`, `kube-system` and `kube-public` (kube-apiserver's 403). Replaced, patched
-//! and applied (`kubectl label ns`, `kubectl apply`), the server's own namespaces too, as
-//! kube-apiserver's namespace strategy updates them: the spec and the status are the
-//! namespace controller's, the name label is set again. Over TCP, watched (`kubectl get
-//! ns -w`, a controller's Namespace informer): a namespace's create, update and delete
-//! take the records' resourceVersions and are changes in their history
-//! ([`super::records`]), so that a list and the watch after it meet; in process, where
-//! no client changes a namespace, each is at version 1 and a watch is a 405.
+//! own) and deleted as kube-apiserver and its namespace controller do it: a DELETE marks
+//! the namespace `Terminating` and is answered with it, then the namespace controller
+//! ([`controller`]) deletes what is in it (the scenario's objects, Pods first, and the
+//! records) and lets the namespace go once nothing holds it, before the next request; a
+//! finalizer there, or one of the client's own in the namespace's spec (taken out through
+//! `/finalize`), keeps it `Terminating`, and no new content gets in meanwhile
+//! ([`ApiServer::admit_create`]). The objects' own namespaces are not deleted (the
+//! scenario spreads its objects over them), nor `default`, `kube-system` and
+//! `kube-public` (kube-apiserver's 403). Replaced, patched and applied (`kubectl label
+//! ns`, `kubectl apply`), the server's own namespaces too, as kube-apiserver's namespace
+//! strategy updates them: the spec and the status are the namespace controller's (a
+//! client writes them through `/finalize` and `/status`), the name label is set again.
+//! Over TCP, watched (`kubectl get ns -w`, a controller's Namespace informer): a
+//! namespace's create, updates and delete take the records' resourceVersions and are
+//! changes in their history ([`super::records`]), so that a list and the watch after it
+//! meet; in process, where no client changes a namespace, each is at version 1 and a
+//! watch is a 405.
 
+use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing;
 use k8s_openapi::api::core::v1::Namespace;
 use serde_json::{Value, json};
 
@@ -30,12 +37,13 @@ use super::generate;
 use super::patch::{self, PatchType};
 use super::records::{Filter, Records, Watched, serve_watch};
 use super::state::EventKind;
-use super::status::{ApiError, namespace_not_found};
+use super::status::{ApiError, method_not_allowed, namespace_not_found};
 use super::table::{self, metadata_only};
 use super::write::{
-    self, Causes, DeleteOptions, WriteOptions, body_wire, check_preconditions, decode_as,
+    self, Causes, DeleteOptions, GcPolicy, WriteOptions, body_wire, check_preconditions, decode_as,
     duplicated_fields, label_named_metadata, object_key, unknown_fields,
 };
+use crate::k8s::names;
 
 /// `GET /api/v1/namespaces` in process: a LIST. Namespaces are watched over TCP only,
 /// where clients create and delete them.
@@ -209,6 +217,7 @@ fn created(
     object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(key.name);
     let mut causes = Causes::default();
     label_named_metadata(&key.name, &object["metadata"], &mut causes);
+    spec_finalizers(&object, false, &mut causes);
     causes.into_result("Namespace", &key.name)?;
     let entries = entries.unwrap_or_else(|| {
         apply::update_of(&typed(), None, &object, options.writer(), &write::now())
@@ -255,9 +264,10 @@ fn created(
 /// The finalizer every namespace is created with: the namespace controller's.
 const KUBERNETES: &str = "kubernetes";
 
-/// `PUT /api/v1/namespaces/{name}`: the body replaces the namespace ([`updated`]).
+/// `PUT /api/v1/namespaces/{name}` (and `.../status`, `.../finalize`): the body replaces
+/// what `through` writes of the namespace ([`updated`]).
 pub(super) async fn replace(
-    records: Records,
+    (records, through): (Records, Through),
     ApiPath(name): ApiPath<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -266,16 +276,17 @@ pub(super) async fn replace(
     let request = (query.as_deref(), &headers, &body[..]);
     with_body(request, StatusCode::OK, |object, options| {
         records.update_namespace(&name, options.dry_run, |live| {
-            updated(records.server(), options, live, object, None)
+            updated(records.server(), (options, through), live, object, None)
         })
     })
 }
 
-/// `PATCH /api/v1/namespaces/{name}`: a JSON, merge or strategic-merge patch of the
-/// namespace ([`updated`]), or a server-side apply, which creates a missing one as a
-/// create does (`kubectl apply --server-side`).
+/// `PATCH /api/v1/namespaces/{name}` (and `.../status`): a JSON, merge or
+/// strategic-merge patch of what `through` writes of the namespace ([`updated`]), or a
+/// server-side apply, which creates a missing one as a create does (`kubectl apply
+/// --server-side`; through the namespace's own path only).
 pub(super) async fn patch(
-    records: Records,
+    (records, through): (Records, Through),
     ApiPath(name): ApiPath<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -287,14 +298,17 @@ pub(super) async fn patch(
         write::check_patch_options(&options, patch_type == PatchType::Apply)?;
         let mut warnings = Vec::new();
         let (code, namespace) = match patch_type {
-            PatchType::Apply => applied(&records, &name, &options, &body, &mut warnings)?,
+            PatchType::Apply => {
+                let request = (&options, through);
+                applied(&records, &name, request, &body, &mut warnings)?
+            }
             _ => {
                 let patched = records.update_namespace(&name, options.dry_run, |live| {
                     let patched = patch::apply(patch_type, live, &body, typed().shape)
                         .map_err(write::patch_failed)?;
                     let object = through_type(&patched, &options, &mut warnings)
                         .map_err(ApiError::invalid_patch_result)?;
-                    updated(records.server(), &options, live, object, None)
+                    updated(records.server(), (&options, through), live, object, None)
                 })?;
                 (StatusCode::OK, patched)
             }
@@ -309,7 +323,7 @@ pub(super) async fn patch(
 fn applied(
     records: &Records,
     name: &str,
-    options: &WriteOptions,
+    (options, through): (&WriteOptions, Through),
     body: &[u8],
     warnings: &mut Vec<String>,
 ) -> Result<(StatusCode, Value), ApiError> {
@@ -317,15 +331,13 @@ fn applied(
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     let typed = typed();
     let force = options.force.unwrap_or(false);
+    let applier = apply::Writer {
+        manager: &options.field_manager,
+        subresource: through.subresource(),
+    };
     let mut apply = |live: Option<&Value>| -> Result<(Value, Vec<Value>), ApiError> {
-        let applied = apply::apply(
-            &typed,
-            live,
-            &config,
-            (options.writer(), force),
-            &write::now(),
-        )
-        .map_err(|e| write::apply_refused(&typed, &config, e))?;
+        let applied = apply::apply(&typed, live, &config, (applier, force), &write::now())
+            .map_err(|e| write::apply_refused(&typed, &config, e))?;
         let mut object = through_type(&applied.object, options, warnings)
             .map_err(ApiError::invalid_patch_result)?;
         // The configuration names the namespace of the URL.
@@ -333,6 +345,9 @@ fn applied(
         Ok((object, applied.managed_fields))
     };
     if !records.server().has_namespace(name) {
+        if through != Through::Object {
+            return Err(ApiError::no_namespace(name));
+        }
         let (object, entries) = apply(None)?;
         return Ok((
             StatusCode::CREATED,
@@ -341,21 +356,51 @@ fn applied(
     }
     let namespace = records.update_namespace(name, options.dry_run, |live| {
         let (object, entries) = apply(Some(live))?;
-        updated(records.server(), options, live, object, Some(entries))
+        updated(
+            records.server(),
+            (options, through),
+            live,
+            object,
+            Some(entries),
+        )
     })?;
     Ok((StatusCode::OK, namespace))
 }
 
-/// `object`, a client's update of the namespace `live`, as kube-apiserver stores it: its
-/// name the URL's, the `kubernetes.io/metadata.name` label set again, the preconditions
-/// it carries met (a resourceVersion or uid not the live one's is a 409), its
-/// managedFields `entries` (an apply's) or the writer's update, then the spec's
-/// finalizers and the status the live ones (`PrepareForUpdate`: only the namespace
-/// controller changes them, through `/finalize` and `/status`), its uid and creation
-/// time kept, the metadata valid.
+/// What a namespace's write goes through: the namespace's own path, or one of its
+/// subresources, each writing its own part (`PrepareForUpdate` of the namespace's, its
+/// status's and its finalize strategy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Through {
+    /// `/api/v1/namespaces/{name}`: its metadata (its spec and status are the
+    /// controller's).
+    Object,
+    /// `.../status`: its metadata and status.
+    Status,
+    /// `.../finalize`: its metadata and its spec's finalizers.
+    Finalize,
+}
+
+impl Through {
+    fn subresource(self) -> Option<&'static str> {
+        match self {
+            Through::Object => None,
+            Through::Status => Some("status"),
+            Through::Finalize => Some("finalize"),
+        }
+    }
+}
+
+/// `object`, a client's update of the namespace `live` through `through`, as
+/// kube-apiserver stores it: its name the URL's, the `kubernetes.io/metadata.name` label
+/// set again, the preconditions it carries met (a resourceVersion or uid not the live
+/// one's is a 409), its managedFields `entries` (an apply's) or the writer's update, then
+/// what `through` does not write the live one's (the object's path writes neither spec
+/// nor status: the namespace controller changes them, through `/finalize` and
+/// `/status`), its uid and creation time kept, valid as its strategy validates it.
 fn updated(
     server: &ApiServer,
-    options: &WriteOptions,
+    (options, through): (&WriteOptions, Through),
     live: &Value,
     mut object: Value,
     entries: Option<Vec<Value>>,
@@ -365,28 +410,110 @@ fn updated(
     object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
     check_preconditions("namespaces", &key, &object, live)?;
     let entries = entries.unwrap_or_else(|| {
-        apply::update_of(
-            &typed(),
-            Some(live),
-            &object,
-            options.writer(),
-            &write::now(),
-        )
+        let writer = apply::Writer {
+            manager: &options.field_manager,
+            subresource: through.subresource(),
+        };
+        apply::update_of(&typed(), Some(live), &object, writer, &write::now())
     });
     object["metadata"]["managedFields"] = Value::Array(entries);
     // After the field manager, as there: a writer that set the finalizers owns them.
-    object["spec"] = live["spec"].clone();
-    object["status"] = live["status"].clone();
+    if through != Through::Finalize {
+        object["spec"] = live["spec"].clone();
+    }
+    if through != Through::Status {
+        object["status"] = live["status"].clone();
+    }
     write::identity(&mut object, Some(live), "", false);
     let mut causes = Causes::default();
     label_named_metadata(name, &object["metadata"], &mut causes);
+    match through {
+        Through::Object => {}
+        Through::Status => phase_of(&object, &mut causes),
+        Through::Finalize => spec_finalizers(&object, true, &mut causes),
+    }
     causes.into_result("Namespace", name)?;
     Ok(object)
 }
 
-/// `DELETE /api/v1/namespaces/{name}`: a client's namespace, answered `Terminating` as
-/// kube-apiserver answers, then emptied and gone at once (the namespace controller's
-/// work, done before the next request).
+/// `ValidateNamespaceStatusUpdate`: `Active` while the namespace is not being deleted,
+/// `Terminating` once it is.
+fn phase_of(object: &Value, causes: &mut Causes) {
+    let phase = object["status"]["phase"].as_str().unwrap_or_default();
+    let (wanted, why) = match object["metadata"]["deletionTimestamp"].is_null() {
+        true => (
+            "Active",
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        ),
+        false => (
+            "Terminating",
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        ),
+    };
+    if phase != wanted {
+        causes.invalid("status.Phase", &json!(phase), why);
+    }
+}
+
+/// Each of the spec's finalizers a qualified name, and a standard one (`kubernetes`) or
+/// one with a prefix (`validateFinalizerName`); a finalize's named by index.
+fn spec_finalizers(object: &Value, indexed: bool, causes: &mut Causes) {
+    let finalizers = object["spec"]["finalizers"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    for (i, finalizer) in finalizers.enumerate() {
+        let field = match indexed {
+            true => format!("spec.finalizers[{i}]"),
+            false => "spec.finalizers".to_owned(),
+        };
+        let name = finalizer.as_str().unwrap_or_default();
+        for why in names::qualified_name_errors(name) {
+            causes.invalid(&field, finalizer, &why);
+        }
+        if !name.contains('/') && name != KUBERNETES {
+            let why = "name is neither a standard finalizer name nor is it fully qualified";
+            causes.invalid(&field, finalizer, why);
+        }
+    }
+}
+
+/// `GET /api/v1/namespaces/{name}/status`, `PUT` and `PATCH` of it, and `PUT
+/// /api/v1/namespaces/{name}/finalize` (the only method there), over TCP.
+pub(super) fn subresource_routes(
+    router: Router<ApiServer>,
+    records: &Records,
+) -> Router<ApiServer> {
+    let [replacing, patching, finalizing] = [(); 3].map(|_| records.clone());
+    // A read of the status is the namespace's, as its `StatusREST` reads it.
+    let status = routing::get(get)
+        .put(move |path, query, headers, body| {
+            let through = (replacing, Through::Status);
+            replace(through, path, query, headers, body)
+        })
+        .patch(move |path, query, headers, body| {
+            patch((patching, Through::Status), path, query, headers, body)
+        });
+    let finalize = routing::put(move |path, query, headers, body| {
+        replace((finalizing, Through::Finalize), path, query, headers, body)
+    });
+    router
+        .route(
+            "/api/v1/namespaces/{namespace}/status",
+            status.fallback(method_not_allowed),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/finalize",
+            finalize.fallback(method_not_allowed),
+        )
+}
+
+/// `DELETE /api/v1/namespaces/{name}`: a client's namespace, marked as kube-apiserver's
+/// registry marks it (`deletionTimestamp`, phase `Terminating`, the garbage collector's
+/// finalizers the options ask for, which a cluster's collector then removes) and
+/// answered so; the namespace controller then empties it and lets it go
+/// ([`controller`], after this write). A namespace already terminating is answered as it
+/// is. Preconditions not met are a 409.
 pub(super) async fn delete(
     records: Records,
     ApiPath(name): ApiPath<String>,
@@ -408,36 +535,51 @@ pub(super) async fn delete(
         if IMMORTAL.contains(&name.as_str()) {
             return Err(forbidden("this namespace may not be deleted"));
         }
-        let Some(mut object) = server.namespace_object(&name) else {
+        let Some(live) = server.namespace_object(&name) else {
             return Ok(namespace_not_found(&name));
         };
-        object["metadata"]["deletionTimestamp"] = write::now();
-        object["status"]["phase"] = json!("Terminating");
-        if options.dry_run {
-            if !server.is_created_namespace(&name) {
-                return Err(forbidden(KEPT));
-            }
-            return Ok(answer(&headers).respond(StatusCode::OK, object.to_string().into()));
+        options.check_object("namespaces", &live)?;
+        if !server.is_created_namespace(&name) {
+            return Err(forbidden(KEPT));
         }
-        // Its watchers see it terminating, then gone once what was in it is deleted.
-        let terminating = records.change_namespace(EventKind::Modified, &name, |version| {
-            server
-                .remove_namespace(&name)
-                .ok_or_else(|| forbidden(KEPT))?;
-            object["metadata"]["resourceVersion"] = json!(version.to_string());
-            Ok(object)
+        let respond = |namespace: &Value| {
+            Ok(answer(&headers).respond(StatusCode::OK, namespace.to_string().into()))
+        };
+        if !live["metadata"]["deletionTimestamp"].is_null() {
+            return respond(&live);
+        }
+        let marked = records.update_namespace(&name, options.dry_run, |live| {
+            Ok(terminating(live, &options))
         })?;
-        write::empty_namespace(server, &name);
-        records.empty_namespace(&name);
-        records.change_namespace(EventKind::Deleted, &name, |version| {
-            // As the namespace controller leaves it: its finalizer done.
-            let mut gone = terminating.clone();
-            gone["metadata"]["resourceVersion"] = json!(version.to_string());
-            gone["spec"] = json!({});
-            Ok(gone)
-        })?;
-        Ok(answer(&headers).respond(StatusCode::OK, terminating.to_string().into()))
+        if !options.dry_run && server.finishes_deletions() {
+            // The garbage collector, with no dependents to wait for (the namespace is
+            // there: this fails only where it is not).
+            let collected = |live: &Value| Ok(write::without_gc_finalizers(live));
+            records.update_namespace(&name, false, collected).ok();
+        }
+        respond(&marked)
     })
+}
+
+/// Namespace `live` as a DELETE with `options` marks it: deleted now, `Terminating`,
+/// with the garbage collector's finalizers the options ask for.
+fn terminating(live: &Value, options: &DeleteOptions) -> Value {
+    let mut object = live.clone();
+    object["metadata"]["deletionTimestamp"] = write::now();
+    object["status"]["phase"] = json!("Terminating");
+    let meta = object["metadata"]
+        .as_object_mut()
+        .expect("a namespace has metadata");
+    match write::gc_finalizers(meta, options, GcPolicy::DeleteDependents) {
+        Some(finalizers) if finalizers.is_empty() => {
+            meta.remove("finalizers");
+        }
+        Some(finalizers) => {
+            meta.insert("finalizers".to_owned(), json!(finalizers));
+        }
+        None => {}
+    }
+    object
 }
 
 /// Why a namespace the scenario's objects live in, or kube-node-lease, is not deleted.
@@ -460,6 +602,13 @@ fn typed() -> Typed<'static> {
     }
 }
 
+mod controller;
+mod kept;
+
+pub(super) use controller::after_writes;
+
+#[cfg(test)]
+mod terminating_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -59,27 +59,32 @@ fn routes<S: Serving>(server: ApiServer, records: Option<Records>) -> Router {
         );
     let kind = server.spec().kind;
     let (mut all, mut one) = (get(namespaces::list), get(namespaces::get));
+    let subresources = records.clone();
     if let Some(records) = records {
         let [listing, replacing, patching, deleting] = [(); 4].map(|_| records.clone());
         all = get(move |query, headers| namespaces::list_over_tcp(listing, query, headers))
             .post(move |query, headers, body| namespaces::create(records, query, headers, body));
+        let object = |records| (records, namespaces::Through::Object);
         one = one
             .put(move |path, query, headers, body| {
-                namespaces::replace(replacing, path, query, headers, body)
+                namespaces::replace(object(replacing), path, query, headers, body)
             })
             .patch(move |path, query, headers, body| {
-                namespaces::patch(patching, path, query, headers, body)
+                namespaces::patch(object(patching), path, query, headers, body)
             })
             .delete(move |path, query, headers, body| {
                 namespaces::delete(deleting, path, query, headers, body)
             });
     }
-    let router = cluster_scope::<Core>(router, kind)
+    let mut router = cluster_scope::<Core>(router, kind)
         .route("/api/v1/namespaces", all.fallback(method_not_allowed))
         .route(
             "/api/v1/namespaces/{namespace}",
             one.fallback(method_not_allowed),
         );
+    if let Some(records) = &subresources {
+        router = namespaces::subresource_routes(router, records);
+    }
     let mut router = in_namespaces::<Core>(router, kind);
     if Apps::served_with(kind) {
         router = scale(named_group::<Apps, S>(router, kind), kind);
@@ -118,10 +123,15 @@ pub fn network_router(server: ApiServer) -> Router {
         any(move || discovery::root_paths::<Network>(State(listed.clone()))),
     );
     let router = router
-        .merge(records::routes(records))
+        .merge(records::routes(records.clone()))
         .merge(reviews::routes())
         .merge(connect::routes(server.clone()))
         .merge(eviction::routes(server));
+    // The namespace controller's pass after each write into a terminating namespace.
+    let router = router.layer(axum::middleware::from_fn_with_state(
+        records,
+        namespaces::after_writes,
+    ));
     let router = router.fallback(move |uri: axum::http::Uri| async move {
         if in_served_group(kind, uri.path()) {
             unknown_resource()

@@ -89,6 +89,27 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(namespace, "namespaces")
     }
 
+    /// 403 for a create of `resource` `name` into `namespace` while it is being deleted
+    /// (`NamespaceLifecycle`'s words, with its `NamespaceTerminating` cause).
+    pub(super) fn namespace_terminating(
+        resource: &'static str,
+        name: &str,
+        namespace: &str,
+    ) -> ApiError {
+        let message = format!(
+            "{resource} {name:?} is forbidden: unable to create new content in namespace \
+             {namespace} because it is being terminated"
+        );
+        let cause = (
+            "NamespaceTerminating",
+            format!("namespace {namespace} is being terminated"),
+            "metadata.namespace".to_owned(),
+        );
+        ApiError::new(StatusCode::FORBIDDEN, "Forbidden", message)
+            .about(name, resource)
+            .with_causes(vec![cause])
+    }
+
     pub(super) fn bad_request(message: String) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "BadRequest", message)
     }

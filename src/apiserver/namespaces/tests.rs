@@ -250,8 +250,10 @@ async fn a_namespace_informer_lists_then_watches_creates_and_deletes() {
         [
             ("ADDED", "demo", "Active"),
             ("MODIFIED", "demo", "Terminating"),
+            ("MODIFIED", "demo", "Terminating"),
             ("DELETED", "demo", "Terminating"),
-        ]
+        ],
+        "the DELETE, the controller's conditions, then gone"
     );
     assert_eq!(
         events[1]["object"], deleted,
@@ -269,12 +271,27 @@ async fn a_namespace_informer_lists_then_watches_creates_and_deletes() {
         version(&events[1]) + 1 < version(&events[2]),
         "the lease's deletion between"
     );
-    assert_eq!(events[2]["object"]["spec"], json!({}), "the finalizer done");
+    let conditions = &events[2]["object"]["status"]["conditions"];
+    assert_eq!(conditions.as_array().map(Vec::len), Some(5), "{conditions}");
+    assert!(
+        conditions
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["status"] == "False"),
+        "nothing left: {conditions}"
+    );
+    assert_eq!(
+        events[3]["object"]["spec"],
+        json!({"finalizers": ["kubernetes"]}),
+        "gone as it was last kept (its finalize's update deletes it)"
+    );
+    assert_eq!(events[3]["object"]["status"], events[2]["object"]["status"]);
     let (_, after) = client.get(NAMESPACES).await;
     let newest = after["metadata"]["resourceVersion"].as_str().unwrap();
     assert_eq!(
         newest,
-        version(&events[2]).to_string(),
+        version(&events[3]).to_string(),
         "the list meets the watch"
     );
 }

@@ -22,7 +22,7 @@ use crate::apiserver::query::Query;
 use crate::apiserver::write::{self, DeleteOptions};
 
 /// What a DELETE did to a record.
-enum Deleted {
+pub(super) enum Deleted {
     /// It is gone: as it was, at the deletion's resourceVersion.
     Gone(Value),
     /// It stays, its deletion started (finalizers): as it is now.
@@ -96,7 +96,7 @@ impl Records {
     /// Deletes the live record `id` of `api` as a DELETE with `options` does
     /// ([`write::plan`] under [`Api::delete_strategy`]); then, in a cluster, what its
     /// garbage collector does at once ([`write::collected`]).
-    fn delete_one(
+    pub(super) fn delete_one(
         &self,
         store: &mut Store,
         api: Api,

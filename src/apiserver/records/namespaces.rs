@@ -7,22 +7,38 @@ use serde_json::{Value, json};
 
 use super::filter::namespace_key;
 use super::watch::Change;
-use super::{Key, Records, Store};
+use super::{Api, Key, Records, Store};
 use crate::apiserver::state::EventKind;
 use crate::apiserver::status::ApiError;
+use crate::apiserver::write::DeleteOptions;
 
 impl Records {
-    /// Deletes every record in `namespace` (the namespace controller's work once the
-    /// namespace is deleted), their watchers told.
-    pub fn empty_namespace(&self, namespace: &str) {
+    /// Deletes every record in `namespace` as the namespace controller's deletecollection
+    /// of each resource does (background propagation: each as a DELETE of it would be,
+    /// finalizers holding what has them), their watchers told; returns what is left, as
+    /// each resource a server of the scenario's kind serves lists it (an Event in both
+    /// its versions), with its finalizers.
+    pub fn delete_namespace_content(&self, namespace: &str) -> Vec<(Api, Value)> {
+        let kind = self.server.spec().kind;
+        let served =
+            || (Api::ALL.into_iter()).filter(|api| api.namespaced() && api.served_with(kind));
         let mut store = self.store();
         let keys: Vec<Key> = (store.objects.keys())
             .filter(|key| key.1 == namespace)
             .cloned()
             .collect();
+        let options = DeleteOptions::background();
         for key in &keys {
-            store.remove(key);
+            if let Some(api) = served().find(|api| api.stored() == key.0) {
+                self.delete_one(&mut store, api, key, &options);
+            }
         }
+        let left = served().flat_map(|api| {
+            let kept = store.objects.iter();
+            let there = kept.filter(move |(key, _)| key.0 == api.stored() && key.1 == namespace);
+            there.map(move |(_, object)| (api, object["metadata"]["finalizers"].clone()))
+        });
+        left.collect()
     }
 
     /// The records' newest resourceVersion, and what `read` reads at it: nothing the
@@ -55,10 +71,15 @@ impl Records {
         Ok(object)
     }
 
-    /// Namespace `name` as `update` makes it of the live one (a PUT, a PATCH): stored at
-    /// the records' next resourceVersion and told to the watches as a MODIFIED, unless it
-    /// is a dry run or the update changes nothing (kube-apiserver's storage then writes
-    /// nothing, and the answer is the live namespace). A missing namespace is a 404.
+    /// Namespace `name` as `update` makes it of the live one (a PUT, a PATCH, a
+    /// `/finalize` or `/status` write, the namespace controller's): stored at the records'
+    /// next resourceVersion and told to the watches as a MODIFIED, unless it is a dry run
+    /// or the update changes nothing (kube-apiserver's storage then writes nothing, and
+    /// the answer is the live namespace). An update that leaves a terminating namespace
+    /// no finalizer, in its spec or its metadata, deletes it instead
+    /// (`ShouldDeleteNamespaceDuringUpdate`): the watches are told DELETED with the
+    /// namespace as it was kept, the answer is what the update made. A missing namespace
+    /// is a 404.
     pub fn update_namespace(
         &self,
         name: &str,
@@ -74,7 +95,15 @@ impl Records {
             return Ok(object);
         }
         let version = store.resource_version + 1;
-        object["metadata"]["resourceVersion"] = json!(version.to_string());
+        let at = json!(version.to_string());
+        if finalized(&live, &object) {
+            self.server.remove_namespace(name);
+            let mut gone = live;
+            gone["metadata"]["resourceVersion"] = at;
+            told(&mut store, (version, EventKind::Deleted), name, &gone, None);
+            return Ok(object);
+        }
+        object["metadata"]["resourceVersion"] = at;
         self.server.update_namespace(object.clone());
         told(
             &mut store,
@@ -85,6 +114,15 @@ impl Records {
         );
         Ok(object)
     }
+}
+
+/// Whether `object`, an update of the namespace `live`, deletes it: its deletion was
+/// asked for, and the update leaves no finalizer.
+fn finalized(live: &Value, object: &Value) -> bool {
+    let none = |finalizers: &Value| finalizers.as_array().is_none_or(Vec::is_empty);
+    !live["metadata"]["deletionTimestamp"].is_null()
+        && none(&object["spec"]["finalizers"])
+        && none(&object["metadata"]["finalizers"])
 }
 
 /// The records at `version`, the namespace's change `kind` in their history.

@@ -102,22 +102,7 @@ impl Records {
             return Err(not_found(api, &key.name));
         }
         let (mut object, entries) = new(live.as_ref())?;
-        if let Some(live) = &live {
-            write::check_preconditions(api.resource_name(), key, &object, live)?;
-            if api == Api::Lease && object["metadata"]["resourceVersion"].is_null() {
-                // A Lease's strategy allows no unconditional update.
-                let why = "must be specified for an update";
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "Invalid",
-                    format!(
-                        "{} {:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: {why}",
-                        api.qualified_kind(),
-                        key.name
-                    ),
-                ));
-            }
-        }
+        self.admitted(api, key, &object, live.as_ref())?;
         if api.is_controlled() {
             // Its strategy's resets come before the field manager sees the write, as
             // kube-apiserver's reset fields do: a status write's spec and a
@@ -177,6 +162,39 @@ impl Records {
     }
 }
 
+impl Records {
+    /// What a write of `object` to `key` of `api` must pass before its registry sees it:
+    /// a create, the namespace's admission (a POST's is admitted before its name is
+    /// generated, so this is a replace's or an apply's); an update of `live`, the
+    /// preconditions `object` carries, and a Lease's resourceVersion (its strategy
+    /// allows no unconditional update).
+    fn admitted(
+        &self,
+        api: Api,
+        key: &NamespacedName,
+        object: &Value,
+        live: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let Some(live) = live else {
+            return (self.server).admit_create(api.resource_name(), &key.namespace, object);
+        };
+        write::check_preconditions(api.resource_name(), key, object, live)?;
+        if api == Api::Lease && object["metadata"]["resourceVersion"].is_null() {
+            let why = "must be specified for an update";
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                format!(
+                    "{} {:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: {why}",
+                    api.qualified_kind(),
+                    key.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// `POST {root}/namespaces/{namespace}/{plural}`.
 pub(super) async fn create(
     State(records): State<Records>,
@@ -230,6 +248,8 @@ impl Records {
         }
         let mut request = Request::new(api, query, headers)?;
         let mut object = request.decoded(body, wire)?;
+        // Admitted before its name is generated: a refusal names what the client gave.
+        (self.server).admit_create(api.resource_name(), namespace, &object)?;
         let kind = api.qualified_kind();
         let key = write::object_key(kind, namespace, &mut object, name, &self.server)?;
         let creates = name.is_none() || (api.creates_on_update() && endpoint == Endpoint::Object);

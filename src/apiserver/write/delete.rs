@@ -274,16 +274,22 @@ fn delete_selected(
     (rv, deleted)
 }
 
-/// What the namespace controller does once `namespace` is deleted: deletes the
-/// scenario's objects in it (Pods gracefully, the kubelet ending them).
-pub(in crate::apiserver) fn empty_namespace(server: &ApiServer, namespace: &str) {
+/// The namespace controller's deletion of the scenario's objects in `namespace` (a
+/// deletecollection with background propagation: Pods gracefully, the kubelet ending
+/// them; finalizers holding what has them); returns the finalizers (as listed) of each
+/// object still there.
+pub(in crate::apiserver) fn empty_namespace(server: &ApiServer, namespace: &str) -> Vec<Value> {
     let kind = server.spec().kind;
     if !kind.namespaced() {
-        return;
+        return Vec::new();
     }
     let selection = Selection::new(server, kind, Some(namespace), &Query::default())
         .expect("no field selector to refuse");
-    delete_selected(server, &selection, &DeleteOptions::default());
+    delete_selected(server, &selection, &DeleteOptions::background());
+    let generator = server.generator();
+    let left = server.live_where(|v| selection.matches(generator.spec(), v));
+    let finalizers = |v: &Version| v.to_value(generator)["metadata"]["finalizers"].take();
+    left.iter().map(finalizers).collect()
 }
 
 /// The answer to a DELETE that removed the object or found its deletion under way
@@ -483,7 +489,7 @@ fn pod_grace(object: &mut Value, options: &DeleteOptions, now: i64) -> Grace {
 /// The finalizers the DELETE's propagation asks of the garbage collector, in place of
 /// the object's own `orphan` and `foregroundDeletion` (the kind's `policy` when neither
 /// says: `deletionFinalizersForGarbageCollection`); `None` when they do not change.
-fn gc_finalizers(
+pub(in crate::apiserver) fn gc_finalizers(
     meta: &Map<String, Value>,
     options: &DeleteOptions,
     policy: GcPolicy,
@@ -597,11 +603,7 @@ pub(in crate::apiserver) fn collected(current: &Value) -> Removal {
     if current["metadata"]["deletionTimestamp"].is_null() {
         return Removal::Keep;
     }
-    let mut object = current.clone();
-    let meta = metadata(&mut object);
-    if let Some(Value::Array(finalizers)) = meta.get_mut("finalizers") {
-        finalizers.retain(|f| f.as_str().is_none_or(|f| !GC_FINALIZERS.contains(&f)));
-    }
+    let object = without_gc_finalizers(current);
     if object == *current {
         Removal::Keep
     } else if emptied(&object, current) {
@@ -609,6 +611,17 @@ pub(in crate::apiserver) fn collected(current: &Value) -> Removal {
     } else {
         Removal::Store(object)
     }
+}
+
+/// `current` (JSON) without the garbage collector's `orphan` and `foregroundDeletion`
+/// finalizers: what the collector leaves of an object whose dependents it dealt with.
+pub(in crate::apiserver) fn without_gc_finalizers(current: &Value) -> Value {
+    let mut object = current.clone();
+    let meta = metadata(&mut object);
+    if let Some(Value::Array(finalizers)) = meta.get_mut("finalizers") {
+        finalizers.retain(|f| f.as_str().is_none_or(|f| !GC_FINALIZERS.contains(&f)));
+    }
+    object
 }
 
 /// Pod `current` (JSON) once the kubelet has stopped its containers and written its

@@ -52,8 +52,8 @@ pub(in crate::apiserver) use body::{
 use body::{decode, normalize};
 pub(in crate::apiserver) use delete::empty_namespace;
 pub(in crate::apiserver) use delete::{
-    DeleteStrategy, Deleted, GcPolicy, collected, deleted_status, emptied, evict,
-    now as now_seconds, plan,
+    DeleteStrategy, Deleted, GcPolicy, collected, deleted_status, emptied, evict, gc_finalizers,
+    now as now_seconds, plan, without_gc_finalizers,
 };
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 pub(in crate::apiserver) use options::{DeleteOptions, WriteOptions, check_patch_options};
@@ -142,6 +142,7 @@ pub async fn create<G: Group>(
             &headers,
         )?;
         let object = write.decoded(&body, wire)?;
+        server.admit_create(write.kind.resource_name(), &namespace, &object)?;
         let (key, object) = write.received(object, None)?;
         let kind = write.kind;
         let mut object = server_fields::managed(kind, object, None, write.writer());
@@ -500,6 +501,7 @@ impl<'a> Write<'a> {
                 }
                 created = true;
                 let mut object = new_body(self, None)?;
+                server.admit_create(kind.resource_name(), &key.namespace, &object)?;
                 defaults::admit(kind, &mut object, None);
                 validate::object(kind, key, (&object, None), Endpoint::Object)?;
                 return Ok(finish(kind, object, None, uid, Endpoint::Object));

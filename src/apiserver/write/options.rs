@@ -129,6 +129,15 @@ impl DeleteOptions {
         }
     }
 
+    /// What the namespace controller deletes a namespace's content with: background
+    /// propagation, nothing else.
+    pub(in crate::apiserver) fn background() -> DeleteOptions {
+        DeleteOptions {
+            propagation: Some("Background".to_owned()),
+            ..DeleteOptions::default()
+        }
+    }
+
     pub(in crate::apiserver) fn parse(
         query: Option<&str>,
         body: &[u8],
