@@ -1,11 +1,13 @@
 //! `labelSelector` and `fieldSelector` query parameters, parsed and matched as
 //! kube-apiserver does (apimachinery's `labels.Parse` and `fields.ParseSelector`).
 //!
-//! Labels: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas
-//! (all must hold). Fields: `field=value`, `field==value`, `field!=value`, over the fields
+//! Labels: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, `k>1`, `k<1`,
+//! joined by commas (all must hold), read by [`labels`]. Fields: `field=value`, `field==value`, `field!=value`, over the fields
 //! a kind is selectable by (kube-apiserver's field label conversions).
 
 use std::collections::BTreeMap;
+
+mod labels;
 
 /// A parsed label selector; the empty selector matches everything. Serialized as its
 /// text, which parses back to the same selector.
@@ -40,6 +42,8 @@ impl std::fmt::Display for LabelSelector {
                 LabelRequirement::NotIn(k, vs) => write!(f, "{k} notin ({})", vs.join(","))?,
                 LabelRequirement::Exists(k) => write!(f, "{k}")?,
                 LabelRequirement::DoesNotExist(k) => write!(f, "!{k}")?,
+                LabelRequirement::GreaterThan(k, n) => write!(f, "{k}>{n}")?,
+                LabelRequirement::LessThan(k, n) => write!(f, "{k}<{n}")?,
             }
         }
         Ok(())
@@ -54,20 +58,16 @@ enum LabelRequirement {
     NotIn(String, Vec<String>),
     Exists(String),
     DoesNotExist(String),
+    /// A label whose value is an integer greater than this.
+    GreaterThan(String, i64),
+    /// A label whose value is an integer less than this.
+    LessThan(String, i64),
 }
 
 impl LabelSelector {
-    /// Parses a `labelSelector` value.
+    /// Parses a `labelSelector` value as kube-apiserver does ([`labels`]).
     pub fn parse(text: &str) -> Result<LabelSelector, String> {
-        let mut requirements = Vec::new();
-        for part in split_top_level(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            requirements.push(parse_requirement(part)?);
-        }
-        Ok(LabelSelector(requirements))
+        labels::parse(text).map(LabelSelector)
     }
 
     /// Whether `labels` satisfy every requirement.
@@ -79,6 +79,8 @@ impl LabelSelector {
             LabelRequirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
             LabelRequirement::Exists(k) => labels.contains_key(k),
             LabelRequirement::DoesNotExist(k) => !labels.contains_key(k),
+            LabelRequirement::GreaterThan(k, n) => integer(labels.get(k)).is_some_and(|v| v > *n),
+            LabelRequirement::LessThan(k, n) => integer(labels.get(k)).is_some_and(|v| v < *n),
         })
     }
 
@@ -88,92 +90,9 @@ impl LabelSelector {
     }
 }
 
-/// Splits on commas outside parentheses (`a in (x,y),b` is two requirements).
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-fn parse_requirement(part: &str) -> Result<LabelRequirement, String> {
-    let fail = |why: &str| format!("unable to parse requirement: {part:?}: {why}");
-    if let Some(key) = part.strip_prefix('!') {
-        return Ok(LabelRequirement::DoesNotExist(
-            valid_key(key.trim()).map_err(|e| fail(&e))?,
-        ));
-    }
-    for (op, negate) in [("!=", true), ("==", false), ("=", false)] {
-        if let Some((k, v)) = part.split_once(op) {
-            let key = valid_key(k.trim()).map_err(|e| fail(&e))?;
-            let value = valid_value(v.trim()).map_err(|e| fail(&e))?;
-            return Ok(if negate {
-                LabelRequirement::NotEquals(key, value)
-            } else {
-                LabelRequirement::Equals(key, value)
-            });
-        }
-    }
-    let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
-    match words.as_slice() {
-        [key] => Ok(LabelRequirement::Exists(
-            valid_key(key).map_err(|e| fail(&e))?,
-        )),
-        [key, rest] => {
-            let key = valid_key(key).map_err(|e| fail(&e))?;
-            let rest = rest.trim();
-            let (negate, set) = if let Some(set) = rest.strip_prefix("notin") {
-                (true, set)
-            } else if let Some(set) = rest.strip_prefix("in") {
-                (false, set)
-            } else {
-                return Err(fail("expected one of =, ==, !=, in, notin"));
-            };
-            let set = set
-                .trim()
-                .strip_prefix('(')
-                .and_then(|s| s.strip_suffix(')'))
-                .ok_or_else(|| fail("expected a parenthesized set of values"))?;
-            let values = set
-                .split(',')
-                .map(|v| valid_value(v.trim()))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| fail(&e))?;
-            Ok(if negate {
-                LabelRequirement::NotIn(key, values)
-            } else {
-                LabelRequirement::In(key, values)
-            })
-        }
-        _ => Err(fail("empty requirement")),
-    }
-}
-
-/// A label key as apimachinery's selector parser takes it: a qualified name.
-fn valid_key(key: &str) -> Result<String, String> {
-    match super::names::qualified_name_error(key) {
-        None => Ok(key.to_owned()),
-        Some(why) => Err(format!("invalid label key {key:?}: {why}")),
-    }
-}
-
-fn valid_value(value: &str) -> Result<String, String> {
-    if super::names::is_label_value(value) {
-        Ok(value.to_owned())
-    } else {
-        Err(format!("invalid label value {value:?}"))
-    }
+/// A label's value as an integer, where it is one (a `>` or `<` requirement's reading).
+fn integer(value: Option<&String>) -> Option<i64> {
+    value.and_then(|v| v.parse().ok())
 }
 
 /// A parsed field selector: terms `field=value`, `field==value` or `field!=value`, all of
@@ -447,8 +366,115 @@ mod tests {
 
     #[test]
     fn malformed_label_selectors_are_errors() {
-        for s in ["app in web", "app ~ x", "=x", "app in (a b)", "ap!p=x"] {
+        for s in [
+            "app in web",
+            "app ~ x",
+            "=x",
+            "app in (a b)",
+            "ap!p=x",
+            "a=b,",
+            ",a",
+            "a>x",
+        ] {
             assert!(LabelSelector::parse(s).is_err(), "{s}");
+        }
+    }
+
+    /// Each as kube-apiserver v1.37.2 answered a LIST with it (its Status's message).
+    #[test]
+    fn a_selectors_faults_are_told_in_kube_apiservers_words() {
+        let name_part = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+        let value = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+        let cases = [
+            (
+                "a b",
+                "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"
+                    .to_owned(),
+            ),
+            (
+                "-a=b",
+                format!("unable to parse requirement: <nil>: Invalid value: \"-a\": {name_part}"),
+            ),
+            (
+                "a=-b",
+                format!(
+                    "unable to parse requirement: values[0][a]: Invalid value: \"-b\": {value}"
+                ),
+            ),
+            (
+                "a notin (x,-y)",
+                format!(
+                    "unable to parse requirement: values[0][a]: Invalid value: \"-y\": {value}"
+                ),
+            ),
+            (
+                "a in (x",
+                "unable to parse requirement: found '', expected: ',' or ')'".to_owned(),
+            ),
+            (
+                "a in x",
+                "unable to parse requirement: found 'x' expected: '('".to_owned(),
+            ),
+            (
+                "!",
+                "unable to parse requirement: found '', expected: identifier".to_owned(),
+            ),
+            (
+                "x=y,",
+                "found '', expected: identifier after ','".to_owned(),
+            ),
+            (
+                "a gt 1",
+                "unable to parse requirement: found 'gt', expected: in, notin, =, ==, !=, gt, lt"
+                    .to_owned(),
+            ),
+            (
+                "a=b=c",
+                "found '=', expected: ',' or 'end of string'".to_owned(),
+            ),
+            (
+                ",a",
+                "found ',', expected: !, identifier, or 'end of string'".to_owned(),
+            ),
+            (
+                "a in (-y,-x)",
+                format!(
+                    "unable to parse requirement: [values[0][a]: Invalid value: \"-x\": {value}, values[1][a]: Invalid value: \"-y\": {value}]"
+                ),
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(LabelSelector::parse(text).unwrap_err(), expected, "{text}");
+        }
+        assert_eq!(
+            LabelSelector::parse("a>x").unwrap_err(),
+            "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer"
+        );
+    }
+
+    #[test]
+    fn what_kube_apiserver_takes_is_taken_with_its_meaning() {
+        let l = labels(&[("replicas", "3"), ("app", ""), ("tier", "web")]);
+        for (text, selects) in [
+            ("replicas>2", true),
+            ("replicas<3", false),
+            ("tier>1", false),
+            ("app==", true),
+            ("app in ()", true),
+            ("tier in (,x)", false),
+            ("tier in (web,)", true),
+            ("in=x", false),
+            ("tier in(web) , !missing", true),
+            ("tier notin (in,notin)", true),
+            ("tier=web\0,app=x", true),
+        ] {
+            let selector = LabelSelector::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(selector.matches(&l), selects, "{text}");
+            assert_eq!(
+                LabelSelector::parse(&selector.to_string()),
+                Ok(selector),
+                "{text} prints back"
+            );
         }
     }
 
@@ -537,7 +563,7 @@ mod tests {
         let input = include_bytes!("../../tests/fixtures/fuzz/selector-key-with-a-bad-prefix");
         let text = std::str::from_utf8(&input[1..]).unwrap();
         let error = LabelSelector::parse(text).unwrap_err();
-        assert!(error.contains("invalid label key"), "{error}");
+        assert!(error.contains("Invalid value"), "{error}");
         for text in [
             "app=web",
             "example.com/tier in (a,b)",
