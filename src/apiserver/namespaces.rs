@@ -513,7 +513,8 @@ pub(super) fn subresource_routes(
 /// finalizers the options ask for, which a cluster's collector then removes) and
 /// answered so; the namespace controller then empties it and lets it go
 /// ([`controller`], after this write). A namespace already terminating is answered as it
-/// is. Preconditions not met are a 409.
+/// is, and deleted where no finalizer is left to hold it. Preconditions not met are a
+/// 409.
 pub(super) async fn delete(
     records: Records,
     ApiPath(name): ApiPath<String>,
@@ -546,6 +547,18 @@ pub(super) async fn delete(
             Ok(answer(&headers).respond(StatusCode::OK, namespace.to_string().into()))
         };
         if !live["metadata"]["deletionTimestamp"].is_null() {
+            // Its registry deletes it only once no finalizer is left (one a client
+            // emptied through `/finalize` before the first DELETE): as it was kept.
+            let held = |field: &Value| field.as_array().is_some_and(|f| !f.is_empty());
+            let holds = held(&live["spec"]["finalizers"]) || held(&live["metadata"]["finalizers"]);
+            if !holds && !options.dry_run {
+                records.change_namespace(EventKind::Deleted, &name, |version| {
+                    server.remove_namespace(&name);
+                    let mut gone = live.clone();
+                    gone["metadata"]["resourceVersion"] = json!(version.to_string());
+                    Ok(gone)
+                })?;
+            }
             return respond(&live);
         }
         let marked = records.update_namespace(&name, options.dry_run, |live| {

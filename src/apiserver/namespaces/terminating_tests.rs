@@ -256,3 +256,36 @@ async fn pods_go_first_and_hold_the_rest_while_they_are_left() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn a_namespace_finalized_before_its_delete_goes_at_the_second() {
+    let client = Client::new(&pods());
+    let (_, made) = client.send("POST", NAMESPACES, JSON, &named("bare")).await;
+    let bare = format!("{NAMESPACES}/bare");
+    let mut emptied = made.clone();
+    emptied["spec"] = json!({});
+    let (code, finalized) = client
+        .send("PUT", &format!("{bare}/finalize"), JSON, &emptied)
+        .await;
+    assert_eq!((code, &finalized["spec"]), (StatusCode::OK, &json!({})));
+    assert_eq!(finalized["status"]["phase"], "Active", "not deleted by it");
+    client.send("DELETE", &bare, JSON, &Value::Null).await;
+    let (code, left) = client.get(&bare).await;
+    assert_eq!(
+        code,
+        StatusCode::OK,
+        "no controller's finalizer to take out: {left}"
+    );
+    assert_eq!(left["status"]["phase"], "Terminating");
+    assert!(
+        left["status"]["conditions"].is_null(),
+        "the controller does not pass"
+    );
+    let (code, deleted) = client.send("DELETE", &bare, JSON, &Value::Null).await;
+    assert_eq!(
+        (code, &deleted),
+        (StatusCode::OK, &left),
+        "answered as it was kept"
+    );
+    assert_eq!(client.get(&bare).await.0, StatusCode::NOT_FOUND);
+}
