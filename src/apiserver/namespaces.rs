@@ -35,7 +35,7 @@ use super::extract::{ApiBody, ApiPath};
 use super::form::{Form, Wire};
 use super::generate;
 use super::patch::{self, PatchType};
-use super::records::{Filter, Records, Watched, serve_watch};
+use super::records::{self, Filter, Records, Watched, serve_watch};
 use super::state::EventKind;
 use super::status::{ApiError, method_not_allowed, namespace_not_found};
 use super::table::{self, metadata_only};
@@ -549,9 +549,7 @@ pub(super) async fn delete(
         if !live["metadata"]["deletionTimestamp"].is_null() {
             // Its registry deletes it only once no finalizer is left (one a client
             // emptied through `/finalize` before the first DELETE): as it was kept.
-            let held = |field: &Value| field.as_array().is_some_and(|f| !f.is_empty());
-            let holds = held(&live["spec"]["finalizers"]) || held(&live["metadata"]["finalizers"]);
-            if !holds && !options.dry_run {
+            if !records::holds_namespace(&live) && !options.dry_run {
                 records.change_namespace(EventKind::Deleted, &name, |version| {
                     server.remove_namespace(&name);
                     let mut gone = live.clone();

@@ -61,6 +61,7 @@ use tokio::time::Instant;
 pub use api::Api;
 use api::Stored;
 pub(in crate::apiserver) use filter::Filter;
+pub(in crate::apiserver) use namespaces::holds_namespace;
 use watch::{Change, History};
 pub(in crate::apiserver) use watch::{Watched, serve as serve_watch};
 

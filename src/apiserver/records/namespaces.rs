@@ -119,10 +119,13 @@ impl Records {
 /// Whether `object`, an update of the namespace `live`, deletes it: its deletion was
 /// asked for, and the update leaves no finalizer.
 fn finalized(live: &Value, object: &Value) -> bool {
-    let none = |finalizers: &Value| finalizers.as_array().is_none_or(Vec::is_empty);
-    !live["metadata"]["deletionTimestamp"].is_null()
-        && none(&object["spec"]["finalizers"])
-        && none(&object["metadata"]["finalizers"])
+    !live["metadata"]["deletionTimestamp"].is_null() && !holds_namespace(object)
+}
+
+/// Whether a finalizer, in its spec or its metadata, holds `namespace` once deleted.
+pub fn holds_namespace(namespace: &Value) -> bool {
+    let some = |finalizers: &Value| finalizers.as_array().is_some_and(|f| !f.is_empty());
+    some(&namespace["spec"]["finalizers"]) || some(&namespace["metadata"]["finalizers"])
 }
 
 /// The records at `version`, the namespace's change `kind` in their history.
