@@ -32,7 +32,6 @@ const JOB_STATUS: &str = "kube-apiserver checks a Job's status against its condi
     SuccessCriteriaMet, counts and indexes...), which its controller keeps; no controller \
     runs here, and a status written through the status subresource is kept as written";
 
-/// A DELETE of a Job without a propagation policy. Why that differs.
 /// Generated pods' zero fields. Why that stays.
 const POD_ZEROS: &str = "generated pods leave out two fields Go's JSON writes at their \
     zero, a condition's `lastProbeTime: null` and a container status's `lastState: {}` \
