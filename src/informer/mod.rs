@@ -30,13 +30,12 @@ pub use reflector::{VERY_SHORT_WATCH, slow_reads};
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::k8s::Identity;
+use crate::k8s::typed::{self, Typed, Visit};
 use crate::measure::Component;
 use crate::report::EventsReport;
 use crate::scenario::{Implementation, ObjectKind, Projection, Scope, VariantConfig};
@@ -146,62 +145,50 @@ fn spawn_one(
     ns: Option<&str>,
     scope: &Scope,
 ) -> Informer {
-    match (kind, config.projection) {
-        (ObjectKind::Pod, Projection::Full) => {
-            spawn_typed::<Pod>(client, config, (kind, ns), scope)
+    let spawn = Spawn {
+        client,
+        config,
+        at: (kind, ns),
+        scope,
+    };
+    if typed::is_typed(kind.api_version(), kind.as_str()) {
+        return typed::visit(kind.api_version(), kind.as_str(), spawn).expect("a typed kind");
+    }
+    // A custom resource: no type to hold it as.
+    Untyped::name(kind);
+    match config.projection {
+        Projection::Dynamic => spawn.typed::<Untyped>(),
+        Projection::Metadata => spawn.typed::<PartialObjectMeta<Untyped>>(),
+        Projection::Full => {
+            unreachable!(
+                "a custom resource has no type; the scenario refuses a typed informer of it"
+            )
         }
-        (ObjectKind::ConfigMap, Projection::Full) => {
-            spawn_typed::<ConfigMap>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Secret, Projection::Full) => {
-            spawn_typed::<Secret>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Pod, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Pod>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::ConfigMap, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<ConfigMap>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Secret, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Secret>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Pod, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Pod>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::ConfigMap, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<ConfigMap>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Secret, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Secret>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Node, Projection::Full) => {
-            spawn_typed::<Node>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Node, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Node>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Node, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Node>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Deployment, Projection::Full) => {
-            spawn_typed::<Deployment>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Deployment, Projection::Metadata) => {
-            spawn_typed::<PartialObjectMeta<Deployment>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Deployment, Projection::Dynamic) => {
-            spawn_typed::<Dynamic<Deployment>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Sampled(_), Projection::Dynamic) => {
-            Untyped::name(kind);
-            spawn_typed::<Untyped>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Sampled(_), Projection::Metadata) => {
-            Untyped::name(kind);
-            spawn_typed::<PartialObjectMeta<Untyped>>(client, config, (kind, ns), scope)
-        }
-        (ObjectKind::Sampled(_), Projection::Full) => {
-            unreachable!("a sampled kind has no type; the scenario refuses a typed informer of it")
+    }
+}
+
+/// One informer of a kind, as its projection holds it.
+struct Spawn<'a> {
+    client: kube::Client,
+    config: &'a VariantConfig,
+    at: (ObjectKind, Option<&'a str>),
+    scope: &'a Scope,
+}
+
+impl Spawn<'_> {
+    fn typed<K: Object>(self) -> Informer {
+        spawn_typed::<K>(self.client, self.config, self.at, self.scope)
+    }
+}
+
+impl Visit for Spawn<'_> {
+    type Output = Informer;
+
+    fn visit<T: Typed>(self) -> Informer {
+        match self.config.projection {
+            Projection::Full => self.typed::<T>(),
+            Projection::Metadata => self.typed::<PartialObjectMeta<T>>(),
+            Projection::Dynamic => self.typed::<Dynamic<T>>(),
         }
     }
 }

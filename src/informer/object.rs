@@ -1,4 +1,5 @@
-//! The kinds an informer can cache: Pod, ConfigMap, Secret, Node and Deployment, whole, as metadata only
+//! The kinds an informer can cache: every built-in kind held typed ([`Typed`]: the
+//! generator's five, and a Service or a Job a sample brings), whole, as metadata only
 //! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
 //! what dynamic informers decode), and a sampled kind untyped ([`Untyped`]). One trait
 //! says what the informer needs of a kind, so every stage is generic over it.
@@ -8,16 +9,16 @@ use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::sync::RwLock;
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
-use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
+use k8s_openapi::NamespaceResourceScope;
+use kube::Resource;
 use kube::api::{DynamicObject, ObjectMeta};
 use kube::core::PartialObjectMeta;
-use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::k8s::Identity;
+pub use crate::k8s::typed::ApiScope;
+use crate::k8s::typed::Typed;
 use crate::scenario::ObjectKind;
 
 /// A kind the informer caches.
@@ -65,56 +66,10 @@ fn remove_at(value: &mut serde_json::Value, path: &[String]) -> Option<serde_jso
     node.as_object_mut()?.remove(last.as_str())
 }
 
-impl Object for Pod {
+/// Every kind held typed: the generator's five and the built-in kinds a sample may bring.
+impl<T: Typed> Object for T {
     fn clear_status(&mut self) {
-        self.status = None;
-    }
-}
-
-impl Object for ConfigMap {}
-
-impl Object for Secret {}
-
-impl Object for Node {
-    fn clear_status(&mut self) {
-        self.status = None;
-    }
-}
-
-impl Object for Deployment {
-    fn clear_status(&mut self) {
-        self.status = None;
-    }
-}
-
-/// Where a kind's objects live, so generic code can address them.
-pub trait ApiScope: Sized {
-    /// The API of `K` in `namespace`, or across all namespaces.
-    fn api<K: Resource<DynamicType = (), Scope = Self>>(
-        client: kube::Client,
-        namespace: Option<&str>,
-    ) -> Api<K>;
-}
-
-impl ApiScope for NamespaceResourceScope {
-    fn api<K: Resource<DynamicType = (), Scope = Self>>(
-        client: kube::Client,
-        namespace: Option<&str>,
-    ) -> Api<K> {
-        match namespace {
-            Some(namespace) => Api::namespaced(client, namespace),
-            None => Api::all(client),
-        }
-    }
-}
-
-impl ApiScope for ClusterResourceScope {
-    /// Every object: a cluster-scoped kind has no namespace to narrow to.
-    fn api<K: Resource<DynamicType = (), Scope = Self>>(
-        client: kube::Client,
-        _namespace: Option<&str>,
-    ) -> Api<K> {
-        Api::all(client)
+        Typed::clear_status(self);
     }
 }
 
@@ -265,8 +220,8 @@ impl Identity {
 
 /// A ConfigMap `ns/<name>` with nothing else: what the informer's unit tests cache.
 #[cfg(test)]
-pub(super) fn test_config_map(name: &str) -> ConfigMap {
-    ConfigMap {
+pub(super) fn test_config_map(name: &str) -> k8s_openapi::api::core::v1::ConfigMap {
+    k8s_openapi::api::core::v1::ConfigMap {
         metadata: kube::api::ObjectMeta {
             name: Some(name.to_owned()),
             namespace: Some("ns".to_owned()),
@@ -280,6 +235,7 @@ pub(super) fn test_config_map(name: &str) -> ConfigMap {
 mod tests {
     use super::*;
     use crate::apiserver::generate::{self, ObjectId, test_spec};
+    use k8s_openapi::api::core::v1::Pod;
 
     fn dynamic_pod() -> (Pod, Dynamic<Pod>) {
         let id = ObjectId::new(5, 0, 1, 6);

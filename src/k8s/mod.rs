@@ -9,6 +9,7 @@ pub mod cron;
 mod identity;
 pub mod names;
 mod selector;
+pub mod typed;
 
 pub use identity::{Identity, TruthEntry, store_key};
 pub use selector::{FieldSelector, LabelSelector};

@@ -145,9 +145,15 @@ impl ObjectKind {
     }
 
     /// Whether the generator makes objects of the kind (a sampled kind's come only from
-    /// its sample, and have no typed model in the built-in informer).
+    /// its sample).
     pub fn generated(self) -> bool {
         !matches!(self, ObjectKind::Sampled(_))
+    }
+
+    /// Whether informers may hold the kind typed: a built-in kind, the generator's or one
+    /// a sample brings ([`crate::k8s::typed`]); not a custom resource.
+    pub fn held_typed(self) -> bool {
+        crate::k8s::typed::is_typed(self.api_version(), self.as_str())
     }
 
     /// The fields a `fieldSelector` can select objects of the kind by, and old names

@@ -223,4 +223,15 @@ mod tests {
         assert_eq!(known("example.com", "Service"), None);
         assert_eq!(known("", "Widget"), None);
     }
+
+    #[test]
+    fn a_typed_kind_has_the_plural_kube_apiserver_serves_it_as() {
+        for &(api_version, kind) in crate::k8s::typed::KINDS {
+            let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+            let (plural, _) = crate::k8s::typed::names(api_version, kind).unwrap();
+            let kube =
+                known(group, kind).map_or_else(|| guess_plural(kind), |k| k.plural.to_owned());
+            assert_eq!(plural, kube, "{kind} of {api_version}");
+        }
+    }
 }

@@ -11,13 +11,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ObjectKind;
 use crate::input::read_limited;
+use crate::k8s::typed::{self, Typed, Visit};
 use crate::units::Bytes;
 
 /// The largest sample file read: a few hundred objects of a `kubectl get -o json`. A
@@ -272,22 +271,18 @@ fn check(object: &Value, kind: ObjectKind) -> Result<(), String> {
 }
 
 /// Whether `object` reads as k8s-openapi's type of `kind`, as the built-in informers
-/// decode it: the path and serde's words if not.
+/// decode it: the path and serde's words if not. A custom resource has no type to read.
 fn typed(object: &Value, kind: ObjectKind) -> Result<(), String> {
-    fn read<T: for<'de> Deserialize<'de>>(object: &Value) -> Result<(), String> {
-        serde_path_to_error::deserialize::<_, T>(object)
-            .map(drop)
-            .map_err(|e| format!("{}: {}", e.path(), e.inner()))
+    struct Reads<'a>(&'a Value);
+    impl Visit for Reads<'_> {
+        type Output = Result<(), String>;
+        fn visit<T: Typed>(self) -> Result<(), String> {
+            serde_path_to_error::deserialize::<_, T>(self.0)
+                .map(drop)
+                .map_err(|e| format!("{}: {}", e.path(), e.inner()))
+        }
     }
-    match kind {
-        ObjectKind::Pod => read::<Pod>(object),
-        ObjectKind::ConfigMap => read::<ConfigMap>(object),
-        ObjectKind::Secret => read::<Secret>(object),
-        ObjectKind::Node => read::<Node>(object),
-        ObjectKind::Deployment => read::<Deployment>(object),
-        // No type to read it as: its objects are held untyped.
-        ObjectKind::Sampled(_) => Ok(()),
-    }
+    typed::visit(kind.api_version(), kind.as_str(), Reads(object)).unwrap_or(Ok(()))
 }
 
 #[cfg(test)]
@@ -558,6 +553,61 @@ mod tests {
             let e = with(variant).unwrap_err().to_string();
             assert!(e.contains("at `variant[0].projection`"), "{variant}: {e}");
         }
+    }
+
+    /// A Service as kubectl writes one, with `ports` given.
+    fn service(ports: serde_json::Value) -> serde_json::Value {
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {"ports": ports, "selector": {"app": "web"}}
+        })
+    }
+
+    #[test]
+    fn a_built_in_kind_from_a_sample_is_held_typed_under_kube_apiservers_names() {
+        let sample = service(json!([{"port": 80}])).to_string();
+        let with = |objects: &str, variant: &str| {
+            let (_dir, file) = scenario(&format!("sample = \"sample.json\"\n{objects}"), &sample);
+            let text = std::fs::read_to_string(&file)
+                .unwrap()
+                .replace("name = \"a\"\n", &format!("name = \"a\"\n{variant}\n"));
+            std::fs::write(&file, text).unwrap();
+            Scenario::load(&file)
+        };
+        let s = with("", "").unwrap();
+        assert_eq!(
+            s.variants[0].config.projection,
+            crate::scenario::Projection::Full
+        );
+        // In namespaces, as Services are, though the sample's object has none.
+        assert!(s.objects.kind.namespaced() && s.objects.kind.held_typed());
+        assert_eq!(s.objects.kind.plural(), "services");
+        let dynamic = with("", "projection = \"dynamic\"").unwrap();
+        assert_eq!(
+            dynamic.variants[0].config.projection,
+            crate::scenario::Projection::Dynamic
+        );
+        for (objects, key) in [
+            ("resource = \"svcs\"", "objects.resource"),
+            ("namespaced = false", "objects.namespaced"),
+        ] {
+            let e = with(objects, "").unwrap_err().to_string();
+            assert!(e.contains(&format!("at `{key}`")), "{e}");
+            assert!(
+                e.contains("is served as \"services\", in namespaces"),
+                "{e}"
+            );
+        }
+        // What the type says anyway is taken.
+        with("resource = \"services\"\nnamespaced = true", "").unwrap();
+        // A sample the type cannot read is refused, naming the field.
+        let (_dir, file) = scenario(
+            "sample = \"sample.json\"",
+            &service(json!([{"port": "eighty"}])).to_string(),
+        );
+        let e = Scenario::load(&file).unwrap_err().to_string();
+        assert!(e.contains("spec.ports[0].port"), "{e}");
     }
 
     #[test]

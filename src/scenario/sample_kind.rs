@@ -102,19 +102,57 @@ fn sampled(
             if group.is_empty() { "core" } else { "apps" }
         )));
     }
-    let resource = resource(raw, group, kind)?;
+    let typed = crate::k8s::typed::names(api_version, kind);
+    let (resource, namespaced) = match typed.clone() {
+        Some(names) => typed_names(raw, (api_version, kind), names)?,
+        None => (
+            resource(raw, group, kind)?,
+            raw.namespaced
+                .as_ref()
+                .map_or_else(|| sample.namespaced(), |n| *n.get_ref()),
+        ),
+    };
+    let resource = free(raw, (group, kind), resource, typed.is_some())?;
     Ok(SampledKindDef {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
         resource,
-        namespaced: raw
-            .namespaced
-            .as_ref()
-            .map_or_else(|| sample.namespaced(), |n| *n.get_ref()),
+        namespaced,
         generation: sample.has_generation(),
         fields: sample.fields(),
     }
     .kind())
+}
+
+/// The plural and scope of a built-in kind held typed: kube-apiserver's, as its type says
+/// them (a namespaced kind is served in namespaces even where the sample's objects carry
+/// none). `objects.resource` or `objects.namespaced` saying otherwise is refused.
+fn typed_names(
+    raw: &RawObjects,
+    (api_version, kind): (&str, &str),
+    (plural, namespaced): (String, bool),
+) -> Result<(String, bool), Problem> {
+    let scope = if namespaced {
+        "in namespaces"
+    } else {
+        "cluster-scoped"
+    };
+    let served = format!(
+        "a {kind} of {api_version} is served as {plural:?}, {scope}, as kube-apiserver serves it"
+    );
+    if let Some(given) = raw.resource.as_ref().filter(|r| *r.get_ref() != plural) {
+        return Err(Problem::at("objects.resource", given.span(), served)
+            .hint("leave objects.resource out for a built-in kind"));
+    }
+    if let Some(given) = raw
+        .namespaced
+        .as_ref()
+        .filter(|n| *n.get_ref() != namespaced)
+    {
+        return Err(Problem::at("objects.namespaced", given.span(), served)
+            .hint("leave objects.namespaced out for a built-in kind"));
+    }
+    Ok((plural, namespaced))
 }
 
 /// Whether a kind of `group`/`version` named `kind` has names an apiserver could serve:
@@ -135,9 +173,8 @@ fn servable(group: &str, version: &str, kind: &str) -> bool {
         && (group.is_empty() || group_ok)
 }
 
-/// The plural a sampled kind is served under: `objects.resource`, or kube-apiserver's
-/// for a built-in kind ([`kube_names`]), or kube's guess; never one the built-in
-/// apiserver serves already in the kind's group.
+/// The plural a custom resource is served under: `objects.resource`, or kube-apiserver's
+/// for a built-in kind ([`kube_names`]), or kube's guess.
 fn resource(raw: &RawObjects, group: &str, kind: &str) -> Result<String, Problem> {
     let resource = match &raw.resource {
         None => match kube_names::known(group, kind) {
@@ -167,6 +204,18 @@ fn resource(raw: &RawObjects, group: &str, kind: &str) -> Result<String, Problem
             resource.to_owned()
         }
     };
+    Ok(resource)
+}
+
+/// `resource`, if the built-in apiserver does not serve it already in `group` (a
+/// generator's kind, namespaces); `typed`: the plural is the kind's own, which no
+/// `objects.resource` can change.
+fn free(
+    raw: &RawObjects,
+    (group, kind): (&str, &str),
+    resource: String,
+    typed: bool,
+) -> Result<String, Problem> {
     let taken = ObjectKind::ALL
         .into_iter()
         .map(|k| (k.group(), k.plural()))
@@ -181,22 +230,23 @@ fn resource(raw: &RawObjects, group: &str, kind: &str) -> Result<String, Problem
     );
     Err(match &raw.resource {
         Some(given) => Problem::at("objects.resource", given.span(), problem),
+        None if typed => Problem::key("objects.sample", problem),
         None => Problem::key("objects.resource", problem)
             .hint("set objects.resource to the kind's plural"),
     })
 }
 
-/// A variant of a kind only a sample gives (`ObjectKind::Sampled`): the tool has no type
-/// for its objects, so an informer holds them untyped (`dynamic`, the default for such a
-/// kind, or `metadata`), the built-in one as client-go's dynamic informer does and
-/// kube-runtime's as `DynamicObject`s. `typed`: the variant's projection is `full`.
+/// A variant of a kind the tool has no type for (a custom resource a sample gives): an
+/// informer holds its objects untyped (`dynamic`, the default for such a kind, or
+/// `metadata`), the built-in one as client-go's dynamic informer does and kube-runtime's
+/// as `DynamicObject`s. `typed`: the variant's projection is `full`.
 pub(super) fn untyped_only(typed: bool, key: &dyn Fn(&str) -> String) -> Result<(), Problem> {
     if typed {
         return Err(Problem::key(
             key("projection"),
-            "a sampled kind has no type here: its objects are held untyped",
+            "a custom resource has no type here: its objects are held untyped",
         )
-        .hint("use `dynamic` (the default for a sampled kind) or `metadata`"));
+        .hint("use `dynamic` (the default for a custom resource) or `metadata`"));
     }
     Ok(())
 }

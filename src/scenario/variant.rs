@@ -372,7 +372,7 @@ pub(super) fn variant_from_raw(
     config.initial_sync = raw.initial_sync.unwrap_or(config.initial_sync);
     config.relist = raw.relist.unwrap_or(config.relist);
     config.projection = raw.projection.unwrap_or(config.projection);
-    if !objects.kind.generated() {
+    if !objects.kind.held_typed() {
         let typed = raw.projection == Some(Projection::Full);
         super::sample_kind::untyped_only(typed, &key)?;
         config.projection = raw.projection.unwrap_or(Projection::Dynamic);

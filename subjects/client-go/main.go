@@ -67,7 +67,7 @@ func parseFlags() options {
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the server to watch (required)")
 	flag.StringVar(&o.namespace, "namespace", "", "namespace to watch; empty for all")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "address for pprof and the status protocol")
-	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets, nodes or deployments; any resource with --api-version and --dynamic or --metadata-only")
+	flag.StringVar(&o.resource, "resource", "pods", "pods, configmaps, secrets, nodes or deployments; any other built-in resource with --api-version (held typed, through the informer factory's ForResource), and any resource with --api-version and --dynamic or --metadata-only")
 	flag.StringVar(&o.apiVersion, "api-version", "", "the resource's group/version, such as example.com/v1alpha1 (informer-mem's {api_version}); empty for v1, or apps/v1 for deployments")
 	flag.StringVar(&o.transform, "transform", "none", "none, or a comma-separated list of strip-managed-fields, strip (managedFields and the last-applied annotation) and strip-images (a Node's status.images)")
 	flag.BoolVar(&o.metadataOnly, "metadata-only", false, "watch metadata only (the metadata informer)")
