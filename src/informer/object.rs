@@ -18,20 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::k8s::Identity;
 pub use crate::k8s::typed::ApiScope;
-use crate::k8s::typed::Typed;
+use crate::k8s::typed::{Kind, Typed};
 use crate::scenario::ObjectKind;
 
 /// A kind the informer caches.
-pub trait Object:
-    Resource<DynamicType = (), Scope: ApiScope>
-    + Clone
-    + DeserializeOwned
-    + Serialize
-    + Debug
-    + Send
-    + Sync
-    + 'static
-{
+pub trait Object: Kind {
     /// Drops `status`, for kinds that have one.
     fn clear_status(&mut self) {}
 

@@ -51,8 +51,9 @@ impl ApiScope for ClusterResourceScope {
     }
 }
 
-/// A built-in kind held as its k8s-openapi struct.
-pub trait Typed:
+/// What every kind an informer holds is: a resource of a known scope, decoded and
+/// encoded by serde, sent between tasks.
+pub trait Kind:
     kube::Resource<DynamicType = (), Scope: ApiScope>
     + Clone
     + DeserializeOwned
@@ -62,6 +63,22 @@ pub trait Typed:
     + Sync
     + 'static
 {
+}
+
+impl<T> Kind for T where
+    T: kube::Resource<DynamicType = (), Scope: ApiScope>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// A built-in kind held as its k8s-openapi struct.
+pub trait Typed: Kind {
     /// Drops `status`, for kinds that have one; a kind without changes nothing.
     fn clear_status(&mut self);
 }
