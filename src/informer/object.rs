@@ -1,7 +1,7 @@
 //! The kinds an informer can cache: every built-in kind held typed ([`Typed`]: the
 //! generator's five, and a Service or a Job a sample brings), whole, as metadata only
 //! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
-//! what dynamic informers decode), and a sampled kind untyped ([`Untyped`]). One trait
+//! what dynamic informers decode), and a custom resource untyped ([`Untyped`]). One trait
 //! says what the informer needs of a kind, so every stage is generic over it.
 
 use std::borrow::Cow;
