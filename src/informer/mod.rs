@@ -30,6 +30,8 @@ pub use reflector::{VERY_SHORT_WATCH, slow_reads};
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -39,7 +41,7 @@ use crate::k8s::typed::{self, Typed, Visit};
 use crate::measure::Component;
 use crate::report::EventsReport;
 use crate::scenario::{Implementation, ObjectKind, Projection, Scope, VariantConfig};
-use object::{Dynamic, Object, Untyped};
+use object::{Dynamic, Named, Object, Sampled};
 use processor::{EventsView, Machinery};
 use reflector::{Reflector, Rules, WatchEnd};
 use store::Store;
@@ -151,18 +153,22 @@ fn spawn_one(
         at: (kind, ns),
         scope,
     };
-    if typed::is_typed(kind.api_version(), kind.as_str()) {
-        return typed::visit(kind.api_version(), kind.as_str(), spawn).expect("a typed kind");
-    }
-    // A custom resource: no type to hold it as.
-    Untyped::name(kind);
-    match config.projection {
-        Projection::Dynamic => spawn.typed::<Untyped>(),
-        Projection::Metadata => spawn.typed::<PartialObjectMeta<Untyped>>(),
-        Projection::Full => {
-            unreachable!(
-                "a custom resource has no type; the scenario refuses a typed informer of it"
-            )
+    // A typed informer decodes the kind's own struct: one build of the informer for each
+    // typed kind. Dynamic and metadata informers decode none, so a sampled kind's (a
+    // custom resource's, or a Service's from a sample) share one build, named at run time
+    // as client-go's dynamic informer is given its resource; the generator's five keep
+    // their types' names.
+    match (kind, config.projection) {
+        (_, Projection::Full) => typed::visit(kind.api_version(), kind.as_str(), spawn)
+            .expect("the scenario refuses a typed informer of a kind with no type"),
+        (ObjectKind::Pod, projection) => spawn.projected::<Pod>(projection),
+        (ObjectKind::ConfigMap, projection) => spawn.projected::<ConfigMap>(projection),
+        (ObjectKind::Secret, projection) => spawn.projected::<Secret>(projection),
+        (ObjectKind::Node, projection) => spawn.projected::<Node>(projection),
+        (ObjectKind::Deployment, projection) => spawn.projected::<Deployment>(projection),
+        (ObjectKind::Sampled(_), projection) => {
+            Sampled::name(kind);
+            spawn.projected::<Sampled>(projection)
         }
     }
 }
@@ -179,17 +185,23 @@ impl Spawn<'_> {
     fn typed<K: Object>(self) -> Informer {
         spawn_typed::<K>(self.client, self.config, self.at, self.scope)
     }
+
+    /// A metadata or dynamic informer of `K`'s objects.
+    fn projected<K: Named>(self, projection: Projection) -> Informer {
+        match projection {
+            Projection::Metadata => self.typed::<PartialObjectMeta<K>>(),
+            Projection::Dynamic => self.typed::<Dynamic<K>>(),
+            Projection::Full => unreachable!("a typed informer is spawned by its type"),
+        }
+    }
 }
 
+/// A typed informer.
 impl Visit for Spawn<'_> {
     type Output = Informer;
 
     fn visit<T: Typed>(self) -> Informer {
-        match self.config.projection {
-            Projection::Full => self.typed::<T>(),
-            Projection::Metadata => self.typed::<PartialObjectMeta<T>>(),
-            Projection::Dynamic => self.typed::<Dynamic<T>>(),
-        }
+        self.typed::<T>()
     }
 }
 

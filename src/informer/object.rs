@@ -1,7 +1,8 @@
 //! The kinds an informer can cache: every built-in kind held typed ([`Typed`]: the
 //! generator's five, and a Service or a Job a sample brings), whole, as metadata only
 //! (`PartialObjectMeta<K>`, what metadata informers decode) or untyped ([`Dynamic<K>`],
-//! what dynamic informers decode), and a custom resource untyped ([`Untyped`]). One trait
+//! what dynamic informers decode), and a sampled kind's dynamic and metadata forms by the
+//! names it is given at run time ([`Sampled`]). One trait
 //! says what the informer needs of a kind, so every stage is generic over it.
 
 use std::borrow::Cow;
@@ -64,10 +65,19 @@ impl<T: Typed> Object for T {
     }
 }
 
-impl<K> Object for PartialObjectMeta<K> where
+/// What a metadata or dynamic informer needs of its kind: its names and scope, not its
+/// fields.
+pub trait Named:
+    Resource<DynamicType = (), Scope: ApiScope> + Clone + Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Named for K where
     K: Resource<DynamicType = (), Scope: ApiScope> + Clone + Debug + Send + Sync + 'static
 {
 }
+
+impl<K: Named> Object for PartialObjectMeta<K> {}
 
 /// An object of kind `K` decoded without its type, as dynamic clients hold it: kube's
 /// `DynamicObject`, typed `metadata` beside a JSON tree of every other field (client-go's
@@ -110,10 +120,7 @@ impl<K: Resource<DynamicType = ()>> Resource for Dynamic<K> {
     }
 }
 
-impl<K> Object for Dynamic<K>
-where
-    K: Resource<DynamicType = (), Scope: ApiScope> + Clone + Debug + Send + Sync + 'static,
-{
+impl<K: Named> Object for Dynamic<K> {
     fn clear_status(&mut self) {
         if let Some(fields) = self.object.data.as_object_mut() {
             fields.remove("status");
@@ -131,69 +138,60 @@ where
     }
 }
 
-/// An object of a kind only a sample gives (a custom resource), as a dynamic informer
-/// decodes it: [`Dynamic<K>`] without a type to take its names from. The built-in
+/// A kind known only at run time: a sampled kind (a custom resource, or a built-in kind a
+/// sample brings), whose dynamic and metadata informers hold `Dynamic<Sampled>` and
+/// `PartialObjectMeta<Sampled>`, as client-go's dynamic informer is given its resource
+/// rather than a type. No value of it exists: it only names the kind. The built-in
 /// reflector asks the scenario's kind for its path; kube-runtime's reflector, which takes
-/// a kind's names from its type, gets the sampled kind's ([`Untyped::name`]): a variant
+/// a kind's names from its type, gets the sampled kind's ([`Sampled::name`]): a variant
 /// runs in a process of its own, of one scenario and one kind.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Untyped(Dynamic<Untyped>);
+#[derive(Debug, Clone)]
+pub enum Sampled {}
 
-/// The sampled kind [`Untyped`] objects are of, in this process.
-static UNTYPED_KIND: RwLock<Option<ObjectKind>> = RwLock::new(None);
+/// The kind [`Sampled`] names, in this process.
+static SAMPLED_KIND: RwLock<Option<ObjectKind>> = RwLock::new(None);
 
-impl Untyped {
-    /// Makes `kind` (a sampled kind) the kind [`Untyped`] objects are of, for the
-    /// informers started after.
+impl Sampled {
+    /// Makes `kind` (a sampled kind) the kind [`Sampled`] names, for the informers started
+    /// after.
     pub fn name(kind: ObjectKind) {
-        *UNTYPED_KIND.write().unwrap_or_else(|e| e.into_inner()) = Some(kind);
+        *SAMPLED_KIND.write().unwrap_or_else(|e| e.into_inner()) = Some(kind);
     }
 
     /// A name of the sampled kind, as `of` reads it from the kind (`""` before any).
     fn named(of: fn(ObjectKind) -> &'static str) -> Cow<'static, str> {
-        let kind = *UNTYPED_KIND.read().unwrap_or_else(|e| e.into_inner());
+        let kind = *SAMPLED_KIND.read().unwrap_or_else(|e| e.into_inner());
         Cow::Borrowed(kind.map_or("", of))
     }
 }
 
-impl Resource for Untyped {
+impl Resource for Sampled {
     type DynamicType = ();
     // A cluster-scoped kind is listed at the same path as every namespace's objects.
     type Scope = NamespaceResourceScope;
 
     fn kind(_: &()) -> Cow<'_, str> {
-        Untyped::named(ObjectKind::as_str)
+        Sampled::named(ObjectKind::as_str)
     }
 
     fn group(_: &()) -> Cow<'_, str> {
-        Untyped::named(ObjectKind::group)
+        Sampled::named(ObjectKind::group)
     }
 
     fn version(_: &()) -> Cow<'_, str> {
-        Untyped::named(ObjectKind::version)
+        Sampled::named(ObjectKind::version)
     }
 
     fn plural(_: &()) -> Cow<'_, str> {
-        Untyped::named(ObjectKind::plural)
+        Sampled::named(ObjectKind::plural)
     }
 
     fn meta(&self) -> &ObjectMeta {
-        self.0.meta()
+        match *self {}
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.0.meta_mut()
-    }
-}
-
-impl Object for Untyped {
-    fn clear_status(&mut self) {
-        self.0.clear_status();
-    }
-
-    fn cut_field(&mut self, path: &[String]) {
-        self.0.cut_field(path);
+        match *self {}
     }
 }
 
