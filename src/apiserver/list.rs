@@ -17,7 +17,7 @@ use super::form::{Form, Wire, protobuf_response};
 use super::generate::Generator;
 use super::protobuf;
 use super::query::{Query, Selection, decode_continue, encode_continue, parse_rv};
-use super::state::Expired;
+use super::state::{Expired, Start};
 use super::status::{ApiError, expired_response, json_response};
 use super::version::{NamespacedName, Version};
 use crate::scenario::ObjectKind;
@@ -25,8 +25,8 @@ use crate::scenario::ObjectKind;
 /// Target size of one streamed LIST chunk.
 const LIST_CHUNK_BYTES: usize = 64 * 1024;
 
-/// Up to `limit` objects of `selection` as of `rv` (the newest if `None`), from index
-/// `from`: the objects, their resourceVersion and the index the next page starts at.
+/// Up to `limit` objects of `selection` as of `rv` (the newest if `None`), in key order
+/// from `start`: the objects, their resourceVersion and whether more follow.
 ///
 /// With [`ApiServer::yield_during_scans`] on (`serve`), the table is scanned a chunk of
 /// records at a time; between chunks the state is unlocked and the task yields, so a long
@@ -36,28 +36,29 @@ const LIST_CHUNK_BYTES: usize = 64 * 1024;
 pub(super) async fn scan(
     server: &ApiServer,
     selection: &Selection,
-    mut from: u32,
+    start: Start<'_>,
     limit: Option<usize>,
     rv: Option<u64>,
-) -> Result<(Vec<Version>, u64, Option<u32>), Expired> {
+) -> Result<(Vec<Version>, u64, bool), Expired> {
     let spec = server.spec();
     let mut items = Vec::new();
     let mut rv = rv;
+    let mut start = start;
     loop {
         let resume = {
             let state = server.state();
             let at = *rv.get_or_insert_with(|| state.resource_version());
             let left = limit.map(|limit| limit - items.len());
-            let scan = state.scan_where(from, left, at, server.scan_chunk(), |id| {
+            let scan = state.scan_where(start, left, at, server.scan_chunk(), |id| {
                 selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
             })?;
             items.extend(scan.page.items.iter().map(|id| state.version(*id)));
             if scan.resume.is_none() {
-                return Ok((items, scan.page.resource_version, scan.page.next));
+                return Ok((items, scan.page.resource_version, scan.page.more));
             }
             scan.resume
         };
-        from = resume.expect("a scan that stopped early says where");
+        start = Start::After(resume.expect("a scan that stopped early says where"));
         tokio::task::yield_now().await;
     }
 }
@@ -72,27 +73,27 @@ pub(super) async fn serve(
     (form, wire): (Form, Wire),
 ) -> Response {
     let head = server.resource_version();
-    let (rv, from, limit) = match list_plan(q, head, |key| server.index_of_key(key)) {
+    let (rv, after, limit) = match list_plan(q, head) {
         Ok(plan) => plan,
         Err(e) => return e.into_response(),
     };
     let generator = server.generator().clone();
-    let page = scan(&server, &selection, from, limit, Some(rv)).await;
-    let (items, resource_version, next) = match page {
+    let start = after.as_ref().map_or(Start::First, Start::AfterKey);
+    let page = scan(&server, &selection, start, limit, Some(rv)).await;
+    let (items, resource_version, more) = match page {
         Ok(page) => page,
         Err(expired) => {
             server.count_request(|r| r.expired += 1);
             return expired_response(expired, q.continue_token.is_some());
         }
     };
-    let continue_token = next.map(|_| {
-        let last = items.last().expect("a page with a next index has items");
-        encode_continue(generator.spec(), resource_version, last)
-    });
-    let remaining_item_count = match next {
-        Some(next) if !selection.filters() => {
-            server.count_from(&selection, next, resource_version).ok()
-        }
+    // A page with more after it is full, so it has a last item.
+    let last = items.last().filter(|_| more);
+    let continue_token = last.map(|last| encode_continue(generator.spec(), resource_version, last));
+    let remaining_item_count = match last {
+        Some(last) if !selection.filters() => server
+            .count_after(&selection, last.id.index, resource_version)
+            .ok(),
         _ => None,
     };
     let metadata = ListMeta {
@@ -179,36 +180,27 @@ struct ListMeta {
     remaining_item_count: Option<u64>,
 }
 
-/// Which state a LIST reads: (resourceVersion, first index, page size).
-/// `index_of` finds the object a continue token names.
+/// Which state a LIST reads: (resourceVersion, the key it goes on after, page size).
 fn list_plan(
     q: &Query,
     head: u64,
-    index_of: impl FnOnce(&NamespacedName) -> Option<u32>,
-) -> Result<(u64, u32, Option<usize>), ApiError> {
+) -> Result<(u64, Option<NamespacedName>, Option<usize>), ApiError> {
     if let Some(token) = &q.continue_token {
         if q.resource_version.is_some() {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue".to_owned(),
             ));
         }
+        // etcd goes on after the token's key, whether or not an object still has it.
         let (rv, last) = decode_continue(token).map_err(ApiError::bad_request)?;
-        let from = index_of(&last)
-            .and_then(|i| i.checked_add(1))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "continue key is not valid: no object {}/{}",
-                    last.namespace, last.name
-                ))
-            })?;
-        return Ok((rv, from, q.limit));
+        return Ok((rv, Some(last), q.limit));
     }
     let exact = q.resource_version_match.as_deref() == Some("Exact");
     match q.resource_version.as_deref() {
         // Unset: the newest state (a consistent read).
-        None => Ok((head, 0, q.limit)),
+        None => Ok((head, None, q.limit)),
         // "0": any version, served from the watch cache, which ignores `limit`.
-        Some("0") => Ok((head, 0, None)),
+        Some("0") => Ok((head, None, None)),
         Some(v) => {
             let rv = parse_rv(v).map_err(ApiError::bad_request)?;
             if rv > head {
@@ -221,7 +213,7 @@ fn list_plan(
             // A version with a limit and no match is an exact read, as in kube-apiserver;
             // NotOlderThan (or no limit) is served from the newest state.
             let exact = exact || (q.resource_version_match.is_none() && q.limit.is_some());
-            Ok((if exact { rv } else { head }, 0, q.limit))
+            Ok((if exact { rv } else { head }, None, q.limit))
         }
     }
 }

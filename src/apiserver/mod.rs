@@ -138,17 +138,26 @@ impl ApiServer {
     pub fn new(spec: ObjectSpec) -> ApiServer {
         let count =
             u32::try_from(spec.count).expect("scenario validation caps the count below u32::MAX");
-        let state = State::new(count);
+        let generator = Arc::new(Generator::new(spec));
+        let keys = Arc::clone(&generator);
+        let state = State::new(
+            count,
+            Box::new(move |index| NamespacedName {
+                namespace: generate::namespace(keys.spec(), index),
+                name: generate::name(keys.spec(), index),
+            }),
+        );
+        let spec = generator.spec();
         // Cluster-scoped objects live in no namespace.
         let namespaces = (0..spec.namespaces)
             .filter(|_| spec.namespaced())
-            .map(|i| (generate::namespace(&spec, i), i))
+            .map(|i| (generate::namespace(spec, i), i))
             .collect();
         let head = signal::Signal::new(state.resource_version());
         let disconnects = signal::Signal::new(0);
         ApiServer {
             shared: Arc::new(Shared {
-                generator: Arc::new(Generator::new(spec)),
+                generator,
                 namespaces,
                 state: Mutex::new(state),
                 head,
@@ -365,7 +374,9 @@ impl ApiServer {
         self.change(|state| {
             let rv = state.resource_version();
             let page = state
-                .list_where(0, None, rv, |id| selected(&state.version(*id)))
+                .list_where(state::Start::First, None, rv, |id| {
+                    selected(&state.version(*id))
+                })
                 .expect("the newest version is never expired");
             let versions: Vec<Version> =
                 page.items.into_iter().map(|id| state.version(id)).collect();
@@ -385,7 +396,9 @@ impl ApiServer {
         let state = self.state();
         let rv = state.resource_version();
         let page = state
-            .list_where(0, None, rv, |id| selected(&state.version(*id)))
+            .list_where(state::Start::First, None, rv, |id| {
+                selected(&state.version(*id))
+            })
             .expect("the newest version is never expired");
         page.items.into_iter().map(|id| state.version(id)).collect()
     }
@@ -443,11 +456,6 @@ impl ApiServer {
     fn random_suffix(&self) -> String {
         let n = self.shared.generated_names.fetch_add(1, Ordering::Relaxed);
         generate::random_suffix(self.shared.generator.spec(), n)
-    }
-
-    /// The index of the object `key` names, live or deleted, if it ever existed.
-    fn index_of_key(&self, key: &NamespacedName) -> Option<u32> {
-        self.index_of(&self.state(), &key.namespace, &key.name)
     }
 
     /// The index of object `namespace/name`, live or deleted, if it ever existed.
@@ -640,17 +648,17 @@ impl ApiServer {
         self.shared.head.subscribe()
     }
 
-    /// How many objects of `selection` there were at `rv` from table index `from` on: a
-    /// page's `remainingItemCount`.
-    fn count_from(
+    /// How many objects of `selection` there were at `rv` after object `last` in key
+    /// order: a page's `remainingItemCount`.
+    fn count_after(
         &self,
         selection: &query::Selection,
-        from: u32,
+        last: u32,
         rv: u64,
     ) -> Result<u64, state::Expired> {
         let spec = self.spec();
         let state = self.state();
-        let scan = state.scan_where(from, None, rv, u32::MAX, |id| {
+        let scan = state.scan_where(state::Start::After(last), None, rv, u32::MAX, |id| {
             selection.matches_parts(spec, id, state.written(id).map(|w| &**w))
         })?;
         Ok(scan.page.items.len() as u64)

@@ -1,18 +1,22 @@
 //! The server's truth: a compact object table, the resourceVersion counter and the event
 //! history that watches read from.
 //!
-//! Per object only identity and version data is kept ([`Record`], 24 bytes); bodies are
-//! generated when a LIST page or a watch event is sent. Every mutation takes the next
-//! resourceVersion and appends a compact [`HistoryEvent`], which is what lets a LIST
-//! continuation see the state as of its resourceVersion (as etcd's MVCC does) and a WATCH
-//! replay the events after its resourceVersion (as the watch cache does).
+//! Per object only identity and version data is kept ([`Record`], 24 bytes, and 4 for its
+//! place in key order); bodies are generated when a LIST page or a watch event is sent.
+//! Every mutation takes the next resourceVersion and appends a compact [`HistoryEvent`],
+//! which is what lets a LIST continuation see the state as of its resourceVersion (as
+//! etcd's MVCC does) and a WATCH replay the events after its resourceVersion (as the
+//! watch cache does).
 //!
 //! Objects written over HTTP (`serve`: POST, PUT, PATCH) cannot be generated, so their
 //! versions keep their bodies ([`Written`]), keyed by the resourceVersion that wrote them.
 //! A body lives while a version that the history can still show needs it.
+//!
+//! A LIST and a watch's initial events go through the objects in key order, as etcd
+//! keeps them ([`keys`]); updates and deletes pick from them in table order.
 
 use crate::measure::FixedState;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use rand_core::{Rng, SeedableRng};
@@ -20,6 +24,10 @@ use rand_pcg::Pcg64Mcg;
 
 use super::generate::{ObjectId, Stage};
 use super::version::{NamespacedName, Version, Written};
+pub use keys::GeneratedKeys;
+use keys::Keys;
+
+mod keys;
 
 /// One object's identity and version data; the index is its position in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,15 +117,27 @@ pub struct Expired {
     pub oldest: u64,
 }
 
+/// Where a scan starts, in key order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start<'a> {
+    /// At the first key.
+    First,
+    /// After this key, whether or not an object has it: a continue token's.
+    AfterKey(&'a NamespacedName),
+    /// After the key of object `index`: where an earlier scan stopped, which writes made
+    /// since then cannot move.
+    After(u32),
+}
+
 /// One page of a LIST, as identities; the caller generates the bodies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
-    /// Objects in the page, in table order.
+    /// Objects in the page, in key order.
     pub items: Vec<ObjectId>,
     /// The resourceVersion the page is consistent with.
     pub resource_version: u64,
-    /// Index to continue from, when more objects follow.
-    pub next: Option<u32>,
+    /// Whether more objects follow the page's last (a continue token is due).
+    pub more: bool,
 }
 
 /// What a scan with a budget found: a page, and where to go on if the budget ran out
@@ -126,8 +146,8 @@ pub struct Page {
 pub struct Scan {
     /// The objects found, as [`State::list_where`] would have them so far.
     pub page: Page,
-    /// The index the scan stopped before, when records are left to look at and the page
-    /// is not full.
+    /// The index of the last record the scan looked at, when records are left to look at
+    /// and the page is not full: go on with [`Start::After`] it.
     pub resume: Option<u32>,
 }
 
@@ -146,15 +166,15 @@ pub struct State {
     /// Bodies of versions written over HTTP, by resourceVersion, with the object's index.
     /// A DELETED event of such an object keeps its last body under the deletion's version.
     bodies: BTreeMap<u64, (u32, Arc<Written>)>,
-    /// Objects whose names came over HTTP, not from the generator. An index keeps its name
-    /// for good, as a generated one does, so a create after a delete reuses it.
-    http_names: HashMap<NamespacedName, u32, FixedState>,
-    http_indices: HashSet<u32, FixedState>,
+    /// Every index's key, and the indices in key order.
+    keys: Keys,
 }
 
 impl State {
-    /// `count` objects, created at resourceVersions 1..=count before history starts.
-    pub fn new(count: u32) -> State {
+    /// `count` objects, created at resourceVersions 1..=count before history starts,
+    /// their keys `generated` names (as every object's the table creates, not written
+    /// over HTTP).
+    pub fn new(count: u32, generated: GeneratedKeys) -> State {
         let records = (0..count)
             .map(|i| Record {
                 resource_version: u64::from(i) + 1,
@@ -172,8 +192,7 @@ impl State {
             history_limit: None,
             history_start: u64::from(count),
             bodies: BTreeMap::new(),
-            http_names: HashMap::default(),
-            http_indices: HashSet::default(),
+            keys: Keys::new(count, generated),
         }
     }
 
@@ -218,7 +237,7 @@ impl State {
         (0u32..)
             .zip(&self.records)
             .filter(|&(i, r)| {
-                r.alive && !self.http_indices.contains(&i) && selected(&State::identity(i, r))
+                r.alive && !self.keys.is_http_named(i) && selected(&State::identity(i, r))
             })
             .map(|(i, _)| i)
             .collect()
@@ -291,12 +310,12 @@ impl State {
 
     /// The index of an object named over HTTP (live or not).
     pub fn http_index(&self, key: &NamespacedName) -> Option<u32> {
-        self.http_names.get(key).copied()
+        self.keys.http_index(key)
     }
 
     /// Whether `index` is an object named over HTTP.
     pub fn is_http_named(&self, index: u32) -> bool {
-        self.http_indices.contains(&index)
+        self.keys.is_http_named(index)
     }
 
     /// Stores a body written over HTTP as the next version of object `index`: an update
@@ -309,8 +328,7 @@ impl State {
             Some(i) => self.add(i, Some(body)),
             None => {
                 let i = self.records.len() as u32;
-                self.http_names.insert(body.key().clone(), i);
-                self.http_indices.insert(i);
+                self.keys.add_http(i, body.key().clone());
                 self.add(i, Some(body))
             }
         }
@@ -371,6 +389,7 @@ impl State {
         for index in first..first + count {
             self.add(index, None);
         }
+        self.keys.add_generated(first..first + count);
         first..first + count
     }
 
@@ -494,16 +513,16 @@ impl State {
         }
     }
 
-    /// Up to `limit` objects (all if `None`) as of `rv` for which `filter` holds, starting at
-    /// index `from`.
+    /// Up to `limit` objects (all if `None`) as of `rv` for which `filter` holds, in key
+    /// order from `start`.
     pub fn list_where(
         &self,
-        from: u32,
+        start: Start<'_>,
         limit: Option<usize>,
         rv: u64,
         filter: impl Fn(&ObjectId) -> bool,
     ) -> Result<Page, Expired> {
-        self.scan_where(from, limit, rv, u32::MAX, filter)
+        self.scan_where(start, limit, rv, u32::MAX, filter)
             .map(|scan| scan.page)
     }
 
@@ -511,7 +530,7 @@ impl State {
     /// early when the budget runs out, and says where to go on from.
     pub fn scan_where(
         &self,
-        from: u32,
+        start: Start<'_>,
         limit: Option<usize>,
         rv: u64,
         budget: u32,
@@ -537,25 +556,33 @@ impl State {
             }
         };
         let limit = limit.unwrap_or(usize::MAX);
-        let end = self.records.len() as u32;
-        let stop = from.saturating_add(budget).min(end);
+        let ordered = self.keys.ordered();
+        let first = match start {
+            Start::First => 0,
+            Start::AfterKey(key) => self.keys.position_after(key),
+            Start::After(index) => self.keys.position_after(&self.keys.of(index)),
+        };
+        // At least one record, so that a scan always moves on.
+        let stop = first
+            .saturating_add(budget.max(1) as usize)
+            .min(ordered.len());
         let mut items = Vec::new();
-        let mut next = None;
-        for i in from..stop {
+        let mut more = false;
+        for &i in &ordered[first..stop] {
             if let Some(id) = at_rv(i).filter(|id| filter(id)) {
                 if items.len() == limit {
-                    next = Some(i);
+                    more = true;
                     break;
                 }
                 items.push(id);
             }
         }
-        let resume = (next.is_none() && stop < end).then_some(stop);
+        let resume = (!more && stop < ordered.len()).then(|| ordered[stop - 1]);
         Ok(Scan {
             page: Page {
                 items,
                 resource_version: rv,
-                next,
+                more,
             },
             resume,
         })

@@ -20,7 +20,7 @@ use super::generate::Generator;
 use super::list::scan;
 use super::query::{Query, Selection, parse_rv};
 use super::signal::Subscription;
-use super::state::{EventKind, Expired};
+use super::state::{EventKind, Expired, Start};
 use super::status::{ApiError, expired_response, status_body};
 use super::table;
 use super::version::Version;
@@ -69,7 +69,7 @@ pub(super) async fn serve(
     let (rv, initial) = if snapshot {
         // The state as of the newest resourceVersion when the scan starts; changes after
         // it come as events.
-        match scan(&server, &selection, 0, None, None).await {
+        match scan(&server, &selection, Start::First, None, None).await {
             Ok((items, rv, _)) => (rv, items),
             Err(expired) => {
                 server.count_request(|r| r.expired += 1);

@@ -55,6 +55,9 @@ pub struct Document {
     pub fields: BTreeSet<String>,
     /// A list's number of items.
     pub items: Option<usize>,
+    /// Whether a list's items come in etcd's key order (`namespace/name`, byte by byte);
+    /// the names themselves are not compared (a `generateName` differs between servers).
+    pub in_key_order: Option<bool>,
 }
 
 impl Body {
@@ -127,12 +130,24 @@ impl Document {
     fn of(value: &Value) -> Document {
         let mut fields = BTreeSet::new();
         collect(value, "", &mut fields);
+        let items = value.get("items").and_then(Value::as_array);
         Document {
             kind: str_at(value, "kind"),
             fields,
-            items: value.get("items").and_then(Value::as_array).map(Vec::len),
+            items: items.map(Vec::len),
+            in_key_order: items.map(|items| in_key_order(items)),
         }
     }
+}
+
+/// Whether `items` are sorted by their store keys, as etcd keeps them.
+fn in_key_order(items: &[Value]) -> bool {
+    let key = |item: &Value| {
+        let at = |field| item.pointer(field).and_then(Value::as_str).unwrap_or("");
+        crate::k8s::store_key(at("/metadata/namespace"), at("/metadata/name"))
+    };
+    let keys: Vec<String> = items.iter().map(key).collect();
+    keys.is_sorted()
 }
 
 fn str_at(value: &Value, key: &str) -> String {
@@ -218,6 +233,18 @@ pub fn differences(builtin: &Observed, real: &Observed) -> Vec<String> {
             }
             if a.items != b.items {
                 out.push(format!("items {:?} vs {:?}", a.items, b.items));
+            }
+            if a.in_key_order != b.in_key_order {
+                let order = |sorted: Option<bool>| match sorted {
+                    Some(true) => "in key order",
+                    Some(false) => "not in key order",
+                    None => "no items",
+                };
+                out.push(format!(
+                    "items {} vs {}",
+                    order(a.in_key_order),
+                    order(b.in_key_order)
+                ));
             }
             fields(&a.fields, &b.fields, &mut out);
         }
@@ -339,6 +366,34 @@ mod tests {
                     .to_owned(),
                 "fields only in real: metadata.continue: string".to_owned(),
             ]
+        );
+    }
+
+    #[test]
+    fn a_list_out_of_key_order_differs_from_one_in_key_order() {
+        let list = |keys: &[(&str, &str)]| {
+            let items: Vec<Value> = (keys.iter())
+                .map(|(ns, name)| json!({"metadata": {"namespace": ns, "name": name}}))
+                .collect();
+            doc(json!({"kind": "PodList", "items": items}))
+        };
+        // etcd's order: `team-1/x` before `team/a`, `web-10` before `web-9`.
+        let sorted = list(&[
+            ("team-1", "x"),
+            ("team", "a"),
+            ("team", "web-10"),
+            ("team", "web-9"),
+        ]);
+        let other = list(&[
+            ("team", "web-9"),
+            ("team", "a"),
+            ("team-1", "x"),
+            ("team", "web-10"),
+        ]);
+        assert!(differences(&sorted, &sorted.clone()).is_empty());
+        assert_eq!(
+            differences(&other, &sorted),
+            vec!["items not in key order vs in key order".to_owned()]
         );
     }
 

@@ -561,7 +561,16 @@ async fn kubectl_gets_tables_on_list_get_and_watch() {
     );
     let rows = table["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
-    let name = generate::name(&spec, 0);
+    // The first row is the first object in key order (namespace/name).
+    let key = |i| {
+        format!(
+            "{}/{}",
+            generate::namespace(&spec, i),
+            generate::name(&spec, i)
+        )
+    };
+    let first = (0..3).min_by_key(|&i| key(i)).unwrap();
+    let name = generate::name(&spec, first);
     assert_eq!(rows[0]["cells"][0], name.as_str());
     assert_eq!(
         rows[0]["cells"].as_array().unwrap()[1..4],
@@ -570,7 +579,7 @@ async fn kubectl_gets_tables_on_list_get_and_watch() {
     assert_eq!(rows[0]["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(rows[0]["object"]["metadata"]["name"], name.as_str());
     // One object: a table of one row; includeObject chooses what the row carries.
-    let namespace = generate::namespace(&spec, 0);
+    let namespace = generate::namespace(&spec, first);
     let one = format!("/api/v1/namespaces/{namespace}/pods/{name}");
     let got = get_accepting(&server, &format!("{one}?includeObject=Object"), KUBECTL_GET).await;
     assert_eq!(got[0]["rows"].as_array().unwrap().len(), 1);
