@@ -101,8 +101,8 @@ impl Keys {
 
     /// Orders new generated objects `indices`: sorted among themselves, then merged, each
     /// placed by a binary search among the keys already ordered. Their keys are written
-    /// into one buffer while they are sorted, and dropped after (with the ranges into it,
-    /// about 55 MB for a million ConfigMaps of the default shape, at setup).
+    /// into one buffer while they are sorted, and dropped after: million-configmaps' server
+    /// peaks at 104 MB in its setup (its 24 MB of records included) and holds 28 MB after.
     pub fn add_generated(&mut self, indices: Range<u32>) {
         let mut bytes = Vec::new();
         let mut new: Vec<(Range<usize>, u32)> = Vec::with_capacity(indices.len());
