@@ -634,6 +634,33 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn an_informer_whose_first_list_holds_nothing_syncs_with_its_handlers_at_once() {
+        use crate::scenario::QueueKind;
+        let nothing = Scope {
+            label_selector: crate::k8s::LabelSelector::parse("app=nothing").unwrap(),
+            ..Scope::default()
+        };
+        for queue in [QueueKind::DeltaFifo, QueueKind::RealFifo] {
+            for handlers in [0, 2] {
+                let server = ApiServer::new(ObjectSpec::pods(30));
+                let mut config = VariantConfig::defaults(Implementation::Builtin);
+                config.queue = Some(queue);
+                config.handlers = handlers;
+                let client = transport::client(&server);
+                let informer = spawn(client, ObjectKind::Pod, &config, &[], &nothing);
+                caught_up(&server, &informer).await;
+                let at = format!("{queue:?}, {handlers} handlers");
+                assert_eq!(informer.len(), 0, "{at}");
+                let events = &informer.events_report().unwrap().informers[0];
+                assert_eq!(events.synced_at_ms, Some(0), "{at}");
+                let synced: Vec<_> = events.handlers.iter().map(|h| h.synced_at_ms).collect();
+                assert_eq!(synced, vec![Some(0); handlers as usize], "{at}");
+                informer.abort();
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn every_list_rule_and_relist_strategy_follows_the_server() {
         use crate::scenario::{ListRules, Relist, StoreMode};
         for list_rules in [ListRules::ClientGo, ListRules::KubeRuntime] {

@@ -246,6 +246,9 @@ impl<K: Object> Machinery<K> {
         loop {
             let popped = lock(&self.queue).pop();
             let Some((popped, initial)) = popped else {
+                // A first `Replace` of no items (a selector or namespace that holds
+                // nothing yet) has synced with nothing to pop.
+                self.note_synced();
                 self.queued.notified().await;
                 continue;
             };
@@ -253,13 +256,20 @@ impl<K: Object> Machinery<K> {
             for delta in deltas {
                 self.process(&key, delta.kind, delta.object, initial);
             }
-            if !self.synced.load(Ordering::Relaxed) && lock(&self.queue).has_synced() {
-                self.synced.store(true, Ordering::Relaxed);
-                *lock(&self.synced_at) = Some(self.started.elapsed());
-                self.status.send_modify(|s| s.synced = true);
-                for listener in &self.listeners {
-                    self.check_synced(listener);
-                }
+            self.note_synced();
+        }
+    }
+
+    /// Marks the informer synced, and every handler with nothing of the first `Replace`
+    /// left to handle, once the queue says so (client-go's `HasSynced` asks the queue
+    /// whenever it is called, so an empty first list syncs at once).
+    fn note_synced(&self) {
+        if !self.synced.load(Ordering::Relaxed) && lock(&self.queue).has_synced() {
+            self.synced.store(true, Ordering::Relaxed);
+            *lock(&self.synced_at) = Some(self.started.elapsed());
+            self.status.send_modify(|s| s.synced = true);
+            for listener in &self.listeners {
+                self.check_synced(listener);
             }
         }
     }
