@@ -438,7 +438,8 @@ const EVENT_NOTES: [&str; 4] = [
     "queue peak: most entries waiting, and the heap of the queue's own containers (objects \
      are the store's)",
     "synced at: virtual time after the informer started at which it, and each handler, \
-     reported HasSynced; - while not",
+     reported HasSynced (earliest-latest over several informers or more than four \
+     handlers); - while not",
 ];
 
 /// The server table's columns, and whether each is right-aligned.
@@ -664,8 +665,9 @@ fn event_rows(report: &Report) -> Vec<[String; 11]> {
     rows
 }
 
-/// `0 ms; 0 ms, 20,000 ms`: the informer, then each handler. Several informers are shown
-/// as ranges: `0 ms; 0-20,000 ms`.
+/// `0 ms; 0 ms, 20,000 ms`: the informer, then each handler. Several informers, or more
+/// handlers than [`HANDLERS_LISTED`], are shown as ranges, so that the column stays
+/// narrow with a thousand handlers: `0 ms; 0-20,000 ms (25 handlers)`.
 fn synced_at(informers: &[super::InformerEventsReport]) -> String {
     let at =
         |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{} ms", thousands(ms)));
@@ -691,20 +693,27 @@ fn synced_at(informers: &[super::InformerEventsReport]) -> String {
         _ if informers.iter().all(|i| i.handlers.is_empty()) => {
             format!("{informer_times}; no handlers")
         }
-        [one] => {
+        [one] if one.handlers.len() <= HANDLERS_LISTED => {
             let handlers: Vec<String> = one.handlers.iter().map(|h| at(h.synced_at_ms)).collect();
             format!("{informer_times}; {}", handlers.join(", "))
         }
         _ => {
-            let handler_times = informers
+            let handler_times: Vec<_> = informers
                 .iter()
                 .flat_map(|i| &i.handlers)
                 .map(|h| h.synced_at_ms)
                 .collect();
-            format!("{informer_times}; {}", range(handler_times))
+            let count = thousands(handler_times.len() as u64);
+            format!(
+                "{informer_times}; {} ({count} handlers)",
+                range(handler_times)
+            )
         }
     }
 }
+
+/// The most handlers of one informer the events table names one by one.
+const HANDLERS_LISTED: usize = 4;
 
 /// `ok`, or what differs: `3 missing, 1 stale` (`(expected)` when the scenario says so).
 fn store_verdict(phase: &PhaseReport) -> String {
@@ -753,5 +762,34 @@ mod tests {
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(578_023), "578,023");
         assert_eq!(thousands(12_345_678), "12,345,678");
+    }
+
+    #[test]
+    fn synced_at_names_a_few_handlers_and_ranges_over_many() {
+        use crate::report::{HandlerReport, InformerEventsReport, QueueReport};
+        let handler = |synced_at_ms| HandlerReport {
+            delivered: Default::default(),
+            peak_buffered: 0,
+            peak_buffer_bytes: 0,
+            synced_at_ms,
+            cost_ms: 0,
+        };
+        let informer = |synced_at_ms, handlers: &[Option<u64>]| InformerEventsReport {
+            queue: QueueReport {
+                kind: crate::scenario::QueueKind::RealFifo,
+                peak_len: 0,
+                peak_bytes: 0,
+            },
+            synced_at_ms,
+            uid_changed_updates: 0,
+            handlers: handlers.iter().copied().map(handler).collect(),
+        };
+        let few = [informer(Some(0), &[Some(0), Some(20_000)])];
+        assert_eq!(synced_at(&few), "0 ms; 0 ms, 20,000 ms");
+        let many = [informer(Some(0), &[Some(5); 1000])];
+        assert_eq!(synced_at(&many), "0 ms; 5 ms (1,000 handlers)");
+        let several = [informer(Some(0), &[Some(0)]), informer(Some(3), &[None])];
+        assert_eq!(synced_at(&several), "0-3 ms; - (2 handlers)");
+        assert_eq!(synced_at(&[informer(None, &[])]), "-; no handlers");
     }
 }
