@@ -36,14 +36,12 @@ const LIST_CHUNK_BYTES: usize = 64 * 1024;
 pub(super) async fn scan(
     server: &ApiServer,
     selection: &Selection,
-    start: Start<'_>,
+    mut start: Start<'_>,
     limit: Option<usize>,
-    rv: Option<u64>,
+    mut rv: Option<u64>,
 ) -> Result<(Vec<Version>, u64, bool), Expired> {
     let spec = server.spec();
     let mut items = Vec::new();
-    let mut rv = rv;
-    let mut start = start;
     loop {
         let resume = {
             let state = server.state();
