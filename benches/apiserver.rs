@@ -15,10 +15,10 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use informer_mem::apiserver::ApiServer;
-use informer_mem::k8s::LabelSelector;
-use informer_mem::measure::{CountingJemalloc, alloc};
-use informer_mem::scenario::{Amount, ObjectSpec};
+use apiserver::ApiServer;
+use k8s::LabelSelector;
+use measure::{CountingJemalloc, alloc};
+use scenario::{Amount, ObjectSpec};
 
 mod common;
 
@@ -89,7 +89,7 @@ async fn patch_one_pod() -> Patched {
     let uri = common::first_pod_uri(&server).await;
     let merge = "application/merge-patch+json";
     let patch = |i: usize| format!(r#"{{"metadata":{{"labels":{{"revision":"{i}"}}}}}}"#);
-    let rss = || informer_mem::measure::rss::read().map_or(0.0, |r| r.current.0 as f64);
+    let rss = || measure::rss::read().map_or(0.0, |r| r.current.0 as f64);
     let rss_before_first = rss();
     // The same label as the first patch below: the first write changes nothing but the
     // tables it builds.

@@ -14,10 +14,10 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use informer_mem::measure::{CountingJemalloc, alloc};
 use informer_mem::runner::Message;
 use informer_mem::runner::child::run;
-use informer_mem::scenario::Scenario;
+use measure::{CountingJemalloc, alloc};
+use scenario::Scenario;
 
 #[global_allocator]
 static GLOBAL: CountingJemalloc = CountingJemalloc;

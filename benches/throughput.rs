@@ -20,13 +20,13 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use informer_mem::apiserver::ApiServer;
-use informer_mem::measure::CountingJemalloc;
+use apiserver::ApiServer;
 use informer_mem::runner::Message;
 use informer_mem::runner::child::run;
-use informer_mem::scenario::{ObjectSpec, Scenario};
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::ObjectList;
+use measure::CountingJemalloc;
+use scenario::{ObjectSpec, Scenario};
 
 mod common;
 

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use apiserver::ApiServer;
 use futures::StreamExt;
-use informer_mem::apiserver::ApiServer;
-use informer_mem::measure::CountingJemalloc;
-use informer_mem::scenario::ObjectSpec;
+use measure::CountingJemalloc;
+use scenario::ObjectSpec;
 
 mod common;
 
@@ -41,7 +41,7 @@ async fn request(
 async fn writes_per_second(watchers: usize, shared: bool) -> f64 {
     let server = ApiServer::new(ObjectSpec::pods(100));
     if shared {
-        server.share_encodings(informer_mem::apiserver::SHARED_ENCODING_BYTES);
+        server.share_encodings(apiserver::SHARED_ENCODING_BYTES);
     }
     let uri = common::first_pod_uri(&server).await;
     let head = server.resource_version();

@@ -6,16 +6,16 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::apiserver::ServeConfig;
 use crate::commands::{
     ChartOutput, CheckConfig, ClusterConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig,
     RunConfig, SizeConfig,
 };
-use crate::output::Destination;
-use crate::report::compare::Tolerance;
-use crate::report::diff::DiffFormat;
-use crate::report::export::ExportFormat;
-use crate::scenario::SweepArg;
+use apiserver::ServeConfig;
+use files::output::Destination;
+use report::compare::Tolerance;
+use report::diff::DiffFormat;
+use report::export::ExportFormat;
+use scenario::SweepArg;
 
 /// Memory profiler for Kubernetes informers.
 ///

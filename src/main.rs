@@ -4,7 +4,7 @@ use clap::Parser;
 use informer_mem::cli::Cli;
 use informer_mem::exit_codes;
 #[cfg(not(feature = "dhat-heap"))]
-use informer_mem::measure::CountingJemalloc;
+use measure::CountingJemalloc;
 
 // Every figure in a report comes from this allocator: jemalloc, as most Rust services that
 // care about memory run it, behind a counting wrapper (see `measure::alloc`).
@@ -19,11 +19,13 @@ static GLOBAL: CountingJemalloc = CountingJemalloc;
 static GLOBAL: dhat::Alloc = dhat::Alloc;
 
 fn main() -> ExitCode {
+    #[cfg(feature = "dhat-heap")]
+    measure::dhat::declare_installed();
     let command = Cli::parse().into_command();
     match informer_mem::commands::run(command) {
         Ok(code) => code,
         Err(err) => {
-            informer_mem::say!("error: {err:#}");
+            files::say!("error: {err:#}");
             ExitCode::from(exit_codes::ERROR)
         }
     }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::report::Shown;
 use crate::runner::Message;
 use crate::runner::Progress;
+use report::Shown;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,13 +118,13 @@ impl Reporter {
 fn print_line(progress: Progress<'_>) {
     match progress {
         Progress::VariantStarted { index, total, name } => {
-            crate::say!("[{}/{total}] {name}", index + 1);
+            files::say!("[{}/{total}] {name}", index + 1);
         }
         Progress::Message(Message::Setup(_)) => {}
         Progress::Message(Message::Subject {
             implementation,
             setup,
-        }) => crate::say!(
+        }) => files::say!(
             "      {} connected: RSS {}{}",
             implementation.as_deref().unwrap_or("the program"),
             setup.rss_bytes,
@@ -136,7 +136,7 @@ fn print_line(progress: Progress<'_>) {
         Progress::Message(Message::Phase(p)) => match &p.subject {
             // The table's figures, in the table's words: a program's objects only when its
             // store was read (the status protocol), its heap as the program gave it.
-            Some(s) => crate::say!(
+            Some(s) => files::say!(
                 "      {:<12} {:>10} objects  RSS {:>10}  heap {:>10}  ({:.0} ms)",
                 p.name,
                 if s.store_checked {
@@ -151,7 +151,7 @@ fn print_line(progress: Progress<'_>) {
             ),
             None => {
                 let shown = Shown::of(p);
-                crate::say!(
+                files::say!(
                     "      {:<12} {:>10} objects  live {:>10}  peak {:>10}  ({:.0} ms)",
                     p.name,
                     p.objects,
@@ -161,6 +161,6 @@ fn print_line(progress: Progress<'_>) {
                 )
             }
         },
-        Progress::Message(Message::Failed(e)) => crate::say!("      failed: {e}"),
+        Progress::Message(Message::Failed(e)) => files::say!("      failed: {e}"),
     }
 }

@@ -6,8 +6,8 @@
     reason = "each benchmark compiles this module and uses only part of it"
 )]
 
+use apiserver::{ApiServer, router};
 use axum::body::Body;
-use informer_mem::apiserver::{ApiServer, router};
 use tower::ServiceExt;
 
 /// Sends one request to `server`'s router, in process (no `content-type` when empty).

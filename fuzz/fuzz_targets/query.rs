@@ -6,9 +6,9 @@
 
 use axum::body::Body;
 use axum::http::Request;
-use informer_mem::apiserver::{ApiServer, router};
-use informer_mem::k8s::{FieldSelector, LabelSelector};
-use informer_mem::scenario::ObjectSpec;
+use apiserver::{ApiServer, router};
+use k8s::{FieldSelector, LabelSelector};
+use scenario::ObjectSpec;
 use libfuzzer_sys::fuzz_target;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use tower::ServiceExt;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use informer_mem::scenario::{Scenario, ScenarioError};
+use scenario::{Scenario, ScenarioError};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

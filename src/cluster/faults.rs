@@ -24,8 +24,8 @@ use tokio::sync::{mpsc, watch};
 use tower::BoxError;
 
 use super::position::{Encoding, EventType, Events, Position};
-use crate::measure::Component;
-use crate::report::RequestCounts;
+use measure::Component;
+use report::RequestCounts;
 
 /// A response body as the informer reads it.
 pub type Body = UnsyncBoxBody<Bytes, BoxError>;

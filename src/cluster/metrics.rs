@@ -2,7 +2,7 @@
 //! its CPU time from `/metrics` (Prometheus text), read before and after each phase, and
 //! its heap profile from `/debug/pprof/heap`.
 
-use crate::report::KubeApiServerFigures;
+use report::KubeApiServerFigures;
 
 /// The cumulative counters of one `/metrics` read.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -29,10 +29,10 @@ pub use faults::{Body, Faults};
 pub use metrics::Counters;
 pub use objects::{for_server, scope_on_server};
 
-use crate::k8s::{TruthEntry, store_key};
-use crate::measure::Component;
-use crate::measure::attributed::{Attribute, Spawner};
-use crate::scenario::{ObjectKind, Scope};
+use k8s::{TruthEntry, store_key};
+use measure::Component;
+use measure::attributed::{Attribute, Spawner};
+use scenario::{ObjectKind, Scope};
 
 /// A program's requests on their way to the server ([`Cluster::forwarder`]).
 pub type Forwarder = tower::util::BoxCloneService<
@@ -148,7 +148,7 @@ impl Cluster {
     /// A client for an informer: its connections and calls charged to the informer, its
     /// requests through `faults`.
     pub fn informer_client(&self, faults: &Faults) -> anyhow::Result<kube::Client> {
-        let _informer = crate::measure::alloc::enter(Component::Informer);
+        let _informer = measure::alloc::enter(Component::Informer);
         let service = Attribute {
             component: Component::Informer,
             inner: faults.service(self.authenticated(Component::Informer)?),

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::scenario::Scope;
+use scenario::Scope;
 
 /// The prefix a pod's `spec.nodeName` gets on a real server: no kubelet of a real cluster
 /// runs a pod bound to a node of that name, so the run's pods are never started.
@@ -74,9 +74,9 @@ mod tests {
 
     #[test]
     fn a_node_selector_selects_the_pods_as_the_server_holds_them() {
-        let fields = crate::k8s::FieldSelector::parse("spec.nodeName=node-1,status.phase!=x");
+        let fields = k8s::FieldSelector::parse("spec.nodeName=node-1,status.phase!=x");
         let scope = Scope {
-            label_selector: crate::k8s::LabelSelector::parse("app=web").unwrap(),
+            label_selector: k8s::LabelSelector::parse("app=web").unwrap(),
             field_selector: fields.unwrap(),
             ..Scope::default()
         };

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use super::{CheckConfig, DiffConfig, ExportConfig, SizeConfig};
 use crate::exit_codes;
-use crate::output;
-use crate::report::compare::{Comparison, Tolerances};
-use crate::report::diff::{render_check, render_diff};
-use crate::report::export;
-use crate::report::{self, Report};
+use files::output;
+use report::compare::{Comparison, Tolerances};
+use report::diff::{render_check, render_diff};
+use report::export;
+use report::{self, Report};
 
 /// `informer-mem diff`: prints the comparison; never fails on what it finds.
 pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {

@@ -7,7 +7,7 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use super::CrosscheckConfig;
 use crate::crosscheck::{self, Outcome, Progress, Verdict};
 use crate::exit_codes;
-use crate::output;
+use files::output;
 
 /// Runs the check; exit code 1 when an answer differs unexplained.
 pub(super) fn crosscheck(config: &CrosscheckConfig) -> anyhow::Result<ExitCode> {
@@ -21,10 +21,10 @@ pub(super) fn crosscheck(config: &CrosscheckConfig) -> anyhow::Result<ExitCode> 
         &config.check,
         |progress| match progress {
             Progress::Made { namespace, server } => {
-                crate::say!("made the namespace {namespace} on {server}; it is deleted at the end");
+                files::say!("made the namespace {namespace} on {server}; it is deleted at the end");
             }
             Progress::Answered(row) if row.verdict == Verdict::Differs => {
-                crate::say!("{}: differs: {}", row.id, row.differences.join("; "));
+                files::say!("{}: differs: {}", row.id, row.differences.join("; "));
             }
             Progress::Answered(_) => {}
         },

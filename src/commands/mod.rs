@@ -11,11 +11,9 @@ mod session;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::apiserver;
 use crate::exit_codes;
-use crate::output::Destination;
-use crate::report;
-use crate::report::export::ExportFormat;
+use files::output::Destination;
+use report::export::ExportFormat;
 
 /// What to do; built from the command line by [`crate::cli`].
 #[derive(Debug)]
@@ -101,7 +99,7 @@ pub struct RunConfig {
     /// The real server to run against instead of the built-in apiserver.
     pub cluster: Option<ClusterConfig>,
     /// A sweep in place of the scenario's own `[sweep]`.
-    pub sweep: Option<crate::scenario::SweepArg>,
+    pub sweep: Option<scenario::SweepArg>,
 }
 
 /// `run --kubeconfig`: the real server a run talks to.

@@ -9,13 +9,12 @@ use anyhow::Context;
 use super::session::Session;
 use super::{ChartOutput, RunConfig};
 use crate::exit_codes;
-use crate::measure;
-use crate::output::{self, Destination};
 use crate::progress::{Mode, Reporter};
-use crate::report::export::{self, ExportFormat};
-use crate::report::{RefusedRequest, Report, ScenarioInfo, fit, render_table};
 use crate::runner;
-use crate::scenario::{Scenario, Sweep};
+use files::output::{self, Destination};
+use report::export::{self, ExportFormat};
+use report::{RefusedRequest, Report, ScenarioInfo, fit, render_table};
+use scenario::{Scenario, Sweep};
 
 /// Runs a scenario; exit code 2 if a variant failed, 1 if a store did not match the server.
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
@@ -33,7 +32,7 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
             .chain(selector_notes(&scenario))
             .chain(namespaces)
         {
-            crate::say!("{note}");
+            files::say!("{note}");
         }
     }
     let outputs = Outputs::plan(config, &scenario)?;
@@ -45,7 +44,7 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
             .chain(process_notes(&report))
             .chain(refusal_notes(&report))
         {
-            crate::say!("{note}");
+            files::say!("{note}");
         }
     }
     if let Some(e) = cleanup {
@@ -61,10 +60,10 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
 fn selector_notes(scenario: &Scenario) -> Vec<String> {
     let spec = &scenario.objects;
     let count = u32::try_from(spec.count).unwrap_or(u32::MAX);
-    let selects_none = |selector: &crate::k8s::LabelSelector| {
+    let selects_none = |selector: &k8s::LabelSelector| {
         !selector.is_empty()
             && !(0..count)
-                .any(|index| selector.matches(&crate::apiserver::generate::labels(spec, index, 1)))
+                .any(|index| selector.matches(&apiserver::generate::labels(spec, index, 1)))
     };
     let phases = scenario
         .phases
@@ -106,7 +105,7 @@ fn namespace_notes(scenario: &Scenario) -> Vec<String> {
     }
     let count = u32::try_from(spec.count).unwrap_or(u32::MAX);
     let namespaces: Vec<String> = (0..count.min(spec.namespaces))
-        .map(|index| crate::apiserver::generate::namespace(spec, index))
+        .map(|index| apiserver::generate::namespace(spec, index))
         .collect();
     let listed = match namespaces.len() {
         n if n <= 4 => namespaces.join(", "),
@@ -126,7 +125,7 @@ fn namespace_notes(scenario: &Scenario) -> Vec<String> {
             )
         })
     });
-    let passes = |subject: &crate::scenario::Subject| {
+    let passes = |subject: &scenario::Subject| {
         let mut words = subject.command.iter().chain(subject.env.values());
         words.any(|word| word.contains("{namespace}"))
     };
@@ -296,7 +295,7 @@ fn measure(
             && !config.quiet
         {
             let value = sweep.values[i];
-            crate::say!(
+            files::say!(
                 "point {}/{}: {}",
                 i + 1,
                 points.len(),
@@ -384,7 +383,7 @@ fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> 
             shown.push_str(&format!("  {}: {}\n", variant.name, subject.shown()));
         }
     }
-    crate::say_text!("{shown}");
+    files::say_text!("{shown}");
     if config.allow_commands {
         return Ok(());
     }
@@ -426,7 +425,7 @@ impl Outputs {
             ChartOutput::None => {}
         }
         exports.extend(config.exports.iter().cloned());
-        let dhat_files = measure::dhat::BUILD.then(|| {
+        let dhat_files = measure::dhat::build().then(|| {
             let points = scenario.sweep.as_ref().map_or(1, |s| s.values.len());
             let mut files = Vec::new();
             for point in 0..points {
@@ -488,7 +487,7 @@ impl Outputs {
     fn write(&self, report: &Report, quiet: bool) -> anyhow::Result<()> {
         let table = render_table(report);
         let printed = if self.exports.iter().any(|(_, d)| *d == Destination::Stdout) {
-            crate::say_text!("{table}");
+            files::say_text!("{table}");
             Ok(())
         } else {
             output::print("the table", table.as_bytes())
@@ -497,7 +496,7 @@ impl Outputs {
             && !quiet
         {
             for file in files.iter().filter(|f| f.exists()) {
-                crate::say!("wrote a dhat profile to {}", file.display());
+                files::say!("wrote a dhat profile to {}", file.display());
             }
         }
         for (format, destination) in &self.exports {
@@ -508,7 +507,7 @@ impl Outputs {
             if let Destination::File(path) = destination
                 && !quiet
             {
-                crate::say!("wrote {} to {}", format.describe(), path.display());
+                files::say!("wrote {} to {}", format.describe(), path.display());
             }
         }
         Ok(printed?)
@@ -534,7 +533,7 @@ fn verdict(report: &Report) -> u8 {
     let failed = report.variants.iter().any(|v| v.error.is_some());
     let inconsistent = report.unexpected_inconsistencies().count();
     if inconsistent > 0 {
-        crate::say!(
+        files::say!(
             "error: {inconsistent} phase(s) ended with a store that does not match the server \
              (see the `store` column); set `expect_consistent = false` on a phase that shows \
              this on purpose"
@@ -554,7 +553,7 @@ mod tests {
     use std::path::Path;
 
     use super::namespace_notes;
-    use crate::scenario::Scenario;
+    use scenario::Scenario;
 
     #[test]
     fn each_namespace_that_holds_none_of_the_objects_is_noted() {

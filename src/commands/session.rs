@@ -10,9 +10,9 @@ use anyhow::{Context, bail};
 
 use super::ClusterConfig;
 use crate::cluster::Cluster;
-use crate::report::RealServer;
 use crate::runner::{self, ClusterJob};
-use crate::scenario::{ObjectKind, Scenario};
+use report::RealServer;
+use scenario::{ObjectKind, Scenario};
 
 /// A run's hold on a real server: its namespaces, and the runtime that talks to it.
 #[derive(Debug)]
@@ -41,7 +41,7 @@ impl Session {
             bail!("{}: {why}", scenario.file.display());
         }
         if let Some(pid) = config.server_pid
-            && crate::measure::outside::read(pid).is_none()
+            && measure::outside::read(pid).is_none()
         {
             bail!("--server-pid {pid}: no such process on this machine");
         }
@@ -116,11 +116,11 @@ impl Session {
             self.server.version, self.server.url
         );
         match (self.namespaces().next(), self.namespaces().last()) {
-            (Some(first), Some(last)) => crate::say!(
+            (Some(first), Some(last)) => files::say!(
                 "running against {server}: each variant in a namespace of its own ({first} .. \
                  {last}), removed when it ends"
             ),
-            _ => crate::say!(
+            _ => files::say!(
                 "running against {server}, read only: the informers watch every namespace"
             ),
         }
@@ -146,11 +146,11 @@ impl Session {
                 _ = terminate.recv() => 128 + libc::SIGTERM,
             };
             interrupted.store(true, Ordering::SeqCst);
-            crate::say!("interrupted: stopping the variants and removing the run's namespaces");
+            files::say!("interrupted: stopping the variants and removing the run's namespaces");
             runner::stop_variants();
             let names = namespaces.iter().map(String::as_str);
             if let Err(e) = remove_all(&cluster, names, kind).await {
-                crate::say!("error: {e:#}");
+                files::say!("error: {e:#}");
             }
             std::process::exit(code);
         });

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
-use crate::scenario::ObjectKind;
+use scenario::ObjectKind;
 
 /// The requests, in the order they are sent.
 pub const REQUESTS: &str = include_str!("requests.toml");

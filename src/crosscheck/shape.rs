@@ -144,7 +144,7 @@ impl Document {
 fn in_key_order(items: &[Value]) -> bool {
     let key = |item: &Value| {
         let at = |field| item.pointer(field).and_then(Value::as_str).unwrap_or("");
-        crate::k8s::store_key(at("/metadata/namespace"), at("/metadata/name"))
+        k8s::store_key(at("/metadata/namespace"), at("/metadata/name"))
     };
     let keys: Vec<String> = items.iter().map(key).collect();
     keys.is_sorted()

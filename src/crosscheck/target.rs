@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::plan::{Resolved, Variables};
 use super::shape::{Body, Observed};
-use crate::apiserver::{self, ApiServer};
-use crate::scenario::{ObjectKind, ObjectSpec};
+use apiserver::{self, ApiServer};
+use scenario::{ObjectKind, ObjectSpec};
 
 /// Objects each server holds before a round's first request.
 pub const OBJECTS: u64 = 12;

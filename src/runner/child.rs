@@ -10,11 +10,11 @@ use std::io::{self, Read, Write};
 use super::message::{Job, Message};
 use super::phase::{Driver, phase_seed};
 use super::watchers::Watchers;
-use crate::apiserver::{ApiServer, SHARED_ENCODING_BYTES, transport};
-use crate::informer::Informer;
-use crate::measure::{Component, PhaseMeter, alloc};
-use crate::report::SetupReport;
-use crate::scenario::Scenario;
+use apiserver::{ApiServer, SHARED_ENCODING_BYTES, transport};
+use informer::Informer;
+use measure::{Component, PhaseMeter, alloc};
+use report::SetupReport;
+use scenario::Scenario;
 
 /// Entry point of the child process: reads a [`Job`] from stdin, runs it, writes
 /// [`Message`] lines to stdout.
@@ -32,7 +32,7 @@ pub fn main() -> anyhow::Result<()> {
     // From here on dhat sees every allocation; its file is written when `_profile` drops,
     // after the last phase.
     #[cfg(feature = "dhat-heap")]
-    let _profile = job.dhat_file.as_deref().map(crate::measure::dhat::start);
+    let _profile = job.dhat_file.as_deref().map(measure::dhat::start);
     let mut stdout = io::stdout().lock();
     let mut phases_left = job.scenario.phases.len();
     let external = job.scenario.variants[job.variant].subject.is_some();

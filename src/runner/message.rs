@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{PhaseReport, SetupReport, SubjectFigures};
-use crate::scenario::Scenario;
+use report::{PhaseReport, SetupReport, SubjectFigures};
+use scenario::Scenario;
 
 /// What the parent sends a child on stdin.
 #[derive(Debug, Serialize, Deserialize)]

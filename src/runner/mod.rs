@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
-use crate::scenario::Scenario;
 pub use message::{ClusterJob, Message};
 use process::run_child;
 pub use process::stop_variants;
+use report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
+use scenario::Scenario;
 
 /// The hidden subcommand a child process runs.
 pub const CHILD_COMMAND: &str = "__run-variant";

@@ -10,13 +10,13 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::watchers::Watchers;
-use crate::apiserver::ApiServer;
-use crate::informer::{self, Informer};
-use crate::measure::jemalloc::{self, Release};
-use crate::measure::timeline::{Timeline, TimelineSpec};
-use crate::measure::{Component, Measurement, PhaseMeter, alloc};
-use crate::report::{Consistency, Holding, PhaseReport, RequestCounts, SettleReport};
-use crate::scenario::{Amount, Churn, Decay, Phase, PhaseAction, Scenario, Scope, VariantConfig};
+use apiserver::ApiServer;
+use informer::{self, Informer};
+use measure::jemalloc::{self, Release};
+use measure::timeline::{Timeline, TimelineSpec};
+use measure::{Component, Measurement, PhaseMeter, alloc};
+use report::{Consistency, Holding, PhaseReport, RequestCounts, SettleReport};
+use scenario::{Amount, Churn, Decay, Phase, PhaseAction, Scenario, Scope, VariantConfig};
 
 /// How long a phase may take before the variant is declared stuck, in virtual time: it
 /// only passes while every task waits on a timer, so it measures a stall, not slowness.
@@ -116,7 +116,7 @@ impl Driver<'_> {
         // heap-profiling build has no counting allocator to sample.
         let timeline = self
             .timeline
-            .filter(|_| !crate::measure::dhat::BUILD)
+            .filter(|_| !measure::dhat::build())
             .map(Timeline::start);
         self.start_action(informer, watchers, phase, seed);
         finish_action(phase.action).await;
@@ -403,7 +403,7 @@ pub(super) fn holding_now() -> Holding {
     Holding {
         resident: jemalloc.map(|j| j.resident),
         retained: jemalloc.map(|j| j.retained),
-        rss: crate::measure::rss::read().map(|r| r.current),
+        rss: measure::rss::read().map(|r| r.current),
     }
 }
 

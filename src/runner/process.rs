@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use super::message::{Job, Message};
 use super::{CHILD_COMMAND, Limits, MALLOC_CONF};
-use crate::report::{SubjectReport, VariantReport};
-use crate::scenario::Scenario;
+use report::{SubjectReport, VariantReport};
+use scenario::Scenario;
 
 /// How much of a failed child's stderr goes into its error.
 const STDERR_TAIL_BYTES: usize = 2000;

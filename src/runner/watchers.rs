@@ -6,8 +6,8 @@
 use http_body_util::BodyExt;
 use tokio::task::JoinHandle;
 
-use crate::apiserver::ApiServer;
-use crate::measure::Component;
+use apiserver::ApiServer;
+use measure::Component;
 
 /// The open watchers; they run until aborted.
 #[derive(Debug, Default)]

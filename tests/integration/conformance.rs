@@ -5,14 +5,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use apiserver::{ApiServer, transport};
 use futures::StreamExt;
-use informer_mem::apiserver::{ApiServer, transport};
-use informer_mem::k8s::LabelSelector;
-use informer_mem::scenario::{Amount, ObjectSpec};
+use k8s::LabelSelector;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, watcher};
+use scenario::{Amount, ObjectSpec};
 
 /// namespace/name -> (resourceVersion, uid)
 type Truth = BTreeMap<String, (String, String)>;

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::Output;
 
-use informer_mem::units::Bytes;
 use serde_json::Value;
+use units::Bytes;
 
 use super::util::{bin, fixture, phases};
 

@@ -7,7 +7,7 @@ use std::process::Output;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use informer_mem::units::Bytes;
+use units::Bytes;
 
 use crate::util::{bin, fixture};
 

@@ -22,11 +22,11 @@ use tokio::task::JoinHandle;
 use super::message::{ClusterJob, Message};
 use super::phase::{CaughtUp, finish_action, holding_now};
 use crate::cluster::Watched;
-use crate::informer::{self, Informer};
-use crate::k8s::TruthEntry;
-use crate::measure::{Component, PhaseMeter, alloc};
-use crate::report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
-use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
+use informer::{self, Informer};
+use k8s::TruthEntry;
+use measure::{Component, PhaseMeter, alloc};
+use report::{Consistency, Holding, PhaseReport, SettleReport, SetupReport};
+use scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
 pub(super) use side::Side;
 
 /// How long the informer may take to match the server after a phase's writes.

@@ -19,16 +19,16 @@ use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt};
 use tokio::task::JoinHandle;
 
-use crate::apiserver::ApiServer;
 use crate::cluster::{Cluster, Counters, Faults, Followed, for_server};
-use crate::k8s::TruthEntry;
-use crate::measure::Component;
-use crate::measure::outside::{self, ProcessReading};
-use crate::report::{KubeApiServerFigures, ServerProcess};
 use crate::runner::message::ClusterJob;
 use crate::runner::phase::{change_server, phase_seed};
 use crate::runner::profile_file;
-use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
+use apiserver::ApiServer;
+use k8s::TruthEntry;
+use measure::Component;
+use measure::outside::{self, ProcessReading};
+use report::{KubeApiServerFigures, ServerProcess};
+use scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
 
 /// Writes in flight at once.
 const WRITES_AT_ONCE: usize = 16;
@@ -302,7 +302,7 @@ impl Side {
             .cluster
             .delete_with(kind, namespace, name, serde_json::json!({}))
             .await?;
-        crate::apiserver::generate::stop_pod(&mut pod, k8s_openapi::jiff::Timestamp::now());
+        apiserver::generate::stop_pod(&mut pod, k8s_openapi::jiff::Timestamp::now());
         self.cluster
             .replace_status(kind, namespace, pod, "kubelet")
             .await?;
@@ -354,7 +354,7 @@ impl Side {
             && let Some(profile) = self.cluster.heap_profile().await?
         {
             let file = profile_file(prefix, index, &phase.name);
-            crate::output::write_file(&file, &profile).with_context(|| {
+            files::output::write_file(&file, &profile).with_context(|| {
                 format!("failed to write the heap profile `{}`", file.display())
             })?;
             figures.heap_profile = file.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -20,13 +20,13 @@ use anyhow::Context;
 use super::message::{ClusterJob, Message};
 use super::phase::CaughtUp;
 use super::profile_file;
-use crate::apiserver::{self, Gate};
-use crate::measure::outside::{self, GroupReading, ProcessReading};
-use crate::measure::{PhaseMeter, pprof::MemStats};
-use crate::report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
-use crate::scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
+use apiserver::{self, Gate};
+use measure::outside::{self, GroupReading, ProcessReading};
+use measure::{PhaseMeter, pprof::MemStats};
 use probe::{Handled, Probe};
 use program::Program;
+use report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
+use scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
 use upstream::Upstream;
 use wait::Sampler;
 
@@ -427,7 +427,7 @@ impl<'a> Run<'a> {
             return Ok(None);
         };
         let file = profile_file(prefix, index, &phase.name);
-        crate::output::write_file(&file, &profile)
+        files::output::write_file(&file, &profile)
             .with_context(|| format!("failed to write the heap profile `{}`", file.display()))?;
         Ok(file.file_name().map(|n| n.to_string_lossy().into_owned()))
     }

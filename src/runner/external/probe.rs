@@ -10,9 +10,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 
-use crate::k8s::Identity;
-use crate::measure::pprof::{self, MemStats, Site};
-use crate::report::EventCounts;
+use k8s::Identity;
+use measure::pprof::{self, MemStats, Site};
+use report::EventCounts;
 
 /// How long one request to the program may take: a heap profile of a large heap after a
 /// forced collection takes a while.
@@ -188,7 +188,7 @@ impl Probe {
 
     /// The live heap the program reports after a collection of its own (`GET
     /// {status}/heap`, for runtimes without pprof); `Ok(None)` when it serves none.
-    pub(super) async fn reported_heap(&self) -> Result<Option<crate::units::Bytes>, String> {
+    pub(super) async fn reported_heap(&self) -> Result<Option<units::Bytes>, String> {
         let Some(status) = &self.status else {
             return Ok(None);
         };
@@ -203,7 +203,7 @@ impl Probe {
         }
         let reported: Reported = serde_json::from_slice(&body)
             .map_err(|e| format!("GET {url}: not the status protocol's heap: {e}"))?;
-        Ok(Some(crate::units::Bytes(reported.live_bytes)))
+        Ok(Some(units::Bytes(reported.live_bytes)))
     }
 
     /// The heap's MemStats and top sites, after forced collections when `collect`: two,

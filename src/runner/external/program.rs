@@ -12,7 +12,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::measure::outside::{Group, GroupReading};
+use measure::outside::{Group, GroupReading};
 
 /// How long a stopped program may take to exit after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);

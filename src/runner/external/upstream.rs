@@ -23,12 +23,12 @@ use tower::ServiceExt;
 use super::super::cluster::Side;
 use super::super::message::ClusterJob;
 use super::super::phase::{change_server, phase_seed};
-use crate::apiserver::{self, ApiServer, Gate};
 use crate::cluster::Forwarder;
-use crate::k8s::TruthEntry;
-use crate::measure::Component;
-use crate::report::RequestCounts;
-use crate::scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
+use apiserver::{self, ApiServer, Gate};
+use k8s::TruthEntry;
+use measure::Component;
+use report::RequestCounts;
+use scenario::{ObjectKind, Phase, PhaseAction, Scenario, Scope};
 
 /// How long a watch stream the proxy cannot read (not JSON) must carry nothing before it
 /// counts as sent everything.

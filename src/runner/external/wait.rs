@@ -13,11 +13,11 @@ use tokio::time::Instant;
 use super::probe::{Probe, Status};
 use super::program::Program;
 use super::upstream::Upstream;
-use crate::k8s::{Identity, TruthEntry};
-use crate::measure::outside::Group;
-use crate::report::Consistency;
-use crate::scenario::{Scope, Subject};
-use crate::units::Bytes;
+use k8s::{Identity, TruthEntry};
+use measure::outside::Group;
+use report::Consistency;
+use scenario::{Scope, Subject};
+use units::Bytes;
 
 /// How often the wait looks at the server and the program.
 pub(super) const POLL: Duration = Duration::from_millis(20);

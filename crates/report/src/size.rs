@@ -1,0 +1,364 @@
+//! `informer-mem size`: what a cluster's counts of objects cost each variant, predicted
+//! from the lines a sweep over `count` fitted (`fit`): the steady store after the initial
+//! sync, the initial sync's peak and a relist's peak, summed over the kinds of objects
+//! asked for, each with its 95% prediction band.
+
+use std::collections::BTreeMap;
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use super::Report;
+use super::fit::Fit;
+use scenario::metric::Metric;
+use scenario::{ObjectKind, PhaseKind, SweepKey};
+use units::Bytes;
+
+/// Why a prediction cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SizeError {
+    /// A report has no sweep over `count`.
+    #[error(
+        "`{file}` has no sweep over `count` to predict from\n  hint: run its scenario with \
+         `--sweep count=1000,2000,5000,10000` (or a `[sweep]` table) first"
+    )]
+    NoCountSweep {
+        /// The report.
+        file: String,
+    },
+    /// Two reports measure the same kind.
+    #[error("`{file}` measures {kind} objects, as an earlier report does: one report a kind")]
+    KindTwice {
+        /// The second report.
+        file: String,
+        /// Its kind.
+        kind: ObjectKind,
+    },
+    /// A report's kind has no `--count`, or a `--count` no report.
+    #[error("{0}")]
+    Counts(String),
+    /// No variant is in every report.
+    #[error("no variant is in every report (variants are matched by name)")]
+    NoCommonVariant,
+}
+
+/// One predicted figure: the line's value and the band's half-width (none when a fit had
+/// only two points).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Predicted {
+    /// Bytes.
+    pub bytes: f64,
+    /// Half the 95% prediction interval, in bytes.
+    pub band: Option<f64>,
+}
+
+impl Predicted {
+    fn plus(self, other: Predicted) -> Predicted {
+        Predicted {
+            bytes: self.bytes + other.bytes,
+            // Independent fits: their errors add in quadrature.
+            band: self
+                .band
+                .zip(other.band)
+                .map(|(a, b)| (a * a + b * b).sqrt()),
+        }
+    }
+}
+
+/// A variant's predicted figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// The variant's name.
+    pub variant: String,
+    /// Whether it is an external variant: its figures are its program's heap after GC
+    /// and its process's RSS high-water marks, not the informer's own exact bytes.
+    pub external: bool,
+    /// The informer's live bytes once synced (after the first phase).
+    pub steady: Predicted,
+    /// Its peak within the initial sync (the first phase).
+    pub initial_peak: Predicted,
+    /// Its peak within the first `relist` phase, when the scenario has one.
+    pub relist_peak: Option<Predicted>,
+}
+
+/// The kinds `--count` names (`given`: each name and its count), matched by the kind's
+/// name or its resource's, in any case: the kinds the reports measure (a custom
+/// resource's from its sample, `Widget` or `widgets`) and the built-in ones. A later
+/// count of a kind replaces an earlier one.
+pub fn counted_kinds(
+    reports: &[(String, Report)],
+    given: &[(String, u64)],
+) -> Result<BTreeMap<ObjectKind, u64>, SizeError> {
+    let measured = reports
+        .iter()
+        .map(|(_, report)| report.scenario.objects.kind);
+    let mut known: Vec<ObjectKind> = ObjectKind::ALL.into_iter().chain(measured).collect();
+    known.sort();
+    known.dedup();
+    given
+        .iter()
+        .map(|(name, n)| {
+            let kind = known
+                .iter()
+                .find(|k| {
+                    name.eq_ignore_ascii_case(k.as_str()) || name.eq_ignore_ascii_case(k.plural())
+                })
+                .ok_or_else(|| {
+                    let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
+                    SizeError::Counts(format!(
+                        "--count {name}={n}: unknown kind {name:?}; expected one of {}",
+                        names.join(", ")
+                    ))
+                })?;
+            Ok((*kind, *n))
+        })
+        .collect()
+}
+
+/// Predicts each variant present in every report at `counts` objects of each report's
+/// kind. `reports` are (file, report) pairs.
+pub fn predict(
+    reports: &[(String, Report)],
+    counts: &BTreeMap<ObjectKind, u64>,
+) -> Result<Vec<Prediction>, SizeError> {
+    let mut kinds = BTreeMap::new();
+    for (file, report) in reports {
+        if report.scenario.sweep.as_ref().map(|s| s.key) != Some(SweepKey::Count) {
+            return Err(SizeError::NoCountSweep { file: file.clone() });
+        }
+        let kind = report.scenario.objects.kind;
+        if kinds.insert(kind, file).is_some() {
+            return Err(SizeError::KindTwice {
+                file: file.clone(),
+                kind,
+            });
+        }
+        if !counts.contains_key(&kind) {
+            return Err(SizeError::Counts(format!(
+                "`{file}` measures {kind} objects: give their count with --count {kind}=N"
+            )));
+        }
+    }
+    if let Some(kind) = counts.keys().find(|k| !kinds.contains_key(k)) {
+        return Err(SizeError::Counts(format!(
+            "--count {kind}: no report measures {kind} objects"
+        )));
+    }
+    let (_, first) = &reports[0];
+    let mut names: Vec<&str> = Vec::new();
+    for fit in &first.fits {
+        if !names.contains(&fit.variant.as_str()) {
+            names.push(&fit.variant);
+        }
+    }
+    let predictions: Vec<Prediction> = names
+        .into_iter()
+        .filter_map(|name| {
+            reports
+                .iter()
+                .map(|(_, r)| variant_prediction(r, name, counts[&r.scenario.objects.kind]))
+                .reduce(|a, b| Some(sum(a?, b?)))?
+        })
+        .collect();
+    if predictions.is_empty() {
+        return Err(SizeError::NoCommonVariant);
+    }
+    Ok(predictions)
+}
+
+fn sum(a: Prediction, b: Prediction) -> Prediction {
+    Prediction {
+        variant: a.variant,
+        external: a.external || b.external,
+        steady: a.steady.plus(b.steady),
+        initial_peak: a.initial_peak.plus(b.initial_peak),
+        relist_peak: a.relist_peak.zip(b.relist_peak).map(|(a, b)| a.plus(b)),
+    }
+}
+
+/// Variant `name`'s prediction from `report`'s fits at `count` objects.
+fn variant_prediction(report: &Report, name: &str, count: u64) -> Option<Prediction> {
+    let x = count as f64;
+    let phases = &report.variants.first()?.phases;
+    let fit = |phase: &str, live: bool| -> Option<Predicted> {
+        let f: &Fit = report.fits.iter().find(|f| {
+            f.variant == name
+                && f.phase == phase
+                && matches!(
+                    f.metric,
+                    Metric::InformerLiveBytes | Metric::SubjectHeapLiveBytes
+                ) == live
+        })?;
+        Some(Predicted {
+            bytes: f.predict(x),
+            band: f.band(x),
+        })
+    };
+    let first = &phases.first()?.name;
+    let relist = phases
+        .iter()
+        .find(|p| p.kind == PhaseKind::Relist)
+        .map(|p| &p.name);
+    Some(Prediction {
+        variant: name.to_owned(),
+        external: report
+            .fits
+            .iter()
+            .any(|f| f.variant == name && f.metric.is_subject()),
+        steady: fit(first, true)?,
+        initial_peak: fit(first, false)?,
+        relist_peak: relist.and_then(|r| fit(r, false)),
+    })
+}
+
+/// The predictions as a terminal table, with what the figures are.
+pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header([
+            "variant",
+            "steady store",
+            "initial sync peak",
+            "relist peak",
+        ]);
+    for p in predictions {
+        table.add_row([
+            if p.external {
+                format!("{} (external)", p.variant)
+            } else {
+                p.variant.clone()
+            },
+            shown(p.steady),
+            shown(p.initial_peak),
+            p.relist_peak.map_or("-".to_owned(), shown),
+        ]);
+    }
+    for i in 1..4 {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let cluster: Vec<String> = counts
+        .iter()
+        .map(|(kind, n)| format!("{} {kind}", super::table::thousands(*n)))
+        .collect();
+    let mut out = format!(
+        "predicted for {}:\n{table}\nthe informer's own bytes, from the lines each report's \
+         sweep fitted (summed over the kinds); ± the 95% prediction band of the fit, which \
+         widens the farther the count is from the measured points (none from a fit of two \
+         points); a relist's peak when the scenario has a `relist` phase\n",
+        cluster.join(" and ")
+    );
+    if predictions.iter().any(|p| p.external) {
+        out.push_str(
+            "(external): a program measured from outside: its steady store is its heap after \
+             a forced GC, its peaks its process's RSS high-water marks (its runtime and \
+             libraries included, once for every kind summed)\n",
+        );
+    }
+    out
+}
+
+fn shown(p: Predicted) -> String {
+    let bytes = Bytes(p.bytes.max(0.0).round() as u64);
+    match p.band {
+        Some(band) => format!("{bytes} ± {}", Bytes(band.round() as u64)),
+        None => bytes.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic;
+    use scenario::Sweep;
+
+    /// A sweep report of `kind` whose one variant's lines are `fixed + per_unit x count`,
+    /// live and peak alike, through three exact points.
+    fn swept(kind: ObjectKind, fixed: f64, per_unit: f64) -> Report {
+        let mut report = synthetic::report(1, 1, 0);
+        report.scenario.objects.kind = kind;
+        report.scenario.sweep = Some(Sweep {
+            key: SweepKey::Count,
+            values: vec![10, 20, 40],
+        });
+        let points: Vec<(f64, f64)> = [10.0, 20.0, 40.0]
+            .map(|x| (x, fixed + per_unit * x))
+            .to_vec();
+        let name = report.variants[0].name.clone();
+        report.fits = [Metric::InformerLiveBytes, Metric::InformerPeakLiveBytes]
+            .map(|m| Fit::through(&name, "phase-0", m, &points).unwrap())
+            .to_vec();
+        report
+    }
+
+    #[test]
+    fn kinds_add_up_per_variant() {
+        let reports = vec![
+            ("pods.json".to_owned(), swept(ObjectKind::Pod, 1000.0, 50.0)),
+            (
+                "configmaps.json".to_owned(),
+                swept(ObjectKind::ConfigMap, 500.0, 4.0),
+            ),
+        ];
+        let counts = BTreeMap::from([(ObjectKind::Pod, 100), (ObjectKind::ConfigMap, 1000)]);
+        let predictions = predict(&reports, &counts).unwrap();
+        assert_eq!(predictions.len(), 1);
+        let steady = predictions[0].steady;
+        assert!(
+            (steady.bytes - (1000.0 + 5000.0 + 500.0 + 4000.0)).abs() < 1e-6,
+            "{steady:?}"
+        );
+        assert!(
+            steady.band.unwrap() < 1e-3,
+            "exact points leave no band: {steady:?}"
+        );
+        // The synthetic report has no relist phase.
+        assert_eq!(predictions[0].relist_peak, None);
+        let text = render(&predictions, &counts);
+        assert!(
+            text.starts_with("predicted for 100 Pod and 1,000 ConfigMap:"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_programs_prediction_says_it_is_measured_from_outside() {
+        let mut report = swept(ObjectKind::Pod, 1000.0, 50.0);
+        let counts = BTreeMap::from([(ObjectKind::Pod, 100)]);
+        let reports = vec![("built-in.json".to_owned(), report.clone())];
+        let built_in = predict(&reports, &counts).unwrap();
+        assert!(!built_in[0].external);
+        assert!(!render(&built_in, &counts).contains("(external)"));
+        // An external variant's lines are its program's heap after GC and its RSS peak.
+        for fit in &mut report.fits {
+            fit.metric = match fit.metric {
+                Metric::InformerLiveBytes => Metric::SubjectHeapLiveBytes,
+                _ => Metric::SubjectRssPeakBytes,
+            };
+        }
+        let reports = vec![("program.json".to_owned(), report)];
+        let program = predict(&reports, &counts).unwrap();
+        assert!(program[0].external);
+        assert_eq!(program[0].steady, built_in[0].steady);
+        let text = render(&program, &counts);
+        assert!(text.contains(" (external) "), "{text}");
+        assert!(text.contains("RSS high-water marks"), "{text}");
+    }
+
+    #[test]
+    fn a_kind_without_a_count_or_a_count_without_a_report_is_refused() {
+        let reports = vec![("pods.json".to_owned(), swept(ObjectKind::Pod, 0.0, 1.0))];
+        let none = BTreeMap::from([(ObjectKind::Secret, 1)]);
+        let e = predict(&reports, &none).unwrap_err().to_string();
+        assert!(e.contains("give their count with --count Pod=N"), "{e}");
+        let both = BTreeMap::from([(ObjectKind::Pod, 1), (ObjectKind::Secret, 1)]);
+        let e = predict(&reports, &both).unwrap_err().to_string();
+        assert!(
+            e.contains("--count Secret: no report measures Secret"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! What a report says of an external variant's program, measured from outside: the
+//! kernel's view of the process and, for a Go program serving net/http/pprof, its heap.
+//! None of it is an exact count: the Go runtime's counters are exact for one run, but a
+//! program on a real clock does not repeat its allocations run to run.
+
+use serde::{Deserialize, Serialize};
+
+use super::EventCounts;
+use measure::outside::{GroupReading, ProcessReading};
+use measure::pprof::{MemStats, Site};
+use scenario::Subject;
+use units::Bytes;
+
+/// An external variant's program, as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubjectReport {
+    /// The program, its settings as the scenario gave them (placeholders unfilled).
+    pub definition: Subject,
+    /// What the program said it is, through the status protocol (`implementation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<String>,
+    /// The program once it had connected, before it got any object: what every phase's
+    /// figures include.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<SubjectFigures>,
+}
+
+/// A program's figures at the end of a phase (or of its setup). The process figures are
+/// its process group's: summed over every process in it where the command started
+/// others (`processes`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SubjectFigures {
+    /// Its RSS at the end (advisory).
+    pub rss_bytes: Bytes,
+    /// Its highest RSS within the phase (advisory; the kernel's high-water mark, reset at
+    /// the phase's start; with several processes the sum of theirs, an upper bound).
+    /// `None` where the kernel refused the reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_peak_bytes: Option<Bytes>,
+    /// Its threads at the end.
+    pub threads: u64,
+    /// CPU time it used within the phase, user and system, in ms (advisory), its exited
+    /// children's included.
+    pub cpu_ms: u64,
+    /// Each process of its group at the end, where there was more than one: the command
+    /// started others (`go run`, `npm start`, a shell that does not `exec`), and the
+    /// figures above are their sum. Empty for a program that is one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessShare>,
+    /// CPU time the run's own process (the built-in server, and the probes reading the
+    /// program) used within the phase, in ms (advisory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_cpu_ms: Option<u64>,
+    /// The Go heap after a forced collection at the end; `None` without pprof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<GoHeap>,
+    /// The live heap the program reported after a collection of its own, through the
+    /// status protocol (`{status}/heap`: runtimes without pprof, such as Node.js with
+    /// `--expose-gc`); `None` when it serves none, or when `heap` is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_heap_bytes: Option<Bytes>,
+    /// The highest `HeapAlloc` among the samples taken within the phase (advisory: a
+    /// sample every few milliseconds, and HeapAlloc counts garbage not yet swept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_peak_bytes: Option<Bytes>,
+    /// Samples taken within the phase.
+    #[serde(default)]
+    pub samples: u64,
+    /// CPU time the program spent answering the samples' heap reads within the phase, in
+    /// ms: part of `cpu_ms` (advisory; clock ticks). `None` in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_cpu_ms: Option<u64>,
+    /// The sites holding the most live heap at the end (estimated from the profile's
+    /// samples), heaviest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_sites: Vec<Site>,
+    /// The heap profile saved at the end, readable by `go tool pprof`, relative to the
+    /// report's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Notifications its handlers reported handling in the phase (status protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handled: Option<EventCounts>,
+    /// Whether its store was read through the status protocol and checked against the
+    /// server (the phase's consistency); without it, the phase ended on a quiet process and
+    /// the store is unchecked.
+    pub store_checked: bool,
+    /// The program's requests the server refused within the phase (or its setup): what
+    /// it asks for that the server lacks. Absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedRequest>,
+}
+
+/// One process of a program's group, at a phase's end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessShare {
+    /// Its command's name as the kernel keeps it (15 bytes at most).
+    pub command: String,
+    /// Its RSS (advisory).
+    pub rss_bytes: Bytes,
+}
+
+/// Requests of a program that the server answered with a 4xx or 5xx, by method, path and
+/// status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedRequest {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The answer's status code.
+    pub status: u16,
+    /// The first answer's message (its `Status`'s, or its text).
+    pub message: String,
+    /// How many times the server refused it.
+    pub count: u64,
+}
+
+/// The most refusals a summary names (the first ones by method and path).
+const NAMED_REFUSALS: usize = 8;
+
+impl RefusedRequest {
+    /// `refused` in words, for a message (`""` when empty): `the server refused 12
+    /// request(s): POST /apis/example.com/v1/namespaces/default/widgets: 404 "the server
+    /// could not find the requested resource" (x12)`.
+    pub fn summary(refused: &[RefusedRequest]) -> String {
+        if refused.is_empty() {
+            return String::new();
+        }
+        let total: u64 = refused.iter().map(|r| r.count).sum();
+        let mut named: Vec<String> = refused
+            .iter()
+            .take(NAMED_REFUSALS)
+            .map(|r| {
+                format!(
+                    "{} {}: {} {:?} (x{})",
+                    r.method, r.path, r.status, r.message, r.count
+                )
+            })
+            .collect();
+        if refused.len() > NAMED_REFUSALS {
+            named.push(format!("and {} more", refused.len() - NAMED_REFUSALS));
+        }
+        format!(
+            "the server refused {total} request(s): {}",
+            named.join(", ")
+        )
+    }
+}
+
+/// The Go heap after `runtime.GC()`, from runtime.MemStats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoHeap {
+    /// `HeapAlloc` after the collection: the live heap.
+    pub live_bytes: Bytes,
+    /// `HeapInuse`: bytes in spans holding objects.
+    pub inuse_bytes: Bytes,
+    /// `HeapObjects`: live objects.
+    pub objects: u64,
+    /// Bytes allocated within the phase (`TotalAlloc`'s growth).
+    pub alloc_bytes: Bytes,
+    /// Objects allocated within the phase (`Mallocs`' growth).
+    pub allocs: u64,
+    /// Objects freed within the phase (`Frees`' growth).
+    pub frees: u64,
+    /// Collections within the phase, the forced one included.
+    pub gcs: u64,
+}
+
+impl GoHeap {
+    /// The heap at `now`, with the phase's growth since `before`.
+    pub fn since(now: &MemStats, before: &MemStats) -> GoHeap {
+        GoHeap {
+            live_bytes: now.heap_alloc,
+            inuse_bytes: now.heap_inuse,
+            objects: now.heap_objects,
+            alloc_bytes: Bytes(now.total_alloc.0.saturating_sub(before.total_alloc.0)),
+            allocs: now.mallocs.saturating_sub(before.mallocs),
+            frees: now.frees.saturating_sub(before.frees),
+            gcs: now.num_gc.saturating_sub(before.num_gc),
+        }
+    }
+}
+
+impl SubjectFigures {
+    /// The live heap after a collection: the Go heap's, or the one the program reported.
+    pub fn live_heap(&self) -> Option<Bytes> {
+        self.heap.map(|h| h.live_bytes).or(self.reported_heap_bytes)
+    }
+
+    /// Its RSS as the table and the progress lines show it: at the end, and the high-water
+    /// mark within the phase when the kernel gave one (the only peak of a program without
+    /// a heap reading), with how many processes they are the sum of when more than one.
+    pub fn rss_shown(&self) -> String {
+        let processes = match self.processes.len() {
+            0 | 1 => None,
+            n => Some(format!("{n} processes")),
+        };
+        match (self.rss_peak_bytes, processes) {
+            (Some(peak), None) => format!("{} (peak {peak})", self.rss_bytes),
+            (Some(peak), Some(n)) => format!("{} (peak {peak}, {n})", self.rss_bytes),
+            (None, Some(n)) => format!("{} ({n})", self.rss_bytes),
+            (None, None) => self.rss_bytes.to_string(),
+        }
+    }
+
+    /// The process part of the figures: `end` read at the phase's end, `start` at its start.
+    pub fn process(end: &GroupReading, start: &ProcessReading, peak_reset: bool) -> Self {
+        let total = &end.total;
+        let processes = match end.members.len() {
+            0 | 1 => Vec::new(),
+            _ => end
+                .members
+                .iter()
+                .map(|m| ProcessShare {
+                    command: m.command.clone(),
+                    rss_bytes: m.rss,
+                })
+                .collect(),
+        };
+        SubjectFigures {
+            rss_bytes: total.rss,
+            rss_peak_bytes: peak_reset.then(|| total.peak_since(start)),
+            threads: total.threads,
+            cpu_ms: total.cpu_ms.saturating_sub(start.cpu_ms),
+            processes,
+            ..SubjectFigures::default()
+        }
+    }
+}
