@@ -20,11 +20,11 @@ go build -mod=readonly \
     -ldflags "-X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
     -o "$out/kube-apiserver" .
 echo "built $out/kube-apiserver (kube-apiserver $version)"
-# proto/openapi/ holds the schemas `serve` gives kubectl explain, printed from this
+# crates/apiserver/proto/openapi/ holds the schemas `serve` gives kubectl explain, printed from this
 # kube-apiserver's documents: they must say what they say.
 for group in core:api__v1 apps:apis__apps__v1 coordination:apis__coordination.k8s.io__v1 \
     events:apis__events.k8s.io__v1 others:other-groups; do
     go run -mod=readonly ./openapischemas "${group%%:*}" \
-        | cmp -s - "$root/proto/openapi/${group#*:}.json" \
-        || { echo "error: proto/openapi/${group#*:}.json is not what servers/kube-apiserver/openapischemas prints" >&2; exit 1; }
+        | cmp -s - "$root/crates/apiserver/proto/openapi/${group#*:}.json" \
+        || { echo "error: crates/apiserver/proto/openapi/${group#*:}.json is not what servers/kube-apiserver/openapischemas prints" >&2; exit 1; }
 done

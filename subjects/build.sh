@@ -34,9 +34,9 @@ go build -mod=readonly -modfile=go.v027.mod -o "$out/client-go-v0.27" .
 go build -mod=readonly -o "$out/client-go-v0.37" .
 go build -mod=readonly -o "$out/podsize" ./podsize
 go build -mod=readonly -o "$out/protowire" ./protowire
-# proto/go-fields.tsv is printed from the pinned k8s.io/api: it must say what they say.
-go run -mod=readonly ./protofields | cmp -s - "$root/proto/go-fields.tsv" \
-    || { echo "error: proto/go-fields.tsv is not what subjects/client-go/protofields prints" >&2; exit 1; }
+# crates/apiserver/proto/go-fields.tsv is printed from the pinned k8s.io/api: it must say what they say.
+go run -mod=readonly ./protofields | cmp -s - "$root/crates/apiserver/proto/go-fields.tsv" \
+    || { echo "error: crates/apiserver/proto/go-fields.tsv is not what subjects/client-go/protofields prints" >&2; exit 1; }
 cd "$root/subjects/controller-runtime"
 go vet .
 go build -mod=readonly -o "$out/controller-runtime" .

@@ -1,7 +1,7 @@
 //! Compiles Kubernetes' protobuf definitions (proto/, copied unchanged from k8s.io/api and
 //! k8s.io/apimachinery v0.37.2) into a descriptor set the built-in apiserver reads its
 //! `application/vnd.kubernetes.protobuf` bodies and writes its responses with
-//! (src/apiserver/protobuf). protox is a protobuf compiler in Rust: no protoc needed.
+//! (src/protobuf). protox is a protobuf compiler in Rust: no protoc needed.
 
 use std::path::PathBuf;
 

@@ -1,53 +1,84 @@
-//! The crate's layout, as docs/architecture.md states it: every import runs down the
-//! layers (a module imports only modules on layers below its own, so siblings such as the
-//! informer and the apiserver never import each other), no file imports a file that
-//! imports it back, no source file is over 800 lines, no function outside tests over 80.
+//! The workspace's layout, as docs/architecture.md states it. Cargo holds most of it: a
+//! crate reaches only the crates its Cargo.toml names, and never one that reaches it back.
+//! These tests hold the rest: the crates' dependencies run down their documented layers
+//! (so the informer and the apiserver never depend on each other), the binary's modules
+//! import down theirs, no file in any crate imports a file that imports it back, no source
+//! file is over 800 lines and no function outside tests over 80.
 //!
 //! A folder's `mod.rs` is its front door: the files inside it may use what it defines
-//! without that counting as a loop. Read from the source text: `crate::`, `super::` and child-module paths (in `use` trees
-//! and in expressions) are resolved to the file of the module they reach. Test code
-//! (`tests.rs` files, `#[cfg(test)]` tails) may reach anywhere.
+//! without that counting as a loop. Read from the source text: `crate::`, `super::` and
+//! child-module paths (in `use` trees and in expressions) are resolved to the file of the
+//! module they reach. Test code (`tests.rs` files, and every item under `#[cfg(test)]`,
+//! wherever it stands in a file) may reach anywhere; every other line is read.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layers, from the top. A module may import only modules of later layers.
+/// The workspace's crates, from the top. A crate may depend only on crates of later
+/// layers (dev-dependencies aside: the informer's tests run against the apiserver).
+const CRATE_LAYERS: &[&[&str]] = &[
+    &["informer-mem"],
+    &["informer", "apiserver"],
+    &["report"],
+    &["scenario"],
+    &["measure", "k8s"],
+    &["files"],
+    &["units"],
+];
+
+/// The binary's modules, from the top. A module may import only modules of later layers.
 const LAYERS: &[&[&str]] = &[
     &["main"],
     &["cli"],
     &["commands"],
     &["progress"],
     &["runner", "crosscheck"],
-    &["informer", "apiserver", "cluster"],
-    &["report"],
-    &["scenario"],
-    &["measure"],
-    &["k8s", "metric"],
-    &["input", "output"],
-    &["units", "exit_codes"],
+    &["cluster"],
+    &["exit_codes"],
 ];
+
+/// The binary's package.
+const BINARY: &str = "informer-mem";
 
 const MAX_FILE_LINES: usize = 800;
 const MAX_FN_LINES: usize = 80;
 
-/// One source file: its module path (`["apiserver", "routes"]`) and its text outside tests.
+/// One source file: its crate, its module path in it (`["routes"]` for
+/// crates/apiserver/src/routes.rs) and its text outside tests.
 struct Source {
+    krate: String,
     file: PathBuf,
     module: Vec<String>,
     code: String,
     is_test: bool,
 }
 
+/// The workspace's crates: each name with its folder.
+fn crates(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = vec![(BINARY.to_owned(), root.to_owned())];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.join("Cargo.toml").is_file() {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            out.push((name, dir));
+        }
+    }
+    out.sort();
+    out
+}
+
 fn sources(root: &Path) -> Vec<Source> {
-    let mut files = Vec::new();
-    collect(&root.join("src"), &mut files);
-    files.sort();
-    files
-        .into_iter()
-        .map(|file| {
+    let mut out = Vec::new();
+    for (krate, dir) in crates(root) {
+        let src = dir.join("src");
+        let mut files = Vec::new();
+        collect(&src, &mut files);
+        files.sort();
+        for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
-            let relative = file.strip_prefix(root.join("src")).unwrap();
-            let mut module: Vec<String> = relative
+            let mut module: Vec<String> = file
+                .strip_prefix(&src)
+                .unwrap()
                 .with_extension("")
                 .iter()
                 .map(|c| c.to_string_lossy().into_owned())
@@ -55,23 +86,46 @@ fn sources(root: &Path) -> Vec<Source> {
             if module.last().is_some_and(|m| m == "mod" || m == "lib") {
                 module.pop();
             }
-            let is_test = module.iter().any(|m| m == "tests");
-            let code = text
-                .split("\n#[cfg(test)]\n")
-                .next()
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            Source {
-                file: relative.to_owned(),
+            let is_test = module.iter().any(|m| m == "tests" || m.ends_with("_tests"));
+            out.push(Source {
+                krate: krate.clone(),
+                file: file.strip_prefix(root).unwrap().to_owned(),
                 module,
-                code,
+                code: outside_tests(&text),
                 is_test,
+            });
+        }
+    }
+    out
+}
+
+/// `text` without its comment lines and without every item under `#[cfg(test)]`: a
+/// `mod tests;` line, or an item with a body up to the closing brace at its indentation.
+fn outside_tests(text: &str) -> String {
+    let mut kept = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "#[cfg(test)]" {
+            if !line.trim_start().starts_with("//") {
+                kept.push(line);
             }
-        })
-        .collect()
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let closing = format!("{indent}}}");
+        // The item the attribute stands on, past any further attributes.
+        let Some(item) = lines.by_ref().find(|l| !l.trim_start().starts_with("#[")) else {
+            break;
+        };
+        if item.trim_end().ends_with('{') {
+            for body in lines.by_ref() {
+                if body.trim_end() == closing || body.trim_end() == format!("{closing};") {
+                    break;
+                }
+            }
+        }
+    }
+    kept.join("\n")
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
@@ -190,17 +244,18 @@ fn layer_of(module: &[String]) -> Option<usize> {
         .position(|layer| layer.contains(&top.as_str()))
 }
 
-/// The file graph: each file and the crate files its non-test code reaches.
+/// The file graph: each file and the files of its own crate its non-test code reaches.
 fn graph(sources: &[Source]) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
-    let modules: BTreeMap<Vec<String>, PathBuf> = sources
-        .iter()
-        .filter(|s| s.module.first().is_none_or(|m| m != "main"))
-        .map(|s| (s.module.clone(), s.file.clone()))
-        .collect();
-    sources
-        .iter()
-        .filter(|s| !s.is_test)
-        .map(|s| {
+    let mut graph = BTreeMap::new();
+    let names: BTreeSet<&str> = sources.iter().map(|s| s.krate.as_str()).collect();
+    for krate in names {
+        let own: Vec<&Source> = sources.iter().filter(|s| s.krate == krate).collect();
+        let modules: BTreeMap<Vec<String>, PathBuf> = own
+            .iter()
+            .filter(|s| s.module.first().is_none_or(|m| m != "main"))
+            .map(|s| (s.module.clone(), s.file.clone()))
+            .collect();
+        for s in own.into_iter().filter(|s| !s.is_test) {
             // A folder's `mod.rs` is its front door: the files inside may use what it
             // defines, as every Rust module's children do, so those edges are not counted.
             let ancestors: BTreeSet<&PathBuf> = (0..s.module.len())
@@ -211,14 +266,62 @@ fn graph(sources: &[Source]) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
                 .filter_map(|p| resolve(&modules, &s.module, p))
                 .filter(|t| *t != s.file && !ancestors.contains(t))
                 .collect();
-            (s.file.clone(), targets)
-        })
-        .collect()
+            graph.insert(s.file.clone(), targets);
+        }
+    }
+    graph
+}
+
+/// The workspace crates a crate's `[dependencies]` name (`name.workspace = true` or a
+/// path), from its Cargo.toml.
+fn dependencies(manifest: &Path, workspace: &BTreeSet<String>) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let mut section = "";
+    let mut found = BTreeSet::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        let name = line.split(['.', ' ', '=']).next().unwrap_or_default();
+        if section == "[dependencies]" && workspace.contains(name) {
+            found.insert(name.to_owned());
+        }
+    }
+    found
 }
 
 #[test]
-fn every_import_runs_down_the_layers() {
-    let sources = sources(Path::new(env!("CARGO_MANIFEST_DIR")));
+fn every_crate_depends_only_on_crates_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let all = crates(root);
+    let names: BTreeSet<String> = all.iter().map(|(n, _)| n.clone()).collect();
+    let layer = |name: &str| CRATE_LAYERS.iter().position(|l| l.contains(&name));
+    let mut wrong = Vec::new();
+    for (name, dir) in &all {
+        let Some(own) = layer(name) else {
+            wrong.push(format!("{name}: a crate on no layer"));
+            continue;
+        };
+        for dependency in dependencies(&dir.join("Cargo.toml"), &names) {
+            if layer(&dependency).is_none_or(|l| l <= own) {
+                wrong.push(format!("{name} -> {dependency}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "dependencies that do not run down the crate layers:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_import_of_the_binary_runs_down_its_layers() {
+    let sources: Vec<Source> = sources(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .into_iter()
+        .filter(|s| s.krate == BINARY)
+        .collect();
     let module_of: BTreeMap<&PathBuf, &Vec<String>> =
         sources.iter().map(|s| (&s.file, &s.module)).collect();
     let mut upward = Vec::new();
@@ -284,7 +387,9 @@ fn no_file_imports_a_file_that_imports_it_back() {
 fn no_source_file_is_over_800_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    collect(&root.join("src"), &mut files);
+    for (_, dir) in crates(root) {
+        collect(&dir.join("src"), &mut files);
+    }
     collect(&root.join("tests"), &mut files);
     collect(&root.join("benches"), &mut files);
     let long: Vec<String> = files
@@ -364,27 +469,48 @@ fn the_checks_see_what_they_are_meant_to() {
     // A path resolves to the file of the deepest module it names.
     let module = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let modules = BTreeMap::from([
-        (module(&["apiserver"]), PathBuf::from("apiserver/mod.rs")),
+        (module(&["runner"]), PathBuf::from("runner/mod.rs")),
         (
-            module(&["apiserver", "routes"]),
-            PathBuf::from("apiserver/routes.rs"),
+            module(&["runner", "child"]),
+            PathBuf::from("runner/child.rs"),
         ),
-        (module(&["k8s"]), PathBuf::from("k8s/mod.rs")),
+        (module(&["cluster"]), PathBuf::from("cluster/mod.rs")),
     ]);
-    let from = module(&["apiserver", "routes"]);
+    let from = module(&["runner", "child"]);
     let path = |p: &str| p.split("::").map(str::to_owned).collect::<Vec<_>>();
     assert_eq!(
-        resolve(&modules, &from, &path("super::ApiServer")),
-        Some(PathBuf::from("apiserver/mod.rs"))
+        resolve(&modules, &from, &path("super::Message")),
+        Some(PathBuf::from("runner/mod.rs"))
     );
     assert_eq!(
-        resolve(&modules, &from, &path("crate::k8s::LabelSelector")),
-        Some(PathBuf::from("k8s/mod.rs"))
+        resolve(&modules, &from, &path("crate::cluster::Side")),
+        Some(PathBuf::from("cluster/mod.rs"))
     );
     assert_eq!(resolve(&modules, &from, &path("serde::Serialize")), None);
     assert_eq!(
-        layer_of(&module(&["informer"])),
-        layer_of(&module(&["apiserver"]))
+        layer_of(&module(&["runner"])),
+        layer_of(&module(&["crosscheck"]))
     );
-    assert!(layer_of(&module(&["report"])) > layer_of(&module(&["informer"])));
+    assert!(layer_of(&module(&["cluster"])) > layer_of(&module(&["runner"])));
+    // Test code is left out wherever it stands, not only at a file's end; the rest is read.
+    let code = outside_tests(
+        "use a::b;\n#[cfg(test)]\nmod tests;\nfn kept() {}\n#[cfg(test)]\n#[allow(x)]\nfn helper() {\n    body();\n}\n// a comment\nfn also_kept() {}\n#[cfg(test)]\nmod more {\n    fn inner() {}\n}\nfn last() {}",
+    );
+    assert_eq!(
+        code,
+        "use a::b;\nfn kept() {}\nfn also_kept() {}\nfn last() {}"
+    );
+    // A crate's dependencies are read from its [dependencies] alone.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("Cargo.toml");
+    std::fs::write(
+        &manifest,
+        "[dependencies]\nscenario.workspace = true\nserde.workspace = true\nunits = { path = \"../units\" }\n[dev-dependencies]\napiserver.workspace = true\n",
+    )
+    .unwrap();
+    let workspace: BTreeSet<String> = ["scenario", "units", "apiserver"].map(str::to_owned).into();
+    assert_eq!(
+        dependencies(&manifest, &workspace),
+        ["scenario", "units"].map(str::to_owned).into()
+    );
 }

@@ -1,7 +1,8 @@
 //! Drives the real `informer-mem` binary, one module per subject: runs, reports,
 //! determinism, bad input, outputs, the gate, `serve`; checks the built-in apiserver
 //! against kube-runtime (`conformance`) and against a real kube-apiserver (`crosscheck`),
-//! and the crate's layout (`architecture`).
+//! the workspace's layout (`architecture`), and that the docs point at what exists
+//! (`docs`).
 
 mod architecture;
 mod bad_scenarios;
@@ -10,6 +11,7 @@ mod consistency;
 mod crosscheck;
 mod destinations;
 mod determinism;
+mod docs;
 mod events;
 mod external;
 mod gate;

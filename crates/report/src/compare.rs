@@ -577,7 +577,11 @@ mod tests {
 
     #[test]
     fn events_are_compared_and_gated_like_counts() {
-        let base = Report::read(std::path::Path::new("reports/resync.json")).unwrap();
+        let base = Report::read(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../reports/resync.json"
+        )))
+        .unwrap();
         let same = Comparison::new(&base, &base, &Tolerances::default()).unwrap();
         assert!(same.rows.iter().any(|r| r.metric == Metric::EventsSync));
         assert!(same.changed().next().is_none());

@@ -179,7 +179,8 @@ impl Tool {
     /// This build.
     pub fn current() -> Tool {
         Tool {
-            name: env!("CARGO_PKG_NAME").to_owned(),
+            // The tool, not this crate; every crate of the workspace has its version.
+            name: "informer-mem".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             allocator: if measure::dhat::build() {
                 Allocator::Dhat

@@ -1,13 +1,13 @@
 // Command openapischemas prints the OpenAPI v3 schemas the built-in apiserver serves for
-// a group (proto/openapi/), taken from the document kube-apiserver serves for it: the
+// a group (crates/apiserver/proto/openapi/), taken from the document kube-apiserver serves for it: the
 // schemas of the kinds the built-in apiserver has in that group (and their lists), with
 // every schema they refer to, unchanged. kubectl explain reads them.
 //
-//	go run ./openapischemas core > ../../proto/openapi/api__v1.json
-//	go run ./openapischemas apps > ../../proto/openapi/apis__apps__v1.json
-//	go run ./openapischemas coordination > ../../proto/openapi/apis__coordination.k8s.io__v1.json
-//	go run ./openapischemas events > ../../proto/openapi/apis__events.k8s.io__v1.json
-//	go run ./openapischemas others > ../../proto/openapi/other-groups.json
+//	go run ./openapischemas core > ../../crates/apiserver/proto/openapi/api__v1.json
+//	go run ./openapischemas apps > ../../crates/apiserver/proto/openapi/apis__apps__v1.json
+//	go run ./openapischemas coordination > ../../crates/apiserver/proto/openapi/apis__coordination.k8s.io__v1.json
+//	go run ./openapischemas events > ../../crates/apiserver/proto/openapi/apis__events.k8s.io__v1.json
+//	go run ./openapischemas others > ../../crates/apiserver/proto/openapi/other-groups.json
 //
 // `others` is every kind of the other group versions kube-apiserver serves by default
 // (batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1...): the schemas a

@@ -1,12 +1,12 @@
 // Command protofields prints, for every field of the protobuf messages of meta/v1 and of
 // every group version kube-apiserver serves by default, how Go's generated code writes it and how Go's
 // JSON reads it: the table the built-in apiserver's protobuf wire follows
-// (proto/go-fields.tsv). A .proto file cannot say it: whether a field is a pointer (written
+// (crates/apiserver/proto/go-fields.tsv). A .proto file cannot say it: whether a field is a pointer (written
 // only when set) or a value (written always, at its zero too), whether its JSON is
 // omitempty, and which fields Go embeds in the enclosing JSON object, and whether Go's JSON
 // leaves it out at its zero.
 //
-//	go run ./protofields > ../../proto/go-fields.tsv
+//	go run ./protofields > ../../crates/apiserver/proto/go-fields.tsv
 package main
 
 import (

@@ -343,15 +343,8 @@ fn write_object<'t>(
         write_terminating(out, spec, id, form, template);
         return;
     }
-    if let Some(sample) = &spec.sample {
-        let class = class_index(spec, id.index);
-        let (object, base) = (&sample.objects[class], sample.base_name(class));
-        let values = SampleValues::of(spec, object, id);
-        let build = |v: &SampleValues| copy_of(spec, object, &base, v);
-        let metadata = |copy: serde_json::Value| {
-            serde_json::from_value(copy["metadata"].clone()).expect("a sample's metadata reads")
-        };
-        write_form(out, template, (spec.kind, form), values, build, metadata);
+    if spec.sample.is_some() {
+        write_copy(out, spec, id, form, template);
         return;
     }
     let app = app_of(spec, id.index);
@@ -413,6 +406,28 @@ fn write_object<'t>(
         }
         ObjectKind::Sampled(_) => unreachable!("{SAMPLED_ONLY}"),
     }
+}
+
+/// [`write_object`] for a copy of the scenario's sample (`objects.sample`).
+fn write_copy<'t>(
+    out: Out<'_, 't>,
+    spec: &ObjectSpec,
+    id: ObjectId,
+    form: Form,
+    template: Option<&'t OnceLock<Option<Template>>>,
+) {
+    let sample = spec
+        .sample
+        .as_ref()
+        .expect("a scenario of copies has its sample");
+    let class = class_index(spec, id.index);
+    let (object, base) = (&sample.objects[class], sample.base_name(class));
+    let values = SampleValues::of(spec, object, id);
+    let build = |v: &SampleValues| copy_of(spec, object, &base, v);
+    let metadata = |copy: serde_json::Value| {
+        serde_json::from_value(copy["metadata"].clone()).expect("a sample's metadata reads")
+    };
+    write_form(out, template, (spec.kind, form), values, build, metadata);
 }
 
 /// [`write_object`] for a pod a graceful deletion has reached: built as JSON and changed
