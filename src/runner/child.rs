@@ -89,8 +89,8 @@ pub fn run(
     let config = &scenario.variants[variant].config;
     // No I/O driver: nothing here touches a socket. Time is virtual (paused): it moves only
     // when every task waits on a timer, so watch timeouts and bookmarks never fire in the
-    // middle of a phase, however slow the machine, and counts repeat exactly (DESIGN.md
-    // section 2). A phase that waits on nothing but a timer is stuck, and `PHASE_TIMEOUT`
+    // middle of a phase, however slow the machine, and counts repeat exactly (tokio's
+    // paused clock, `start_paused`). A phase that waits on nothing but a timer is stuck, and `PHASE_TIMEOUT`
     // says so at once. Durations in the report use the real clock.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()

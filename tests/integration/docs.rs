@@ -1,5 +1,5 @@
-//! The documentation points at what exists: every relative link of README.md and of the
-//! book under docs/ resolves to a file or folder (and its `#anchor` to a heading of the
+//! The documentation points at what exists: every relative link of README.md,
+//! CHANGELOG.md and the book under docs/ resolves to a file or folder (and its `#anchor` to a heading of the
 //! page), and every repository path named in code spans (`crates/apiserver/src/list.rs`,
 //! `scenarios/real/`) is there. A moved or removed file fails here, not in a reader's
 //! browser.
@@ -27,9 +27,9 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md and every page of docs/.
+/// README.md, CHANGELOG.md and every page of docs/.
 fn pages() -> Vec<PathBuf> {
-    let mut pages = vec![root().join("README.md")];
+    let mut pages = vec![root().join("README.md"), root().join("CHANGELOG.md")];
     let mut dirs = vec![root().join("docs")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {

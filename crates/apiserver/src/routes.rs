@@ -1,5 +1,5 @@
-//! The built-in apiserver's routes: which handler answers each path and method (DESIGN.md
-//! section 3). Reads of one object and of namespaces are answered here; collections go to
+//! The built-in apiserver's routes: which handler answers each path and method, as
+//! kube-apiserver's. Reads of one object and of namespaces are answered here; collections go to
 //! [`super::list`] or [`super::watch`], writes to [`super::write`].
 
 use axum::Router;

@@ -9,7 +9,7 @@
 //! - one task per handler takes notifications from its buffer and pays the handler's cost
 //!   in virtual time for each.
 //!
-//! Synced, as client-go means it (DESIGN.md section 4): the informer has synced when the
+//! Synced, as client-go means it (tools/cache `HasSynced`): the informer has synced when the
 //! items of its first `Replace` have all been popped; a handler when, besides, it has
 //! handled every notification of those items.
 

@@ -7,7 +7,7 @@
 //!
 //! dhat records a backtrace for every allocation, which the counting allocator cannot, and
 //! writes a file for its viewer (dh_view.html) showing where each byte came from. It
-//! wraps only the system allocator (DESIGN.md section 7), so this is a build of its own:
+//! wraps only the system allocator (`dhat::Alloc` has no inner allocator), so this is a build of its own:
 //! jemalloc's statistics, arenas and components do not exist in it. Its counts follow
 //! dhat's model, in which a reallocation frees a block and makes a new one: its
 //! `alloc_count` is the counting allocator's allocations plus reallocations, and so is its

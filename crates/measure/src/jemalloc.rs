@@ -2,7 +2,8 @@
 //!
 //! jemalloc caches its statistics until the epoch advances, and a thread cache holds freed
 //! blocks that jemalloc still counts as allocated, so [`read`] flushes the calling
-//! thread's cache and advances the epoch first (DESIGN.md section 7).
+//! thread's cache and advances the epoch first (jemalloc's `stats.*` are refreshed by
+//! `epoch`).
 
 use serde::{Deserialize, Serialize};
 use tikv_jemalloc_ctl::{epoch, stats};

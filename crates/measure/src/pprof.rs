@@ -1,5 +1,6 @@
 //! A Go program's heap as net/http/pprof shows it: `/debug/pprof/heap?debug=1` is the heap
-//! profile in text, followed by a `# runtime.MemStats` block (DESIGN.md section 8).
+//! profile in text, followed by a `# runtime.MemStats` block (Go's runtime/pprof,
+//! `writeHeapInternal`).
 //!
 //! The MemStats are exact counters of the Go runtime; with `gc=1` a collection runs first,
 //! so `HeapAlloc` is the live heap. The profile's records are samples (one per 512 KiB

@@ -259,7 +259,7 @@ words! {
 }
 
 words! {
-    /// Which LIST requests an informer makes (DESIGN.md section 4).
+    /// Which LIST requests an informer makes (client-go's reflector, kube-runtime's watcher).
     ListRules {
         /// client-go's reflector: the first LIST asks resourceVersion "0" (the watch cache
         /// answers it whole, ignoring `limit`); a relist asks the last synced version,
@@ -318,7 +318,8 @@ words! {
 }
 
 words! {
-    /// client-go's queues between the reflector and the store (DESIGN.md section 4).
+    /// client-go's queues between the reflector and the store (tools/cache `DeltaFIFO`,
+    /// `RealFIFO`).
     QueueKind {
         /// Per-key delta lists: a key is queued once, with every delta since it was last
         /// popped (only two consecutive deletes are merged).

@@ -1,8 +1,8 @@
 //! The global allocator: jemalloc behind a thin counting wrapper that charges every block
 //! to a [`Component`].
 //!
-//! Counts live in thread-locals: free to update (DESIGN.md section 7 measured global
-//! atomics at 5-7 ns per allocation) and, because a variant's child process runs on one
+//! Counts live in thread-locals: free to update (global atomics were measured at 5-7
+//! ns per allocation) and, because a variant's child process runs on one
 //! `current_thread` runtime, they see every allocation the informer, the apiserver and the
 //! harness make. Allocations on other threads are counted on those threads and not read.
 //!
