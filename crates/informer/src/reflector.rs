@@ -479,3 +479,6 @@ impl<K: Object> Reflector<K> {
             .map_err(Error::Request)
     }
 }
+
+#[cfg(test)]
+mod scripted_tests;
