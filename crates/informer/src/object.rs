@@ -166,15 +166,11 @@ mod tests {
     use apiserver::generate::{self, ObjectId};
     use scenario::ObjectSpec;
 
-    /// The default object shape of a scenario, 1,000 pods.
-    fn test_spec() -> ObjectSpec {
-        ObjectSpec::pods(1000)
-    }
     use k8s_openapi::api::core::v1::Pod;
 
     fn dynamic_pod() -> (Pod, Dynamic<Pod>) {
         let id = ObjectId::new(5, 0, 1, 6);
-        let pod = generate::pod(&test_spec(), id);
+        let pod = generate::pod(&ObjectSpec::pods(1000), id);
         let json = serde_json::to_vec(&pod).unwrap();
         (pod, serde_json::from_slice(&json).unwrap())
     }

@@ -47,20 +47,16 @@ mod tests {
     use apiserver::generate::{self, ObjectId};
     use scenario::ObjectSpec;
 
-    /// The default object shape of a scenario, 1,000 pods.
-    fn test_spec() -> ObjectSpec {
-        ObjectSpec::pods(1000)
-    }
     use k8s_openapi::api::core::v1::Pod;
 
     fn pod() -> Pod {
         let id = ObjectId::new(3, 0, 1, 4);
-        generate::pod(&test_spec(), id)
+        generate::pod(&ObjectSpec::pods(1000), id)
     }
 
     #[test]
     fn managed_fields_and_last_applied_are_cut_and_nothing_else() {
-        let mut spec = test_spec();
+        let mut spec = ObjectSpec::pods(1000);
         spec.last_applied = true;
         let id = ObjectId::new(1, 0, 1, 2);
         let original = generate::pod(&spec, id);
