@@ -1,12 +1,12 @@
-//! What the apiserver benchmarks share: a request to the router in process, and the URL
-//! of the first pod to write to.
+//! What the apiserver benchmarks share: a request to the network server's router, in
+//! process (no socket), and the URL of the first pod to write to.
 
 #![allow(
     dead_code,
     reason = "each benchmark compiles this module and uses only part of it"
 )]
 
-use apiserver::{ApiServer, router};
+use apiserver::{ApiServer, network_router};
 use axum::body::Body;
 use tower::ServiceExt;
 
@@ -38,7 +38,7 @@ pub async fn request_with(
         request = request.header(*name, *value);
     }
     let request = request.body(Body::from(body)).expect("a valid request");
-    router(server.clone())
+    network_router(server.clone())
         .oneshot(request)
         .await
         .expect("infallible")

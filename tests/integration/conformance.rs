@@ -201,7 +201,8 @@ async fn writes_through_the_api_reach_the_watcher_and_survive_a_relist() {
     use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 
     let server = ApiServer::new(spec(300));
-    let client = transport::client(&server);
+    // Writes are the network server's: the measured path's routes list and watch only.
+    let client = transport::network_client(&server);
     let all: Api<Pod> = Api::all(client.clone());
     let default: Api<Pod> = Api::namespaced(client.clone(), "default");
     let (store, writer) = reflector::store();

@@ -15,8 +15,8 @@ use super::ApiServer;
 use super::group::{Apps, Core, Group, SampledGroup};
 use scenario::ObjectKind;
 
-/// Where a router serves, which decides what discovery lists: in process, to the
-/// informer under test ([`InProcess`]), or over the network (`serve`, `run`'s loopback
+/// Where a router serves, which decides what discovery lists: without the records (the
+/// routes' tests), or over the network (`serve`, `run`'s loopback
 /// server), where the server also keeps the records programs write beside the
 /// scenario's objects (Leases, Events: `records::Network`).
 pub trait Serving: Send + Sync + 'static {
@@ -63,10 +63,12 @@ fn namespace_verbs(writes: bool) -> &'static [&'static str] {
     }
 }
 
-/// In process: the scenario's objects, nothing else.
+/// Without the records: the scenario's objects, nothing else (the routes' tests).
+#[cfg(test)]
 #[derive(Debug)]
 pub struct InProcess;
 
+#[cfg(test)]
 impl Serving for InProcess {
     fn groups(_: ObjectKind) -> Vec<Value> {
         Vec::new()

@@ -1,10 +1,14 @@
 //! Request extractors that refuse as kube-apiserver does: with a `Status` body, never
 //! axum's plain-text rejections.
 
+#[cfg(feature = "server")]
 use std::time::Duration;
 
+#[cfg(feature = "server")]
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+#[cfg(feature = "server")]
+use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequestParts, Path};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -14,6 +18,7 @@ use super::status::status;
 
 /// The largest request body kube-apiserver takes (`MaxRequestBodyBytes`, 3 MiB); larger
 /// ones get 413 RequestEntityTooLarge.
+#[cfg(feature = "server")]
 pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 /// The URL's path parameters; a segment that does not decode (`%FF` in a name) or that
@@ -79,6 +84,7 @@ fn invalid_path_segment(segment: &str) -> Option<&'static str> {
 /// `--request-timeout`), as a request extension that `serve` adds. Without one (the
 /// in-process transport of `run`, whose bodies are whole) there is no timer.
 #[derive(Debug, Clone, Copy)]
+#[cfg(feature = "server")]
 pub struct RequestTimeout(pub Duration);
 
 /// The whole request body, at most [`MAX_REQUEST_BODY_BYTES`]. Too large: 413
@@ -86,8 +92,10 @@ pub struct RequestTimeout(pub Duration);
 /// 400 BadRequest; not all sent within the [`RequestTimeout`]: 504 Timeout, as
 /// kube-apiserver's timeout filter answers.
 #[derive(Debug)]
+#[cfg(feature = "server")]
 pub struct ApiBody(pub Bytes);
 
+#[cfg(feature = "server")]
 impl<S: Send + Sync> FromRequest<S> for ApiBody {
     type Rejection = Response;
 
@@ -124,6 +132,7 @@ impl<S: Send + Sync> FromRequest<S> for ApiBody {
 }
 
 /// Whether reading the body stopped at the size limit.
+#[cfg(feature = "server")]
 fn is_too_large(error: &axum::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {

@@ -7,13 +7,19 @@ use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use serde_json::{Value, json};
 
 use super::generate::{Generator, ProtobufMessage};
 use super::protobuf;
+use super::query::Include;
+#[cfg(feature = "server")]
 use super::query::Query;
 use super::state::EventKind;
-use super::status::{ApiError, json_response, status_body};
-use super::table::{self, Include};
+#[cfg(feature = "server")]
+use super::status::ApiError;
+use super::status::{json_response, status_body};
+#[cfg(feature = "server")]
+use super::table;
 use super::version::Version;
 use scenario::ObjectKind;
 
@@ -24,7 +30,8 @@ pub(super) enum Form {
     /// `PartialObjectMetadata`: kind, apiVersion `meta.k8s.io/v1` and `metadata` only.
     Metadata,
     /// A `meta.k8s.io/v1` Table: the kind's columns, a row per object, each with the
-    /// object as `Include` says.
+    /// object as `Include` says. Only kubectl asks for one, over TCP.
+    #[cfg(feature = "server")]
     Table(Include),
 }
 
@@ -38,6 +45,7 @@ pub(super) enum Wire {
 
 impl Wire {
     /// A JSON document (an object, a list, a Status) as this wire's response.
+    #[cfg(feature = "server")]
     pub(super) fn respond(self, code: StatusCode, json: Vec<u8>) -> Response {
         match self {
             Wire::Json => json_response(code, Body::from(json)),
@@ -138,13 +146,13 @@ impl Form {
                     Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
                         form = Some(Form::Metadata);
                     }
+                    #[cfg(feature = "server")]
                     Some("Table") => form = Some(Form::Table(Include::Metadata)),
                     Some(_) => form = None,
                     None => version = version.or(part.strip_prefix("v=")),
                 }
             }
-            if matches!(form, Some(Form::Table(_)))
-                && (version != Some("v1") || wire == Wire::Protobuf)
+            if form.is_some_and(Form::is_table) && (version != Some("v1") || wire == Wire::Protobuf)
             {
                 continue;
             }
@@ -158,6 +166,7 @@ impl Form {
     /// The form, wire and query of a GET of one object: the form `Accept` asks, with the
     /// query's `includeObject`; a refusal (406, or 400 for a query that does not decode)
     /// as the response.
+    #[cfg(feature = "server")]
     pub(super) fn of_request(
         headers: &HeaderMap,
         kind: Option<ObjectKind>,
@@ -173,12 +182,37 @@ impl Form {
     /// The form with the request's `includeObject`, which only a table reads.
     pub(super) fn including(self, include: Option<Include>) -> Form {
         match (self, include) {
+            #[cfg(feature = "server")]
             (Form::Table(_), Some(include)) => Form::Table(include),
             _ => self,
         }
     }
 
+    /// Whether this is a Table.
+    pub(super) fn is_table(self) -> bool {
+        match self {
+            Form::Full | Form::Metadata => false,
+            #[cfg(feature = "server")]
+            Form::Table(_) => true,
+        }
+    }
+
+    /// A watch's BOOKMARK object around `metadata`: it takes the form of the watch's
+    /// objects, as kube-apiserver transforms it.
+    pub(super) fn bookmark(self, kind: ObjectKind, metadata: Value) -> Value {
+        match self.object_kind(kind) {
+            Some((kind, api_version)) => {
+                json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})
+            }
+            #[cfg(feature = "server")]
+            None => table::bookmark(metadata),
+            #[cfg(not(feature = "server"))]
+            None => unreachable!("every form but a table has an object kind"),
+        }
+    }
+
     /// Appends `version` in this form to `buf` (a table of one row, with its columns).
+    #[cfg(feature = "server")]
     pub(super) fn write(self, buf: &mut Vec<u8>, generator: &Generator, version: &Version) {
         self.write_event_object(buf, generator, version, true);
     }
@@ -190,11 +224,16 @@ impl Form {
         buf: &mut Vec<u8>,
         generator: &Generator,
         version: &Version,
+        #[cfg_attr(
+            not(feature = "server"),
+            expect(unused_variables, reason = "only a table reads it")
+        )]
         with_columns: bool,
     ) {
         match self {
             Form::Full => version.write(buf, generator),
             Form::Metadata => version.write_metadata(buf, generator),
+            #[cfg(feature = "server")]
             Form::Table(include) => {
                 table::write_one(buf, generator, version, include, with_columns);
             }
@@ -202,6 +241,7 @@ impl Form {
     }
 
     /// `version` in this form as a response body in `wire`.
+    #[cfg(feature = "server")]
     pub(super) fn respond(
         self,
         code: StatusCode,
@@ -244,6 +284,7 @@ impl Form {
         let (kind, api_version) = match self {
             Form::Full => (kind.as_str(), kind.api_version()),
             Form::Metadata => ("PartialObjectMetadata", "meta.k8s.io/v1"),
+            #[cfg(feature = "server")]
             Form::Table(_) => return table::list_head(kind, metadata),
         };
         format!(
@@ -257,6 +298,7 @@ impl Form {
         match self {
             Form::Full => Some((kind.as_str(), kind.api_version())),
             Form::Metadata => Some(("PartialObjectMetadata", "meta.k8s.io/v1")),
+            #[cfg(feature = "server")]
             Form::Table(_) => None,
         }
     }
@@ -269,12 +311,14 @@ impl Form {
         match self {
             Form::Full => version.write_item(buf, generator),
             Form::Metadata => version.write_metadata(buf, generator),
+            #[cfg(feature = "server")]
             Form::Table(include) => table::write_row(buf, generator, version, include),
         }
     }
 }
 
 /// One object as the response body, in `wire`.
+#[cfg(feature = "server")]
 pub(super) fn object_response(
     code: StatusCode,
     generator: &Generator,

@@ -1,63 +1,90 @@
-//! The built-in kube-apiserver: generator-backed objects served over real HTTP/1.1 with
-//! kube-apiserver's LIST and WATCH semantics. Feeds the informer; the runner's phases
-//! mutate it.
+//! The built-in kube-apiserver: generator-backed objects served with kube-apiserver's
+//! LIST and WATCH semantics. Feeds the informer; the runner's phases mutate it.
 //!
+//! Two parts. The core, what `run` measures, builds without features:
 //! - `state.rs`: the compact object table, resourceVersions and event history (the truth);
 //! - `generate/`: object bodies built on demand from (seed, index, generation);
-//! - `version.rs`: what is served of an object, and bodies written over HTTP;
-//! - `routes.rs`, `query.rs`, `list.rs`, `watch.rs`, `status.rs`, `form.rs`: the routes,
-//!   ListOptions and continue tokens, streamed LIST and WATCH bodies, Status errors;
-//! - `table.rs`: the tables `kubectl get` asks for (`as=Table`);
-//! - `protobuf/`: Kubernetes' protobuf wire, read and written from the JSON kept here;
-//! - `write/` and `patch.rs`: POST, PUT, PATCH, DELETE and deletecollection (`serve`);
-//!   `apply/`: server-side apply along the kinds' schemas, with managedFields;
-//! - [`transport`]: a `kube::Client` talking to the router through in-memory pipes;
-//!   [`serve()`]: the same router on a TCP port.
+//! - `version.rs`: what is served of an object;
+//! - `collections.rs`, `query.rs`, `list.rs`, `watch.rs`, `status.rs`, `form.rs`: LIST and
+//!   WATCH of the scenario's kind, ListOptions and continue tokens, streamed bodies,
+//!   Status errors;
+//! - `protobuf/`: Kubernetes' protobuf wire, written from the JSON kept here;
+//! - [`transport`]: a `kube::Client` talking to the core's routes through in-memory pipes.
+//!
+//! The network server, the `server` feature (the binary's): `routes.rs` (every path
+//! `serve` answers), `write/`, `patch.rs` and `apply/` (POST, PUT, PATCH, DELETE,
+//! server-side apply), `records/`, `namespaces.rs`, `discovery.rs`, `table.rs` and
+//! `printers/` (kubectl's tables), protobuf bodies read, the probes, evictions, connect,
+//! WebSocket; `serve()` on a TCP port, `serve_loopback()` for a run's external variants.
+//! The in-memory transport never routes to it, so it moves no figure of `run`.
 
 mod apply;
+mod collections;
+#[cfg(feature = "server")]
 mod connect;
+#[cfg(feature = "server")]
 mod discovery;
 mod dispatch;
 mod encodings;
+#[cfg(feature = "server")]
 mod eviction;
 mod extract;
 mod form;
 pub mod generate;
 mod group;
+#[cfg(feature = "server")]
 mod health;
 mod list;
+#[cfg(feature = "server")]
 mod loopback;
+#[cfg(feature = "server")]
 mod namespaces;
+#[cfg(feature = "server")]
 mod patch;
+#[cfg(feature = "server")]
 mod printers;
 pub mod protobuf;
 mod query;
+#[cfg(feature = "server")]
 mod records;
+#[cfg(feature = "server")]
 mod reviews;
+#[cfg(feature = "server")]
 mod routes;
+#[cfg(feature = "server")]
 mod serve;
 mod signal;
 mod state;
 mod status;
+#[cfg(feature = "server")]
 mod table;
 pub mod transport;
 mod version;
 mod watch;
+#[cfg(feature = "server")]
 mod websocket;
 
+#[cfg(feature = "server")]
 pub use loopback::{Gate, serve_gated, serve_loopback};
-pub use routes::router;
+#[cfg(feature = "server")]
+pub use routes::network_router;
 
 /// The namespace of the first object of `spec`: a kubeconfig's default namespace.
 pub fn namespace_of(spec: &ObjectSpec) -> String {
     generate::namespace(spec, 0)
 }
+#[cfg(feature = "server")]
 pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve, write_kubeconfig};
+#[cfg(feature = "server")]
 mod write;
 
 use measure::FixedState;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+#[cfg(feature = "server")]
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+#[cfg(feature = "server")]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use generate::{Generator, ObjectId};
@@ -71,6 +98,7 @@ use version::{NamespacedName, Version, Written};
 /// The namespaces kube-apiserver makes when it starts (its system namespaces
 /// controller): where programs take their Leases (`kube-system`) and write their Events
 /// when their objects live elsewhere.
+#[cfg(feature = "server")]
 const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
 /// A handle to the server; clones share it.
@@ -117,6 +145,7 @@ struct Shared {
     requests: Mutex<RequestCounts>,
     dispatcher: dispatch::Dispatcher,
     /// Names drawn for `generateName` so far.
+    #[cfg(feature = "server")]
     generated_names: AtomicU64,
     /// Encoded watch events shared by watchers; `None` (each encodes its own) unless
     /// [`ApiServer::share_encodings`] was called.
@@ -130,6 +159,7 @@ struct Shared {
     /// The namespaces as clients left them (over TCP), by name: those they created
     /// ([`namespaces::create`]), and the server's own they changed
     /// ([`namespaces::replace`], [`namespaces::patch`]).
+    #[cfg(feature = "server")]
     written_namespaces: Mutex<BTreeMap<String, serde_json::Value>>,
 }
 
@@ -164,10 +194,12 @@ impl ApiServer {
                 disconnects,
                 requests: Mutex::new(RequestCounts::default()),
                 dispatcher: dispatch::Dispatcher::default(),
+                #[cfg(feature = "server")]
                 generated_names: AtomicU64::new(0),
                 encodings: Mutex::new(None),
                 scan_chunk: AtomicU32::new(u32::MAX),
                 finishes_deletions: AtomicBool::new(true),
+                #[cfg(feature = "server")]
                 written_namespaces: Mutex::new(BTreeMap::new()),
             }),
         }
@@ -191,6 +223,11 @@ impl ApiServer {
     /// The object spec the server generates from.
     pub fn spec(&self) -> &ObjectSpec {
         self.shared.generator.spec()
+    }
+
+    /// Ordinal of a namespace name; `None` for a namespace that holds no objects.
+    pub(crate) fn namespace_ordinal(&self, name: &str) -> Option<u32> {
+        self.shared.namespaces.get(name).copied()
     }
 
     /// What writes the server's objects.
@@ -389,6 +426,7 @@ impl ApiServer {
     }
 
     /// The live objects `selected` accepts, at the newest resourceVersion.
+    #[cfg(feature = "server")]
     pub(crate) fn live_where(&self, selected: impl Fn(&Version) -> bool) -> Vec<Version> {
         let state = self.state();
         let rv = state.resource_version();
@@ -450,6 +488,7 @@ impl ApiServer {
 
     /// A suffix for a `generateName` create: five characters from the apiserver's
     /// alphabet, drawn deterministically from the seed.
+    #[cfg(feature = "server")]
     fn random_suffix(&self) -> String {
         let n = self.shared.generated_names.fetch_add(1, Ordering::Relaxed);
         generate::random_suffix(self.shared.generator.spec(), n)

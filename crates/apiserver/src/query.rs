@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use super::ApiServer;
 use super::generate::{self, ObjectId};
 use super::status::ApiError;
-use super::table::Include;
 use super::version::{NamespacedName, Version, Written};
 use k8s::{FieldSelector, LabelSelector};
 use scenario::ObjectKind;
@@ -396,4 +395,27 @@ pub(super) fn decode_continue(token: &str) -> Result<(u64, NamespacedName), Stri
         name: name.to_owned(),
     };
     Ok((token.rv, key))
+}
+
+/// What each row of a table carries of its object (`includeObject`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Include {
+    /// No object: `"object": null`.
+    None,
+    /// The object's `PartialObjectMetadata` (the default).
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl Include {
+    /// The `includeObject` query parameter's value; `None` when it names no choice.
+    pub(super) fn parse(value: &str) -> Option<Include> {
+        match value {
+            "None" => Some(Include::None),
+            "Metadata" => Some(Include::Metadata),
+            "Object" => Some(Include::Object),
+            _ => None,
+        }
+    }
 }

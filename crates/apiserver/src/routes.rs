@@ -9,23 +9,27 @@ use axum::extract::{RawQuery, State};
 
 use super::extract::ApiPath;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{any, get};
 
-use super::discovery::{InProcess, Serving};
+use super::collections::{cluster_collection, namespaced_collection, not_found, unknown_resource};
+#[cfg(test)]
+use super::discovery::InProcess;
+use super::discovery::Serving;
 use super::form::{Form, Wire};
 use super::group::{Apps, Core, Group, SampledGroup};
-use super::query::{Query, Selection};
 use super::records::{self, Network, Records};
-use super::status::{ApiError, method_not_allowed, object_not_found, page_not_found};
+use super::status::{method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
 use super::{ApiServer, connect, discovery, eviction, health, namespaces, reviews, write};
-use super::{list, watch};
 use scenario::ObjectKind;
 
-/// The apiserver's routes in process, ready to serve on any transport.
-pub fn router(server: ApiServer) -> Router {
+/// The apiserver's routes without what only a network server keeps (the records, the
+/// probes): the routes themselves, for their tests. The in-memory transport serves
+/// [`super::collections::router`], the network [`network_router`].
+#[cfg(test)]
+pub(crate) fn router(server: ApiServer) -> Router {
     routes::<InProcess>(server, None)
 }
 
@@ -293,32 +297,6 @@ fn in_namespaces<G: Group>(router: Router<ApiServer>, kind: ObjectKind) -> Route
         )
 }
 
-async fn cluster_collection<G: Group>(
-    State(server): State<ApiServer>,
-    ApiPath(resource): ApiPath<String>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
-    let kind = G::kind(server.spec().kind, &resource);
-    let Some(accepted) = Form::accepted(&headers, kind) else {
-        return ApiError::not_acceptable().into_response();
-    };
-    collection(server, kind, None, query.as_deref(), accepted).await
-}
-
-async fn namespaced_collection<G: Group>(
-    State(server): State<ApiServer>,
-    ApiPath((namespace, resource)): ApiPath<(String, String)>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
-    let kind = G::kind(server.spec().kind, &resource);
-    let Some(accepted) = Form::accepted(&headers, kind) else {
-        return ApiError::not_acceptable().into_response();
-    };
-    collection(server, kind, Some(namespace), query.as_deref(), accepted).await
-}
-
 async fn get_object<G: Group>(
     State(server): State<ApiServer>,
     ApiPath((namespace, resource, name)): ApiPath<(String, String, String)>,
@@ -406,45 +384,6 @@ pub(super) fn by_name(
     match found {
         Some(version) => form.respond(StatusCode::OK, server.generator(), &version, wire),
         None => object_not_found(kind, name),
-    }
-}
-
-async fn not_found() -> Response {
-    unknown_resource()
-}
-
-fn unknown_resource() -> Response {
-    ApiError::unknown_resource().into_response()
-}
-
-async fn collection(
-    server: ApiServer,
-    kind: Option<ObjectKind>,
-    namespace: Option<String>,
-    query: Option<&str>,
-    (form, wire): (Form, Wire),
-) -> Response {
-    let Some(kind) = kind else {
-        return unknown_resource();
-    };
-    if namespace.is_some() && !kind.namespaced() {
-        return unknown_resource();
-    }
-    let query = match Query::parse(query.unwrap_or_default()).and_then(Query::validated) {
-        Ok(q) => q,
-        Err(e) => return e.into_response(),
-    };
-    let form = form.including(query.include_object);
-    let selection = match Selection::new(&server, kind, namespace.as_deref(), &query) {
-        Ok(selection) => selection,
-        Err(e) => return e.into_response(),
-    };
-    if query.watch {
-        server.count_request(|r| r.watch += 1);
-        watch::serve(server, selection, &query, (form, wire)).await
-    } else {
-        server.count_request(|r| r.list += 1);
-        list::serve(server, selection, &query, (form, wire)).await
     }
 }
 

@@ -2,19 +2,24 @@
 
 use axum::body::Body;
 
-use axum::http::{HeaderValue, StatusCode, header};
+#[cfg(feature = "server")]
+use axum::http::HeaderValue;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::state::Expired;
+#[cfg(feature = "server")]
 use scenario::ObjectKind;
 
 /// 404 for a namespace that does not exist.
+#[cfg(feature = "server")]
 pub(super) fn namespace_not_found(namespace: &str) -> Response {
     ApiError::no_namespace(namespace).into_response()
 }
 
 /// 404 for an object of `kind` named `name` that does not exist.
+#[cfg(feature = "server")]
 pub(super) fn object_not_found(kind: ObjectKind, name: &str) -> Response {
     ApiError::not_found(kind, name).into_response()
 }
@@ -57,12 +62,14 @@ impl ApiError {
     }
 
     /// Adds the fields at fault, as kube-apiserver's `details.causes`.
+    #[cfg(feature = "server")]
     pub(super) fn with_causes(mut self, causes: Vec<(&'static str, String, String)>) -> ApiError {
         self.causes = causes;
         self
     }
 
     /// Names the object the error is about, as kube-apiserver's `details`.
+    #[cfg(feature = "server")]
     pub(super) fn about(mut self, name: &str, resource: &'static str) -> ApiError {
         self.details = Some((name.to_owned(), resource));
         self
@@ -78,12 +85,14 @@ impl ApiError {
     }
 
     /// No object `name` of `kind` (404).
+    #[cfg(feature = "server")]
     pub(super) fn not_found(kind: ObjectKind, name: &str) -> ApiError {
         let message = format!("{} {name:?} not found", kind.resource_name());
         ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.resource_name())
     }
 
     /// 404 for a namespace that does not exist.
+    #[cfg(feature = "server")]
     pub(super) fn no_namespace(namespace: &str) -> ApiError {
         let message = format!("namespaces {namespace:?} not found");
         ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(namespace, "namespaces")
@@ -91,6 +100,7 @@ impl ApiError {
 
     /// 403 for a create of `resource` `name` into `namespace` while it is being deleted
     /// (`NamespaceLifecycle`'s words, with its `NamespaceTerminating` cause).
+    #[cfg(feature = "server")]
     pub(super) fn namespace_terminating(
         resource: &'static str,
         name: &str,
@@ -133,6 +143,7 @@ impl ApiError {
 
     /// A patch whose result is not a valid object: kube-apiserver answers 422 with the
     /// patch as the field at fault, where a create or replace with the same body gets 400.
+    #[cfg(feature = "server")]
     pub(super) fn invalid_patch_result(self) -> ApiError {
         if self.code != StatusCode::BAD_REQUEST {
             return self;
@@ -226,6 +237,7 @@ pub(super) fn json_response(code: StatusCode, body: Body) -> Response {
 
 /// Go's mux's 404, which kube-apiserver sends for a path outside the groups it serves (and
 /// a health check it does not have): text, not a `Status`.
+#[cfg(feature = "server")]
 pub(super) fn page_not_found() -> Response {
     nosniff(text(
         StatusCode::NOT_FOUND,
@@ -235,6 +247,7 @@ pub(super) fn page_not_found() -> Response {
 
 /// `response` with `X-Content-Type-Options: nosniff`, as Go's probe handler and its mux's
 /// 404 send (a single health check's answer does not).
+#[cfg(feature = "server")]
 pub(super) fn nosniff(mut response: Response) -> Response {
     response.headers_mut().insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -244,6 +257,7 @@ pub(super) fn nosniff(mut response: Response) -> Response {
 }
 
 /// A `text/plain` answer, as Go's handlers write one.
+#[cfg(feature = "server")]
 pub(super) fn text(code: StatusCode, body: String) -> Response {
     (
         code,

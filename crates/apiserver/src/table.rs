@@ -15,28 +15,7 @@ use super::printers;
 use super::version::Version;
 use scenario::ObjectKind;
 
-/// What each row carries of its object (`includeObject`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Include {
-    /// No object: `"object": null`.
-    None,
-    /// The object's `PartialObjectMetadata` (the default).
-    Metadata,
-    /// The whole object.
-    Object,
-}
-
-impl Include {
-    /// The `includeObject` query parameter's value; `None` when it names no choice.
-    pub(super) fn parse(value: &str) -> Option<Include> {
-        match value {
-            "None" => Some(Include::None),
-            "Metadata" => Some(Include::Metadata),
-            "Object" => Some(Include::Object),
-            _ => None,
-        }
-    }
-}
+pub(super) use super::query::Include;
 
 /// The `kind`'s column definitions, as a JSON array: its printer's ([`printers`]), a
 /// sampled kind's too where it is one of Kubernetes' own (a Service, a Job).
@@ -46,6 +25,7 @@ pub(super) fn columns(kind: ObjectKind) -> Value {
 
 /// kube-apiserver's namespace table: NAME, STATUS, AGE; `metadata` as [`of_values`]
 /// takes it.
+#[cfg(feature = "server")]
 pub(super) fn of_namespaces(
     namespaces: &[Value],
     include: Include,
@@ -63,6 +43,7 @@ pub(super) fn of_namespaces(
 /// The table of objects kept as JSON (namespaces, Leases, Events): `columns`, and a row
 /// per object of its `cells` with what `include` asks of the object; `metadata` is the
 /// list's, or for one object (`None`) its resourceVersion.
+#[cfg(feature = "server")]
 pub(super) fn of_values(
     objects: &[Value],
     columns: Value,
@@ -91,6 +72,7 @@ pub(super) fn of_values(
 }
 
 /// An object kept as JSON as a `PartialObjectMetadata`: its metadata alone.
+#[cfg(feature = "server")]
 pub(super) fn metadata_only(object: &Value) -> Value {
     json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
            "metadata": object["metadata"]})

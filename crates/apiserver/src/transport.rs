@@ -19,7 +19,7 @@ use tokio::io::DuplexStream;
 use tower::Layer;
 
 use super::ApiServer;
-use super::routes::router;
+use super::collections::router;
 use measure::alloc::{self, Component};
 use measure::attributed::{Attribute, Spawner};
 
@@ -47,6 +47,23 @@ pub fn client_of(server: &ApiServer, component: Component) -> kube::Client {
         let _apiserver = alloc::enter(Component::ApiServer);
         router(server.clone())
     };
+    client_to(router, component)
+}
+
+/// A client of `server`'s network server ([`crate::network_router`]: writes, discovery,
+/// the records, what `serve` answers), through the same in-memory pipes: for tests that
+/// write through the API without a socket. Not the measured path.
+#[cfg(feature = "server")]
+pub fn network_client(server: &ApiServer) -> kube::Client {
+    let router = {
+        let _apiserver = alloc::enter(Component::ApiServer);
+        crate::network_router(server.clone())
+    };
+    client_to(router, Component::Informer)
+}
+
+/// A client whose connections `router` serves, its work charged to `component`.
+fn client_to(router: axum::Router, component: Component) -> kube::Client {
     let connector = tower::service_fn(move |_: http::Uri| {
         let (client_end, server_end) = tokio::io::duplex(PIPE_CAPACITY);
         let service = TowerToHyperService::new(router.clone());

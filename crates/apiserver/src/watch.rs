@@ -22,7 +22,6 @@ use super::query::{Query, Selection, parse_rv};
 use super::signal::Subscription;
 use super::state::{EventKind, Expired, Start};
 use super::status::{ApiError, expired_response, status_body};
-use super::table;
 use super::version::Version;
 use scenario::ObjectKind;
 
@@ -299,7 +298,7 @@ impl WatchCursor {
     /// line is this watch's own: its first carries the column definitions.
     fn event_line(&mut self, kind: EventKind, now: &Version) -> Bytes {
         let (generator, form, wire) = (&self.generator, self.form, self.wire);
-        if let Form::Table(_) = form {
+        if form.is_table() {
             let columns = !std::mem::replace(&mut self.table_columns_sent, true);
             return wire.watch_event(event_line(kind, generator, form, now, columns));
         }
@@ -358,13 +357,7 @@ fn bookmark_line(kind: ObjectKind, form: Form, rv: u64, initial_events_end: bool
     if initial_events_end {
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
-    // A bookmark takes the form of the watch's objects, as kube-apiserver transforms it.
-    let object = match form.object_kind(kind) {
-        Some((kind, api_version)) => {
-            json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})
-        }
-        None => table::bookmark(metadata),
-    };
+    let object = form.bookmark(kind, metadata);
     // Moved in, not through `json!`, which would copy the object.
     let mut event = serde_json::Map::new();
     event.insert("type".to_owned(), Value::from("BOOKMARK"));

@@ -143,9 +143,4 @@ impl ApiServer {
         names.dedup();
         names
     }
-
-    /// Ordinal of a namespace name; `None` for a namespace that holds no objects.
-    pub(crate) fn namespace_ordinal(&self, name: &str) -> Option<u32> {
-        self.shared.namespaces.get(name).copied()
-    }
 }

@@ -27,6 +27,7 @@
 //! against apimachinery's serializer), and an object read from protobuf is the JSON Go
 //! would write.
 
+#[cfg(feature = "server")]
 mod decode;
 mod encode;
 mod plan;
@@ -34,14 +35,18 @@ mod skeleton;
 mod stream;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "server")]
 mod zeros;
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint, key_len};
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+#[cfg(feature = "server")]
+use prost_reflect::DynamicMessage;
+use prost_reflect::{DescriptorPool, MessageDescriptor};
 use serde::Deserialize;
+#[cfg(feature = "server")]
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -50,6 +55,7 @@ use scenario::ObjectKind;
 
 use plan::{Plans, Scalar, Shape};
 pub(crate) use skeleton::{Filled, HoleAs, Markers, Skeleton, Values};
+#[cfg(feature = "server")]
 pub(crate) use zeros::{as_stored, go_zero_object, with_go_zeros};
 
 /// The media type of a protobuf object or list.
@@ -123,6 +129,7 @@ impl<M: Message + ?Sized> Message for Document<'_, M> {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub(crate) enum ProtobufError {
     #[error("the body does not start with the protobuf envelope's \"k8s\\x00\"")]
+    #[cfg(feature = "server")]
     NoEnvelope,
     #[error("no protobuf message for kind {kind:?} in {api_version:?}")]
     UnknownKind { api_version: String, kind: String },
@@ -312,6 +319,7 @@ fn envelope_around(api_version: &str, kind: &str, len: usize) -> (Vec<u8>, Vec<u
 }
 
 /// A protobuf document as JSON, with its `apiVersion` and `kind`.
+#[cfg(feature = "server")]
 pub(crate) fn decode_document(bytes: &[u8]) -> Result<Value, ProtobufError> {
     let unknown = bytes.strip_prefix(MAGIC).ok_or(ProtobufError::NoEnvelope)?;
     let envelope = POOL
