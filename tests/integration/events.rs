@@ -1,5 +1,5 @@
-//! The event machinery's acceptance: the shipped scenarios of issue 10 at a smaller scale,
-//! each checked for what its README paragraph claims.
+//! The event machinery: its shipped scenarios at a smaller scale, each checked for what
+//! its paragraph in docs/guide/scenarios.md claims.
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! The apiserver's side of a variant (`watchers`, `share_encodings`): what each more
 //! watcher costs the built-in server per event, with one encoding per event and with one
-//! per watch (issue 26's acceptance, on a small scale).
+//! per watch, on a small scale.
 
 use serde_json::Value;
 

@@ -206,7 +206,7 @@ async fn accept(
 
 /// Records a LIST or a watch's initial scan looks at between two yields: a few
 /// milliseconds of label matching, so that a selector matching few of 10,000,000 objects
-/// keeps `/version` and every other client answered (issue 11).
+/// keeps `/version` and every other client answered.
 pub(super) const SCAN_CHUNK: u32 = 4_096;
 
 /// The history `serve` keeps unless told otherwise: the most events kube-apiserver's

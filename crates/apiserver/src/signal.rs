@@ -4,7 +4,7 @@
 //!
 //! Not a `tokio::sync::watch` channel: that one spreads its waiters over eight `Notify`s
 //! chosen at random, so watches woken by one write run in a random order. With watches
-//! that do different work, a phase's peak then changed from run to run: an informer's and
+//! that do different work, a phase's peak would then change from run to run: an informer's and
 //! a plain watcher's woken by the head, and informers in different namespaces relisting
 //! after a disconnect in either order. A single `Notify` wakes its waiters in the order
 //! they began waiting, which the one-thread runtime makes the same every run.
