@@ -134,6 +134,10 @@ enum Subcommands {
         /// How to print: a terminal table of what changed, a pull-request comment, or JSON.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// In the terminal table, also list the advisory figures that moved (RSS,
+        /// durations, a real program's figures), which are otherwise one line.
+        #[arg(long, short)]
+        verbose: bool,
     },
     /// Gate a report on a baseline: exit 1 if a figure rose beyond its tolerance.
     ///
@@ -400,9 +404,15 @@ impl Cli {
                 read_header_timeout,
                 request_timeout,
             }),
-            Subcommands::Diff { base, head, format } => Command::Diff(DiffConfig {
+            Subcommands::Diff {
                 base,
                 head,
+                format,
+                verbose,
+            } => Command::Diff(DiffConfig {
+                base,
+                head,
+                verbose,
                 format: match format {
                     Format::Table => DiffFormat::Table,
                     Format::Markdown => DiffFormat::Markdown,

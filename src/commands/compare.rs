@@ -20,7 +20,7 @@ pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {
     let comparison = Comparison::new(&base, &head, &tolerances)?;
     output::print(
         "the comparison",
-        render_diff(&comparison, config.format).as_bytes(),
+        render_diff(&comparison, config.format, config.verbose).as_bytes(),
     )?;
     Ok(ExitCode::from(exit_codes::OK))
 }

@@ -54,6 +54,8 @@ pub struct DiffConfig {
     pub head: PathBuf,
     /// How to print.
     pub format: report::diff::DiffFormat,
+    /// Whether the terminal table lists the advisory figures that moved.
+    pub verbose: bool,
 }
 
 /// Settings of `informer-mem check`.

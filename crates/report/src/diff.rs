@@ -25,10 +25,11 @@ pub enum DiffFormat {
     Json,
 }
 
-/// The comparison in `format`.
-pub fn render_diff(comparison: &Comparison, format: DiffFormat) -> String {
+/// The comparison in `format`. The table lists the advisory figures that moved only when
+/// `verbose` (a pull-request comment folds them; JSON has every row).
+pub fn render_diff(comparison: &Comparison, format: DiffFormat, verbose: bool) -> String {
     match format {
-        DiffFormat::Table => render_table(comparison),
+        DiffFormat::Table => render_table(comparison, verbose),
         DiffFormat::Markdown => render_markdown(comparison),
         DiffFormat::Json => {
             let mut json =
@@ -37,6 +38,92 @@ pub fn render_diff(comparison: &Comparison, format: DiffFormat) -> String {
             json
         }
     }
+}
+
+/// The rows that moved, as a reviewer reads them: what regressed, then the other exact
+/// figures that moved (each one is news: exact figures repeat run to run on one build),
+/// then the advisory ones (RSS, durations, a real program's figures), which move on
+/// every run.
+struct Sections<'c> {
+    regressions: Vec<&'c Row>,
+    exact: Vec<&'c Row>,
+    advisory: Vec<&'c Row>,
+}
+
+impl<'c> Sections<'c> {
+    fn of(comparison: &'c Comparison) -> Sections<'c> {
+        let mut sections = Sections {
+            regressions: Vec::new(),
+            exact: Vec::new(),
+            advisory: Vec::new(),
+        };
+        for row in comparison.changed() {
+            match (row.verdict, row.metric.is_exact()) {
+                (Verdict::Regression, _) => sections.regressions.push(row),
+                (_, true) => sections.exact.push(row),
+                (_, false) => sections.advisory.push(row),
+            }
+        }
+        sections
+    }
+
+    /// The verdict in a few words, first thing a reviewer reads.
+    fn headline(&self, comparison: &Comparison) -> String {
+        let mut parts = Vec::new();
+        if !self.regressions.is_empty() {
+            parts.push(plural(self.regressions.len(), "regression", "regressions"));
+        }
+        if !comparison.lost_consistency.is_empty() {
+            parts.push(plural(
+                comparison.lost_consistency.len(),
+                "store that stopped matching the server",
+                "stores that stopped matching the server",
+            ));
+        }
+        if !comparison.failed_variants.is_empty() {
+            parts.push(plural(
+                comparison.failed_variants.len(),
+                "variant that failed",
+                "variants that failed",
+            ));
+        }
+        let exact = self.exact.len();
+        match (parts.is_empty(), exact) {
+            (true, 0) => "no exact figure changed".to_owned(),
+            (true, _) => format!(
+                "{} changed, none beyond tolerance",
+                plural(exact, "exact figure", "exact figures")
+            ),
+            (false, 0) => parts.join(", "),
+            (false, _) => format!(
+                "{}; {} changed",
+                parts.join(", "),
+                plural(exact, "other exact figure", "other exact figures")
+            ),
+        }
+    }
+
+    /// How many advisory figures moved and the largest move, or `None` when none did.
+    fn advisory_line(&self) -> Option<String> {
+        let largest = self.advisory.iter().max_by(|a, b| {
+            let size = |r: &Row| r.percent.map_or(f64::INFINITY, f64::abs);
+            size(a).total_cmp(&size(b))
+        })?;
+        Some(format!(
+            "{} moved (measured on a real clock or from outside a program: they vary run to \
+             run), by at most {} ({}, {} / {})",
+            plural(self.advisory.len(), "advisory figure", "advisory figures"),
+            percent(largest),
+            largest.metric,
+            largest.variant,
+            largest.phase
+        ))
+    }
+}
+
+/// `n` and the noun in its number: `1 regression`, `2 regressions`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `check`'s verdict: what failed (or that nothing did), then improvements beyond
@@ -75,37 +162,58 @@ pub fn render_check(comparison: &Comparison) -> String {
     out
 }
 
-fn summary(comparison: &Comparison) -> String {
+/// Every row counted by verdict: the line under the headline.
+fn counts(comparison: &Comparison) -> String {
     let count = |v: Verdict| comparison.rows.iter().filter(|r| r.verdict == v).count();
-    let lost = comparison.lost_consistency.len();
-    let failed = comparison.failed_variants.len();
+    let identical = comparison
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Unchanged && r.metric.is_exact())
+        .count();
     format!(
-        "{} regression(s), {} improvement(s), {} within tolerance, {} unchanged{}{}",
+        "{} figures: {} beyond tolerance ({} up, {} down), {} within it, {} unchanged \
+         ({identical} of them exact)",
+        comparison.rows.len(),
+        count(Verdict::Regression) + count(Verdict::Improvement),
         count(Verdict::Regression),
         count(Verdict::Improvement),
         count(Verdict::Within),
         count(Verdict::Unchanged),
-        if lost > 0 {
-            format!(", {lost} phase(s) whose store stopped matching the server")
-        } else {
-            String::new()
-        },
-        if failed > 0 {
-            format!(", {failed} variant(s) that failed in the head")
-        } else {
-            String::new()
-        }
     )
 }
 
-fn render_table(comparison: &Comparison) -> String {
-    let changed: Vec<&Row> = comparison.changed().collect();
-    let mut out = format!("{}: {}\n", comparison.scenario, summary(comparison));
-    if !changed.is_empty() {
-        out.push_str(&format!("{}\n", rows_table(&changed, false)));
-    }
+fn render_table(comparison: &Comparison, verbose: bool) -> String {
+    let sections = Sections::of(comparison);
+    let mut out = format!(
+        "{}: {}\n{}\n",
+        comparison.scenario,
+        sections.headline(comparison),
+        counts(comparison)
+    );
     out.push_str(&lost_lines(comparison));
     out.push_str(&failed_lines(comparison));
+    if !sections.regressions.is_empty() {
+        out.push_str(&format!(
+            "regressions:\n{}\n",
+            rows_table(&sections.regressions, false)
+        ));
+    }
+    if !sections.exact.is_empty() {
+        out.push_str(&format!(
+            "exact changes:\n{}\n",
+            rows_table(&sections.exact, false)
+        ));
+    }
+    if let Some(line) = sections.advisory_line() {
+        if verbose {
+            out.push_str(&format!(
+                "{line}:\n{}\n",
+                rows_table(&sections.advisory, false)
+            ));
+        } else {
+            out.push_str(&format!("{line}; --verbose lists them\n"));
+        }
+    }
     out
 }
 
@@ -196,18 +304,37 @@ fn is_time(metric: Metric) -> bool {
     )
 }
 
+/// A change as people read it: bytes in binary units, times in tenths of a millisecond,
+/// counts with separators, and the share of the base; never `-0` or `+0.00%` for a
+/// change too small to show (`<1 B`, `<0.1 ms`, `<0.01%`).
 fn change(row: &Row) -> String {
+    if row.delta == 0.0 {
+        return "0".to_owned();
+    }
     let sign = if row.delta > 0.0 { "+" } else { "-" };
+    let size = row.delta.abs();
     let delta = if is_time(row.metric) {
-        format!("{sign}{:.1} ms", row.delta.abs())
+        match size {
+            s if s < 0.05 => "<0.1 ms".to_owned(),
+            s => format!("{s:.1} ms"),
+        }
+    } else if size < 0.5 {
+        if row.metric.is_bytes() { "<1 B" } else { "<1" }.to_owned()
+    } else if row.metric.is_bytes() {
+        Bytes(size.round() as u64).to_string()
     } else {
-        format!("{sign}{}", thousands(row.delta.abs() as u64))
+        thousands(size.round() as u64)
     };
+    format!("{sign}{delta} ({})", percent(row))
+}
+
+/// The change as a share of the base, signed: `+2.09%`, `-<0.01%`, or `new` from zero.
+fn percent(row: &Row) -> String {
+    let sign = if row.delta > 0.0 { "+" } else { "-" };
     match row.percent {
-        // A change too small for two decimals still shows that it is one.
-        Some(p) if p != 0.0 && p.abs() < 0.005 => format!("{delta} ({sign}<0.01%)"),
-        Some(p) => format!("{delta} ({p:+.2}%)"),
-        None => format!("{delta} (new)"),
+        None => "new".to_owned(),
+        Some(p) if p.abs() < 0.005 => format!("{sign}<0.01%"),
+        Some(p) => format!("{sign}{:.2}%", p.abs()),
     }
 }
 
@@ -233,24 +360,32 @@ fn markdown_row(row: &Row) -> String {
 const MARKDOWN_HEADER: &str =
     "| variant | phase | metric | base | head | change | |\n|---|---|---|---|---|---|---|\n";
 
-/// A pull-request comment: the marker, a summary line, the changed metrics, and every
-/// metric inside `<details>`; never longer than [`MARKDOWN_LIMIT`] characters, saying
-/// what it cut.
+/// A pull-request comment: the marker, the verdict in its heading, the regressions and
+/// the other exact changes as tables, one line for the advisory figures that moved, then
+/// those and every figure folded in `<details>`; never longer than [`MARKDOWN_LIMIT`]
+/// characters, saying what it cut.
 fn render_markdown(comparison: &Comparison) -> String {
-    let mut head = format!(
-        "{MARKDOWN_MARKER}\n### informer-mem: `{}`\n\n{}\n\n",
+    let sections = Sections::of(comparison);
+    let icon = if comparison.failed() {
+        ":red_circle: "
+    } else {
+        ""
+    };
+    let mut out = format!(
+        "{MARKDOWN_MARKER}\n### informer-mem `{}`: {icon}{}\n\n{}\n\n",
         cell(&comparison.scenario),
-        summary(comparison)
+        sections.headline(comparison),
+        counts(comparison)
     );
     for lost in &comparison.lost_consistency {
-        head.push_str(&format!(
+        out.push_str(&format!(
             "- :red_circle: `{}` / `{}`: the store no longer matches the server\n",
             cell(&lost.variant),
             cell(&lost.phase)
         ));
     }
     for failed in &comparison.failed_variants {
-        head.push_str(&format!(
+        out.push_str(&format!(
             "- :red_circle: `{}` failed in the head after {} of {} phases: {}\n",
             cell(&failed.variant),
             failed.head_phases,
@@ -258,57 +393,76 @@ fn render_markdown(comparison: &Comparison) -> String {
             cell(failed.error.as_deref().unwrap_or("fewer phases, no error"))
         ));
     }
-    let changed: Vec<&Row> = comparison.changed().collect();
     // Room for the closing lines and a note of what was cut.
-    let budget = MARKDOWN_LIMIT - 400;
-    let mut out = head;
-    let mut cut = 0;
-    if changed.is_empty() {
-        out.push_str("No figure changed.\n");
-    } else {
-        out.push_str("#### Changed\n\n");
-        out.push_str(MARKDOWN_HEADER);
-        for row in &changed {
-            let line = markdown_row(row);
-            if out.len() + line.len() > budget {
-                cut += 1;
-            } else {
-                out.push_str(&line);
-            }
+    let mut budget = Budget {
+        left: MARKDOWN_LIMIT - 400,
+        cut: 0,
+    };
+    for (title, rows) in [
+        ("Regressions", &sections.regressions),
+        ("Exact changes", &sections.exact),
+    ] {
+        if !rows.is_empty() {
+            out.push_str(&format!("\n#### {title}\n\n{MARKDOWN_HEADER}"));
+            budget.rows(&mut out, rows);
         }
     }
-    let details_open = format!(
-        "\n<details><summary>All {} figures</summary>\n\n{MARKDOWN_HEADER}",
-        comparison.rows.len()
-    );
-    let details_close = "\n</details>\n";
-    let mut full_cut = comparison.rows.len();
-    if out.len() + details_open.len() + details_close.len() < budget {
-        out.push_str(&details_open);
-        full_cut = 0;
-        for row in &comparison.rows {
-            let line = markdown_row(row);
-            if out.len() + line.len() + details_close.len() > budget {
-                full_cut += 1;
-            } else {
-                out.push_str(&line);
-            }
-        }
-        out.push_str(details_close);
+    if let Some(line) = sections.advisory_line() {
+        out.push_str(&format!("\n{line}.\n"));
+        budget.folded(&mut out, "Advisory figures that moved", &sections.advisory);
     }
-    if cut > 0 || full_cut > 0 {
+    let all: Vec<&Row> = comparison.rows.iter().collect();
+    budget.folded(&mut out, &format!("All {} figures", all.len()), &all);
+    if budget.cut > 0 {
         out.push_str(&format!(
-            "\n_Cut to stay under GitHub's {MARKDOWN_LIMIT}-character limit: {cut} changed \
-             row(s) and {full_cut} row(s) of the full table. `informer-mem diff --format json` \
-             has them all._\n"
+            "\n_Cut to stay under GitHub's {MARKDOWN_LIMIT}-character limit: {} row(s). \
+             `informer-mem diff --format json` has them all._\n",
+            budget.cut
         ));
     }
     out
 }
 
+/// What a comment may still hold, and the rows cut for want of room.
+struct Budget {
+    left: usize,
+    cut: usize,
+}
+
+impl Budget {
+    /// Appends each row that fits, counting the others as cut.
+    fn rows(&mut self, out: &mut String, rows: &[&Row]) {
+        for row in rows {
+            let line = markdown_row(row);
+            if out.len() + line.len() > self.left {
+                self.cut += 1;
+            } else {
+                out.push_str(&line);
+            }
+        }
+    }
+
+    /// Appends `rows` folded under `summary`, as many as fit; none when even the fold's
+    /// frame does not.
+    fn folded(&mut self, out: &mut String, summary: &str, rows: &[&Row]) {
+        let open = format!("\n<details><summary>{summary}</summary>\n\n{MARKDOWN_HEADER}");
+        let close = "\n</details>\n";
+        if out.len() + open.len() + close.len() >= self.left {
+            self.cut += rows.len();
+            return;
+        }
+        out.push_str(&open);
+        self.left -= close.len();
+        self.rows(out, rows);
+        self.left += close.len();
+        out.push_str(close);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Report;
     use crate::compare::Tolerances;
     use crate::synthetic::report;
 
@@ -317,7 +471,7 @@ mod tests {
         let base = report(6, 8, 0);
         let head = report(6, 8, 3);
         let comparison = Comparison::new(&base, &head, &Tolerances::default()).unwrap();
-        let markdown = render_diff(&comparison, DiffFormat::Markdown);
+        let markdown = render_diff(&comparison, DiffFormat::Markdown, false);
         assert!(markdown.starts_with(MARKDOWN_MARKER));
         assert!(markdown.len() <= MARKDOWN_LIMIT);
         // Every table line has the header's seven cells: escaped pipes do not split cells.
@@ -333,7 +487,7 @@ mod tests {
         let base = report(40, 60, 0);
         let head = report(40, 60, 7);
         let comparison = Comparison::new(&base, &head, &Tolerances::default()).unwrap();
-        let markdown = render_diff(&comparison, DiffFormat::Markdown);
+        let markdown = render_diff(&comparison, DiffFormat::Markdown, false);
         assert!(markdown.len() <= MARKDOWN_LIMIT, "{}", markdown.len());
         assert!(markdown.contains("Cut to stay under GitHub's 65536-character limit"));
         assert!(markdown.contains(":red_circle: regression"));
@@ -365,6 +519,108 @@ mod tests {
         assert_eq!(value(Metric::ApiServerCpuMs, 6.831), "6.8 ms");
         assert_eq!(value(Metric::SubjectCpuMs, 1_234.0), "1234.0 ms");
         assert_eq!(value(Metric::AllocCount, 1_234.0), "1,234");
+    }
+
+    /// `base` with every phase's RSS and duration moved, as a rerun of one build moves them.
+    fn rerun(base: &Report) -> Report {
+        let mut head = base.clone();
+        for (v, variant) in head.variants.iter_mut().enumerate() {
+            for phase in &mut variant.phases {
+                let m = &mut phase.measurement;
+                m.rss_bytes = m.rss_bytes.map(|b| Bytes(b.0 + 4096 * (v as u64 + 1)));
+                m.duration_ms += 0.75;
+            }
+        }
+        head
+    }
+
+    #[test]
+    fn a_rerun_that_moved_only_advisory_figures_says_so_first_and_folds_them() {
+        let base = report(3, 2, 0);
+        let comparison = Comparison::new(&base, &rerun(&base), &Tolerances::default()).unwrap();
+        let markdown = render_diff(&comparison, DiffFormat::Markdown, false);
+        let heading = markdown.lines().nth(1).unwrap();
+        assert!(heading.ends_with(": no exact figure changed"), "{heading}");
+        assert!(markdown.contains("12 advisory figures moved"), "{markdown}");
+        let folded = markdown.find("<details>").unwrap();
+        let first_advisory = markdown.find("| advisory |").unwrap();
+        assert!(first_advisory > folded, "{markdown}");
+        assert!(!markdown.contains("#### "), "{markdown}");
+
+        let table = render_diff(&comparison, DiffFormat::Table, false);
+        let first = table.lines().next().unwrap();
+        assert_eq!(first, "synthetic: no exact figure changed");
+        assert!(table.contains("--verbose lists them"), "{table}");
+        assert!(!table.contains("rss_bytes  "), "{table}");
+        let verbose = render_diff(&comparison, DiffFormat::Table, true);
+        assert!(verbose.contains("rss_bytes"), "{verbose}");
+        assert!(verbose.contains("duration_ms"), "{verbose}");
+    }
+
+    #[test]
+    fn regressions_lead_then_the_other_exact_changes_then_the_advisory_line() {
+        let base = report(3, 2, 0);
+        let head = rerun(&report(3, 2, 5));
+        let comparison = Comparison::new(&base, &head, &Tolerances::default()).unwrap();
+        let markdown = render_diff(&comparison, DiffFormat::Markdown, false);
+        let heading = markdown.lines().nth(1).unwrap();
+        assert!(
+            heading.ends_with(": :red_circle: 2 regressions; 2 other exact figures changed"),
+            "{heading}"
+        );
+        let at = |text: &str| markdown.find(text).unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            at("#### Regressions") < at("#### Exact changes"),
+            "{markdown}"
+        );
+        assert!(
+            at("#### Exact changes") < at("advisory figures moved"),
+            "{markdown}"
+        );
+        let table = render_diff(&comparison, DiffFormat::Table, false);
+        assert!(
+            table.find("regressions:") < table.find("exact changes:"),
+            "{table}"
+        );
+    }
+
+    fn row(metric: Metric, base: f64, head: f64) -> Row {
+        Row {
+            variant: "v".to_owned(),
+            phase: "list".to_owned(),
+            metric,
+            base,
+            head,
+            delta: head - base,
+            percent: (base != 0.0).then(|| (head - base) / base * 100.0),
+            tolerance: None,
+            verdict: Verdict::Within,
+        }
+    }
+
+    #[test]
+    fn changes_read_in_their_units_and_never_as_minus_zero() {
+        let cases = [
+            (
+                row(Metric::ApiServerLiveBytes, 526_444.0, 515_439.0),
+                "-10.7 KiB (-2.09%)",
+            ),
+            (row(Metric::LiveBytes, 1_000.0, 1_200.0), "+200 B (+20.00%)"),
+            (row(Metric::DurationMs, 12.51, 12.49), "-<0.1 ms (-0.16%)"),
+            (
+                row(Metric::ApiServerCpuMs, 40_000.0, 40_000.02),
+                "+<0.1 ms (+<0.01%)",
+            ),
+            (
+                row(Metric::AllocCount, 1_000_000.0, 999_999.7),
+                "-<1 (-<0.01%)",
+            ),
+            (row(Metric::AllocCount, 0.0, 12.0), "+12 (new)"),
+            (row(Metric::AllocCount, 7.0, 7.0), "0"),
+        ];
+        for (row, shown) in cases {
+            assert_eq!(change(&row), shown, "{:?}", row.metric);
+        }
     }
 
     #[test]
