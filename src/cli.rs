@@ -44,7 +44,8 @@ enum Subcommands {
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
-        /// Where to write the JSON report [default: reports/<scenario name>.json].
+        /// Where to write the JSON report [default: runs/<scenario name>.json, never over a
+        /// committed baseline: refreshing one is `--out reports/<scenario name>.json`].
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
         /// Where to draw the chart (SVG) [default: beside the report, ending in .svg].
@@ -126,19 +127,7 @@ enum Subcommands {
         request_timeout: std::time::Duration,
     },
     /// Compare two reports of one scenario, metric by metric.
-    Diff {
-        /// The report to compare against (e.g. the main branch's).
-        base: PathBuf,
-        /// The report to compare (e.g. the pull request's).
-        head: PathBuf,
-        /// How to print: a terminal table of what changed, a pull-request comment, or JSON.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-        /// In the terminal table, also list the advisory figures that moved (RSS,
-        /// durations, a real program's figures), which are otherwise one line.
-        #[arg(long, short)]
-        verbose: bool,
-    },
+    Diff(DiffArgs),
     /// Gate a report on a baseline: exit 1 if a figure rose beyond its tolerance.
     ///
     /// Allocation counts, bytes requested and API requests are exact (0%), live and peak
@@ -172,6 +161,33 @@ enum Subcommands {
     /// Internal: run one variant of a job read from stdin (the runner starts this).
     #[command(name = "__run-variant", hide = true)]
     RunVariant,
+}
+
+/// `informer-mem diff`'s arguments.
+#[derive(Debug, clap::Args)]
+struct DiffArgs {
+    /// The report to compare against (e.g. the main branch's).
+    base: PathBuf,
+    /// The report to compare (e.g. the pull request's).
+    head: PathBuf,
+    /// How to print: a terminal table of what changed, a pull-request comment, or JSON.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// In the terminal table, also list the advisory figures that moved (RSS,
+    /// durations, a real program's figures), which are otherwise one line.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+impl From<DiffArgs> for DiffConfig {
+    fn from(args: DiffArgs) -> DiffConfig {
+        DiffConfig {
+            base: args.base,
+            head: args.head,
+            format: args.format.into(),
+            verbose: args.verbose,
+        }
+    }
 }
 
 /// `informer-mem size`'s arguments.
@@ -291,6 +307,16 @@ enum Format {
     Json,
 }
 
+impl From<Format> for DiffFormat {
+    fn from(format: Format) -> DiffFormat {
+        match format {
+            Format::Table => DiffFormat::Table,
+            Format::Markdown => DiffFormat::Markdown,
+            Format::Json => DiffFormat::Json,
+        }
+    }
+}
+
 fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
     text.parse()
 }
@@ -404,21 +430,7 @@ impl Cli {
                 read_header_timeout,
                 request_timeout,
             }),
-            Subcommands::Diff {
-                base,
-                head,
-                format,
-                verbose,
-            } => Command::Diff(DiffConfig {
-                base,
-                head,
-                verbose,
-                format: match format {
-                    Format::Table => DiffFormat::Table,
-                    Format::Markdown => DiffFormat::Markdown,
-                    Format::Json => DiffFormat::Json,
-                },
-            }),
+            Subcommands::Diff(args) => Command::Diff(args.into()),
             Subcommands::Check {
                 head,
                 baseline,

@@ -84,7 +84,8 @@ pub struct SizeConfig {
 pub struct RunConfig {
     /// The scenario file.
     pub scenario: PathBuf,
-    /// Where to write the JSON report; `None` for `reports/<scenario name>.json`.
+    /// Where to write the JSON report; `None` for `runs/<scenario name>.json`
+    /// ([`run::DEFAULT_FOLDER`]).
     pub out: Option<PathBuf>,
     /// Where to draw the chart.
     pub chart: ChartOutput,

@@ -393,6 +393,11 @@ fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> 
     )
 }
 
+/// Where a run writes its report and chart unless `--out` says: a folder of its own, so
+/// that a run never overwrites the committed baselines in reports/ (refreshing one is an
+/// explicit `--out reports/NAME.json`). The repository ignores it.
+pub const DEFAULT_FOLDER: &str = "runs";
+
 /// Every file and stream a run writes, decided and checked before anything runs.
 #[derive(Debug)]
 struct Outputs {
@@ -406,7 +411,7 @@ struct Outputs {
 }
 
 impl Outputs {
-    /// The outputs `config` asks for: the report (by default `reports/<scenario>.json`),
+    /// The outputs `config` asks for: the report (by default `runs/<scenario>.json`),
     /// its chart and the exports. Refuses, before anything runs, outputs that cannot be
     /// written, that would overwrite the scenario, that share a file, or that share
     /// standard output.
@@ -414,7 +419,7 @@ impl Outputs {
         let out = config
             .out
             .clone()
-            .unwrap_or_else(|| Path::new("reports").join(format!("{}.json", scenario.name)));
+            .unwrap_or_else(|| Path::new(DEFAULT_FOLDER).join(format!("{}.json", scenario.name)));
         let mut exports = vec![(ExportFormat::Json, Destination::File(out.clone()))];
         match &config.chart {
             ChartOutput::BesideReport => exports.push((

@@ -302,7 +302,7 @@ fn refusal(dir: &std::path::Path, file: &str, label: &str) -> String {
 
 /// Runs `run` on a scenario text written to `bad.toml` in a fresh working directory and
 /// checks the failure: exit code 2, an error naming the file and `expected`, and nothing
-/// written under reports/.
+/// written in the default folder (runs/).
 fn rejects(text: &str, expected: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bad.toml"), text).unwrap();
@@ -317,10 +317,7 @@ fn rejects(text: &str, expected: &[&str]) {
         assert!(stderr.contains(e), "{stderr:?} lacks {e:?}");
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        !dir.path().join("reports").exists(),
-        "nothing may be written"
-    );
+    assert!(!dir.path().join("runs").exists(), "nothing may be written");
 }
 
 const VALID: &str = include_str!("../fixtures/valid.toml");
@@ -334,7 +331,7 @@ fn missing_file_is_an_input_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("failed to read `nope.toml`"));
-    assert!(!dir.path().join("reports").exists());
+    assert!(!dir.path().join("runs").exists());
 }
 
 #[test]

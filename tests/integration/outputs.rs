@@ -39,6 +39,23 @@ fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// Without `--out` a run writes to a folder of its own, never over a committed baseline
+/// in reports/: the README's main command leaves a clone's `git status` clean.
+#[test]
+fn a_run_without_out_writes_its_report_and_chart_to_runs() {
+    let (dir, _) = tiny();
+    std::fs::create_dir(dir.path().join("reports")).unwrap();
+    let output = run(dir.path(), &["tiny.toml", "--quiet"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report = json(&dir.path().join("runs/tiny.json"));
+    assert_eq!(report["scenario"]["name"], "tiny");
+    assert!(dir.path().join("runs/tiny.svg").is_file());
+    let baselines = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .count();
+    assert_eq!(baselines, 0, "nothing is written to reports/");
+}
+
 #[test]
 fn a_run_writes_its_chart_beside_the_report_and_every_export_asked_for() {
     let (dir, _) = tiny();
