@@ -18,6 +18,7 @@
 //! WebSocket; `serve()` on a TCP port, `serve_loopback()` for a run's external variants.
 //! The in-memory transport never routes to it, so it moves no figure of `run`.
 
+#[cfg(feature = "server")]
 mod apply;
 mod collections;
 #[cfg(feature = "server")]
