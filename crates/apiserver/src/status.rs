@@ -87,8 +87,21 @@ impl ApiError {
     /// No object `name` of `kind` (404).
     #[cfg(feature = "server")]
     pub(super) fn not_found(kind: ObjectKind, name: &str) -> ApiError {
-        let message = format!("{} {name:?} not found", kind.resource_name());
-        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, kind.resource_name())
+        ApiError::no_such(kind.resource_name(), name)
+    }
+
+    /// No object `name` of `resource` (404).
+    #[cfg(feature = "server")]
+    pub(super) fn no_such(resource: &'static str, name: &str) -> ApiError {
+        let message = format!("{resource} {name:?} not found");
+        ApiError::new(StatusCode::NOT_FOUND, "NotFound", message).about(name, resource)
+    }
+
+    /// A create of `name` where an object of `resource` of that name is (409).
+    #[cfg(feature = "server")]
+    pub(super) fn already_exists(resource: &'static str, name: &str) -> ApiError {
+        let message = format!("{resource} {name:?} already exists");
+        ApiError::new(StatusCode::CONFLICT, "AlreadyExists", message).about(name, resource)
     }
 
     /// 404 for a namespace that does not exist.

@@ -583,13 +583,7 @@ fn in_version(api: Api, stored: &Value) -> Result<Value, ApiError> {
 
 /// 404 for a record that does not exist.
 fn not_found(api: Api, name: &str) -> ApiError {
-    let resource = api.resource_name();
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "NotFound",
-        format!("{resource} {name:?} not found"),
-    )
-    .about(name, resource)
+    ApiError::no_such(api.resource_name(), name)
 }
 
 /// `GET {root}/namespaces/{namespace}/{plural}/{name}`.

@@ -19,6 +19,7 @@ use crate::extract::{ApiBody, ApiPath};
 use crate::patch::{self, PatchType};
 use crate::status::{ApiError, json_response};
 use crate::version::NamespacedName;
+use crate::write::pipeline::Finds;
 use crate::write::scale::{decoded, replicas_of, scale_of};
 use crate::write::{self, Endpoint, WriteOptions, check_patch_options, unsupported_media_type};
 
@@ -102,24 +103,25 @@ impl Records {
         key: &NamespacedName,
         new_scale: impl FnOnce(&Value) -> Result<Value, ApiError>,
     ) -> Result<Response, ApiError> {
-        let (_, stored) = self.write((api, options, Endpoint::Object), key, false, |live| {
-            let live = live.expect("a workload's scale writes only a workload there is");
-            let scale = new_scale(&scale_of(live))?;
-            let replicas = replicas_of(&scale, &key.name)?;
-            let mut object = live.clone();
-            object["spec"]["replicas"] = json!(replicas);
-            // The Scale's preconditions are the workload's: its resourceVersion and UID.
-            for field in ["resourceVersion", "uid"] {
-                object["metadata"][field] = scale["metadata"][field].clone();
-            }
-            let scaler = apply::Writer {
-                manager: &options.field_manager,
-                subresource: Some("scale"),
-            };
-            let entries =
-                apply::update_of(&api.typed(), Some(live), &object, scaler, &write::now());
-            Ok((object, Some(entries)))
-        })?;
+        let (_, stored) =
+            self.write((api, options, Endpoint::Object), key, Finds::Live, |live| {
+                let live = live.ok_or_else(|| not_found(api, &key.name))?;
+                let scale = new_scale(&scale_of(live))?;
+                let replicas = replicas_of(&scale, &key.name)?;
+                let mut object = live.clone();
+                object["spec"]["replicas"] = json!(replicas);
+                // The Scale's preconditions are the workload's: its resourceVersion and UID.
+                for field in ["resourceVersion", "uid"] {
+                    object["metadata"][field] = scale["metadata"][field].clone();
+                }
+                let scaler = apply::Writer {
+                    manager: &options.field_manager,
+                    subresource: Some("scale"),
+                };
+                let entries =
+                    apply::update_of(&api.typed(), Some(live), &object, scaler, &write::now());
+                Ok((object, Some(entries)))
+            })?;
         Ok(scale_response(&in_version(api, &stored)?))
     }
 }

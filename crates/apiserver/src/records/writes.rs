@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{Api, Records, in_version, not_found};
+use super::{Api, Records, Store, in_version, not_found};
 use crate::apply;
 use crate::extract::{ApiBody, ApiPath};
 use crate::form::{Form, Wire};
@@ -18,9 +18,9 @@ use crate::patch::{self, PatchType};
 use crate::protobuf;
 use crate::status::{ApiError, namespace_not_found};
 use crate::version::NamespacedName;
+use crate::write::pipeline::{self, Change, Finds, Kind as _, Live};
 use crate::write::{
-    self, BodyWire, Endpoint, FieldValidation, WriteOptions, body_wire, decode_as,
-    duplicated_fields, unknown_fields,
+    self, BodyWire, Endpoint, FieldValidation, WriteOptions, body_wire, unknown_fields,
 };
 
 /// One write's request: its options, its body's wire, the warnings for its answer.
@@ -41,13 +41,12 @@ impl Request {
         })
     }
 
-    /// A create's or replace's body as this version's object: decoded, keys set twice
-    /// and unknown fields dealt with as `fieldValidation` says, through the type.
+    /// A create's or replace's body as this version's object ([`pipeline::decoded`]),
+    /// through the type.
     fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
         let validation = self.options.field_validation;
-        duplicated_fields(body, wire, validation, &mut self.warnings)?;
-        let object = decode_as(self.api.api_version(), self.api.kind(), body, wire)?;
-        typed(self.api, validation, &mut self.warnings, object)
+        let object = pipeline::decoded(&self.api, body, wire, (validation, &mut self.warnings))?;
+        self.api.normalized(object, validation, &mut self.warnings)
     }
 
     /// The answer `object` (kept form) makes, with the request's warnings.
@@ -64,56 +63,141 @@ impl Request {
     }
 }
 
-/// `object` through the type of `api`'s version, its unknown fields dealt with as
-/// `validation` says, with Go's zero fields.
-fn typed(
+/// A record's resource in the version a request names, as a write meets it.
+impl pipeline::Kind for Api {
+    fn resource_name(&self) -> &'static str {
+        Api::resource_name(*self)
+    }
+
+    fn type_meta(&self) -> (&str, &str) {
+        (self.api_version(), Api::kind(*self))
+    }
+
+    fn typed(&self) -> apply::Typed<'_> {
+        Api::typed(*self)
+    }
+
+    /// Through the type of this version, with what its registry defaults.
+    fn normalized(
+        &self,
+        object: Value,
+        validation: FieldValidation,
+        warnings: &mut Vec<String>,
+    ) -> Result<Value, ApiError> {
+        let typed = self.through_type(&object)?;
+        unknown_fields(&object, &typed, validation, warnings)?;
+        Ok(self.written(typed))
+    }
+}
+
+/// A record's registry: what its kind's strategy in kube-apiserver does to a write, with
+/// the records' store at hand (a Service's cluster IP is allocated there).
+struct Registered<'s> {
     api: Api,
-    validation: FieldValidation,
-    warnings: &mut Vec<String>,
-    object: Value,
-) -> Result<Value, ApiError> {
-    let typed = api.through_type(&object)?;
-    unknown_fields(&object, &typed, validation, warnings)?;
-    Ok(api.written(typed))
+    store: &'s Store,
+}
+
+impl pipeline::Registry for Registered<'_> {
+    type Kind = Api;
+
+    fn kind(&self) -> &Api {
+        &self.api
+    }
+
+    /// A Lease's resourceVersion: its strategy allows no unconditional update.
+    fn admit_update(
+        &self,
+        key: &NamespacedName,
+        object: &Value,
+        _: &Value,
+    ) -> Result<(), ApiError> {
+        let api = self.api;
+        if api != Api::Lease || !object["metadata"]["resourceVersion"].is_null() {
+            return Ok(());
+        }
+        let why = "must be specified for an update";
+        Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!(
+                "{} {:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: {why}",
+                api.qualified_kind(),
+                key.name
+            ),
+        ))
+    }
+
+    /// A workload's or a Job's resets, as kube-apiserver's reset fields: a status
+    /// write's spec and a Deployment's labels are nobody's change.
+    fn reset(&self, object: Value, live: Option<&Value>, endpoint: Endpoint) -> Value {
+        match self.api.is_controlled() {
+            true => super::workloads::prepared(self.api, object, live, endpoint),
+            false => object,
+        }
+    }
+
+    /// What its registry makes of it ([`Store::prepared`]), in the form it is kept in.
+    /// A new record's UID is the handler's before the registry sees it: a Job's
+    /// generated selector is checked against it.
+    fn prepared(
+        &self,
+        object: Value,
+        live: Option<Live<'_>>,
+        (key, uid): (&NamespacedName, &str),
+        endpoint: Endpoint,
+    ) -> Result<Value, ApiError> {
+        let api = self.api;
+        let seen = live.map(|live| live.seen);
+        let object = self
+            .store
+            .prepared((api, endpoint), object, (seen, uid), key)?;
+        let mut stored = protobuf::as_stored(api.into_store(object))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        if live.is_none() {
+            stored["metadata"]["uid"] = json!(uid);
+        }
+        Ok(stored)
+    }
+
+    fn validate(
+        &self,
+        key: &NamespacedName,
+        stored: (&Value, Option<&Value>),
+        endpoint: Endpoint,
+    ) -> Result<(), ApiError> {
+        self.api.validate(key, stored, endpoint)
+    }
+
+    fn finish(&self, mut stored: Value, kept: Option<&Value>, uid: &str, _: Endpoint) -> Value {
+        let api = self.api;
+        write::identity(&mut stored, kept, uid, api.is_controlled());
+        if api.is_controlled() {
+            super::workloads::finished(api, &mut stored, kept);
+            super::batch::finished(api, &mut stored);
+        }
+        stored
+    }
 }
 
 impl Records {
     /// Writes the record `key` that `new` makes of the live one (in the request's
-    /// version; `None` when there is none) through `endpoint`, as kube-apiserver writes
-    /// it: preconditions, the writer's managedFields (those `new` gives, an apply's, or
-    /// the update's), what its registry makes of it ([`Store::prepared`]), validation,
-    /// what the server owns, a resourceVersion of the records' own. `creates` says
-    /// whether a missing record may be created.
+    /// version; `None` when there is none) through `endpoint`, by the one write pipeline
+    /// ([`pipeline::written`]) with the record's registry, and keeps it with a
+    /// resourceVersion of the records' own, finding what `finds` says.
     pub(super) fn write(
         &self,
         (api, options, endpoint): (Api, &WriteOptions, Endpoint),
         key: &NamespacedName,
-        creates: bool,
-        new: impl FnOnce(Option<&Value>) -> Result<(Value, Option<Vec<Value>>), ApiError>,
+        finds: Finds,
+        new: impl FnOnce(Option<&Value>) -> Result<pipeline::Made, ApiError>,
     ) -> Result<(StatusCode, Value), ApiError> {
         let mut store = self.store();
         let id = (api.stored(), key.namespace.clone(), key.name.clone());
         let kept = store.objects.get(&id).cloned();
-        let live = kept
+        let seen = kept
             .as_ref()
             .map(|kept| in_version(api, kept))
             .transpose()?;
-        if live.is_none() && !creates {
-            return Err(not_found(api, &key.name));
-        }
-        let (mut object, entries) = new(live.as_ref())?;
-        self.admitted(api, key, &object, live.as_ref())?;
-        if api.is_controlled() {
-            // Its strategy's resets come before the field manager sees the write, as
-            // kube-apiserver's reset fields do: a status write's spec and a
-            // Deployment's labels are nobody's change.
-            object = super::workloads::prepared(api, object, live.as_ref(), endpoint);
-        }
-        let entries = entries.unwrap_or_else(|| {
-            let writer = options.writer_through(endpoint);
-            apply::update_of(&api.typed(), live.as_ref(), &object, writer, &write::now())
-        });
-        object["metadata"]["managedFields"] = Value::Array(entries);
         let uid = match &kept {
             Some(kept) => kept["metadata"]["uid"]
                 .as_str()
@@ -121,77 +205,35 @@ impl Records {
                 .to_owned(),
             None => generate::uid(self.server.spec(), store.created, u32::MAX - 1),
         };
-        let written = (live.as_ref(), uid.as_str());
-        let object = store.prepared((api, endpoint), object, written, key)?;
-        let mut stored = protobuf::as_stored(api.into_store(object))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        if kept.is_none() {
-            // The UID is the handler's before the registry sees the object: a Job's
-            // generated selector is checked against it.
-            stored["metadata"]["uid"] = json!(uid);
-        }
-        api.validate(key, (&stored, kept.as_ref()), endpoint)?;
-        write::identity(&mut stored, kept.as_ref(), &uid, api.is_controlled());
-        if api.is_controlled() {
-            super::workloads::finished(api, &mut stored, kept.as_ref());
-            super::batch::finished(api, &mut stored);
-        }
-        let Some(kept) = kept else {
-            if !options.dry_run {
-                store.created += 1;
-                stored = store.put(id, stored, Instant::now());
-            }
-            return Ok((StatusCode::CREATED, stored));
+        let live = (seen.as_ref().zip(kept.as_ref())).map(|(seen, kept)| Live { seen, kept });
+        let target = pipeline::Target {
+            server: &self.server,
+            key,
+            finds,
+            endpoint,
+            writer: options.writer_through(endpoint),
         };
-        stored["metadata"]["resourceVersion"] = kept["metadata"]["resourceVersion"].clone();
-        if write::emptied(&stored, &kept) {
-            // It leaves no finalizer on a record being deleted: the record goes (as it
-            // was kept: its DELETED event still lists them), answered with what the
-            // update made (kube-apiserver's `deleteWithoutFinalizers`).
-            if !options.dry_run {
-                store.remove(&id);
+        let registry = Registered { api, store: &store };
+        let change = pipeline::written(&registry, target, (live, &uid), new)?;
+        let dry_run = options.dry_run;
+        let stored = match change {
+            Change::Create(mut stored) => {
+                if !dry_run {
+                    store.created += 1;
+                    stored = store.put(id, stored, Instant::now());
+                }
+                return Ok((StatusCode::CREATED, stored));
             }
-            return Ok((StatusCode::OK, stored));
-        }
-        // An update that changes nothing is not written (kube-apiserver's storage skips
-        // it): no version, no event, an Event's time to live not restarted.
-        if !options.dry_run && stored != kept {
-            stored = store.put(id, stored, Instant::now());
-        }
+            Change::Update(stored) if !dry_run => store.put(id, stored, Instant::now()),
+            Change::Delete(stored) => {
+                if !dry_run {
+                    store.remove(&id);
+                }
+                stored
+            }
+            Change::Update(stored) | Change::Unchanged(stored) => stored,
+        };
         Ok((StatusCode::OK, stored))
-    }
-}
-
-impl Records {
-    /// What a write of `object` to `key` of `api` must pass before its registry sees it:
-    /// a create, the namespace's admission (a POST's is admitted before its name is
-    /// generated, so this is a replace's or an apply's); an update of `live`, the
-    /// preconditions `object` carries, and a Lease's resourceVersion (its strategy
-    /// allows no unconditional update).
-    fn admitted(
-        &self,
-        api: Api,
-        key: &NamespacedName,
-        object: &Value,
-        live: Option<&Value>,
-    ) -> Result<(), ApiError> {
-        let Some(live) = live else {
-            return (self.server).admit_create(api.resource_name(), &key.namespace, object);
-        };
-        write::check_preconditions(api.resource_name(), key, object, live)?;
-        if api == Api::Lease && object["metadata"]["resourceVersion"].is_null() {
-            let why = "must be specified for an update";
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "Invalid",
-                format!(
-                    "{} {:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: {why}",
-                    api.qualified_kind(),
-                    key.name
-                ),
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -252,17 +294,13 @@ impl Records {
         (self.server).admit_create(api.resource_name(), namespace, &object)?;
         let kind = api.qualified_kind();
         let key = write::object_key(kind, namespace, &mut object, name, &self.server)?;
-        let creates = name.is_none() || (api.creates_on_update() && endpoint == Endpoint::Object);
+        let finds = match name {
+            None => Finds::New,
+            Some(_) if api.creates_on_update() && endpoint == Endpoint::Object => Finds::Either,
+            Some(_) => Finds::Live,
+        };
         let through = (api, &request.options, endpoint);
-        let (code, stored) = self.write(through, &key, creates, |live| match (live, name) {
-            (Some(_), None) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "AlreadyExists",
-                format!("{} {:?} already exists", api.resource_name(), key.name),
-            )
-            .about(&key.name, api.resource_name())),
-            _ => Ok((object, None)),
-        })?;
+        let (code, stored) = self.write(through, &key, finds, |_| Ok((object, None)))?;
         request.respond(code, &stored)
     }
 }
@@ -294,8 +332,11 @@ pub(super) async fn patch(
         let key = NamespacedName { namespace, name };
         let options = &request.options;
         let warnings = &mut request.warnings;
-        let creates = applies && endpoint == Endpoint::Object;
-        let (code, stored) = records.write((api, options, endpoint), &key, creates, |live| {
+        let finds = match applies && endpoint == Endpoint::Object {
+            true => Finds::Either,
+            false => Finds::Live,
+        };
+        let (code, stored) = records.write((api, options, endpoint), &key, finds, |live| {
             let (patched, entries) = if applies {
                 let typed = api.typed();
                 let force = options.force.unwrap_or(false);
@@ -304,13 +345,13 @@ pub(super) async fn patch(
                     .map_err(|e| write::apply_refused(&typed, &config, e))?;
                 (applied.object, Some(applied.managed_fields))
             } else {
-                let live = live.expect("a patch but an apply writes only a record there is");
+                let live = live.ok_or_else(|| not_found(api, &key.name))?;
                 let shape = api.typed().shape;
                 let patched =
                     patch::apply(patch_type, live, &body, shape).map_err(write::patch_failed)?;
                 (patched, None)
             };
-            let mut object = typed(api, options.field_validation, warnings, patched)
+            let mut object = (api.normalized(patched, options.field_validation, warnings))
                 .map_err(ApiError::invalid_patch_result)?;
             write::object_key(
                 api.qualified_kind(),

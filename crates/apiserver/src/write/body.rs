@@ -58,16 +58,11 @@ pub(crate) fn body_wire(headers: &HeaderMap) -> Result<BodyWire, ApiError> {
 
 const YAML: &str = "application/yaml";
 
-/// The request body as JSON of a `kind` in v1 (`apiVersion` and `kind` filled in when
-/// missing). A YAML body is read as the JSON it stands for; a key given twice in one
-/// mapping keeps its last value, as kube-apiserver keeps it but under `Strict`
-/// ([`duplicate_fields`] finds them).
-pub(super) fn decode(kind: ObjectKind, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
-    decode_as(kind.api_version(), kind.as_str(), body, wire)
-}
-
-/// [`decode`] for `kind` in `api_version` (`coordination.k8s.io/v1`, `Lease`): any type
-/// this server reads.
+/// The request body as JSON of `kind` in `api_version` (`coordination.k8s.io/v1`,
+/// `Lease`; `apiVersion` and `kind` filled in when missing): any type this server reads.
+/// A YAML body is read as the JSON it stands for; a key given twice in one mapping keeps
+/// its last value, as kube-apiserver keeps it but under `Strict` ([`duplicate_fields`]
+/// finds them).
 pub(crate) fn decode_as(
     api_version: &str,
     kind: &str,

@@ -23,6 +23,7 @@ mod defaults;
 pub(crate) use defaults::{apply as defaulted, template as template_defaulted};
 mod delete;
 mod options;
+pub(crate) mod pipeline;
 pub mod scale;
 mod server_fields;
 mod status;
@@ -42,13 +43,13 @@ use crate::group::Group;
 use crate::patch::{self, PatchError, PatchType};
 use crate::protobuf;
 use crate::status::{ApiError, namespace_not_found};
-use crate::version::NamespacedName;
+use crate::version::{NamespacedName, Version};
 use crate::{ApiServer, Removal};
+use body::normalize;
 pub(crate) use body::{
     BodyWire, FieldValidation, body_wire, decode_as, duplicated_fields, through, unknown_fields,
     unsupported_media_type, without_unset_selector,
 };
-use body::{decode, normalize};
 pub(crate) use delete::empty_namespace;
 pub(crate) use delete::{
     DeleteStrategy, Deleted, GcPolicy, collected, deleted_status, emptied, evict, gc_finalizers,
@@ -56,9 +57,9 @@ pub(crate) use delete::{
 };
 pub use delete::{delete, delete_cluster, delete_collection, delete_collection_cluster};
 pub(crate) use options::{DeleteOptions, WriteOptions, check_patch_options};
+use pipeline::{Change, Finds, Live};
 use scenario::ObjectKind;
 pub use server_fields::Endpoint;
-use server_fields::{Writer, finish};
 pub(crate) use server_fields::{identity, now};
 pub(crate) use validate::{
     Causes, check_preconditions, deletion_update, deployment_status, label_named_metadata,
@@ -142,30 +143,10 @@ pub async fn create<G: Group>(
             &headers,
         )?;
         let object = write.decoded(&body, wire)?;
+        // Admitted before its name is generated: a refusal names what the client gave.
         server.admit_create(write.kind.resource_name(), &namespace, &object)?;
         let (key, object) = write.received(object, None)?;
-        let kind = write.kind;
-        let mut object = server_fields::managed(kind, object, None, write.writer());
-        defaults::admit(kind, &mut object, None);
-        validate::object(kind, &key, (&object, None), Endpoint::Object)?;
-        let version = server.write(&key, write.options.dry_run, |current, uid| match current {
-            Some(_) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "AlreadyExists",
-                format!("{} {:?} already exists", kind.resource_name(), key.name),
-            )),
-            None => Ok(finish(kind, object, None, uid, Endpoint::Object)),
-        })?;
-        let response = if write.options.dry_run {
-            dry_created(&version.to_value(server.generator()), write.wire)
-        } else {
-            object_response(
-                StatusCode::CREATED,
-                server.generator(),
-                &version,
-                write.wire,
-            )
-        };
+        let response = write.update(&key, Finds::New, |_, _| Ok(object))?;
         Ok(write.respond(response))
     })
 }
@@ -190,7 +171,7 @@ pub async fn replace<G: Group, E: Endpointed>(
         )?;
         let object = write.decoded(&body, wire)?;
         let (key, object) = write.received(object, Some(&name))?;
-        let response = write.update(&key, |_, _| Ok(object))?;
+        let response = write.update(&key, Finds::Live, |_, _| Ok(object))?;
         Ok(write.respond(response))
     })
 }
@@ -233,7 +214,7 @@ pub async fn patch<G: Group, E: Endpointed>(
             let response = write.apply(&key, &body)?;
             return Ok(write.respond(response));
         }
-        let response = write.update(&key, |write, current| {
+        let response = write.update(&key, Finds::Live, |write, current| {
             let current = current.ok_or_else(|| ApiError::not_found(write.kind, &key.name))?;
             let shape = apply::Shape::of(write.kind);
             let patched = patch::apply(patch_type, current, &body, shape).map_err(patch_failed)?;
@@ -325,12 +306,28 @@ pub(crate) fn patch_failed(error: PatchError) -> ApiError {
     }
 }
 
-/// Why an update stored nothing.
+/// Why a write to the state stored nothing.
 enum Stop {
     Refused(ApiError),
     /// It emptied the finalizers of an object being deleted: this is the object it made,
     /// and the object is to be deleted.
     Emptied(Value),
+    /// It changed nothing of this live version.
+    Unchanged(Version),
+}
+
+impl Stop {
+    /// The body the state stores of `change`, the live object being `live`, or why it
+    /// stores none.
+    fn unless_stored(change: Change, live: Option<Version>) -> Result<Value, Stop> {
+        match (change, live) {
+            (Change::Delete(object), _) => Err(Stop::Emptied(object)),
+            (Change::Unchanged(_), Some(live)) => Err(Stop::Unchanged(live)),
+            (Change::Create(object) | Change::Update(object) | Change::Unchanged(object), _) => {
+                Ok(object)
+            }
+        }
+    }
 }
 
 impl From<ApiError> for Stop {
@@ -384,22 +381,10 @@ impl<'a> Write<'a> {
         })
     }
 
-    /// A create's or replace's body as JSON. Keys set twice in one JSON object are
-    /// refused under strict field validation and warned of under the default, as
-    /// kube-apiserver does; serde_json alone would keep the last silently.
+    /// A create's or replace's body as JSON ([`pipeline::decoded`]).
     fn decoded(&mut self, body: &[u8], wire: BodyWire) -> Result<Value, ApiError> {
-        if wire == BodyWire::Protobuf {
-            if !protobuf::serves(self.kind) {
-                // As kube-apiserver refuses protobuf for a custom resource.
-                return Err(body::unsupported_media_type(
-                    "the body of the request was in an unknown format (application/vnd.kubernetes.protobuf) - accepted media types include: application/json, application/yaml",
-                ));
-            }
-            return decode(self.kind, body, wire);
-        }
         let validation = self.options.field_validation;
-        duplicated_fields(body, wire, validation, &mut self.warnings)?;
-        decode(self.kind, body, wire)
+        pipeline::decoded(&self.kind, body, wire, (validation, &mut self.warnings))
     }
 
     /// The object a client sent (or a patch made), as the type has it, with its key
@@ -416,7 +401,7 @@ impl<'a> Write<'a> {
     /// `object` through the type (field types checked, unknown fields dropped).
     fn normalized(&mut self, object: Value) -> Result<Value, ApiError> {
         let validation = self.options.field_validation;
-        normalize(self.kind, object, validation, &mut self.warnings)
+        pipeline::Kind::normalized(&self.kind, object, validation, &mut self.warnings)
     }
 
     /// A normalized object with its key settled against the URL.
@@ -435,15 +420,6 @@ impl<'a> Write<'a> {
         Ok((key, object))
     }
 
-    /// Who writes, through which endpoint, and how its managedFields entry is made.
-    fn writer(&self) -> Writer<'_> {
-        Writer {
-            manager: &self.options.field_manager,
-            endpoint: self.endpoint,
-            applied: self.applies,
-        }
-    }
-
     /// A server-side apply of the configuration `body` (YAML or JSON) to the object
     /// `key`, which it creates when it is missing (through the object's path only).
     fn apply(&mut self, key: &NamespacedName, body: &[u8]) -> Result<Response, ApiError> {
@@ -457,7 +433,11 @@ impl<'a> Write<'a> {
         self.applies = true;
         let now = server_fields::now();
         let typed = apply::Typed::of(self.kind);
-        self.update(key, |write, current| {
+        let finds = match self.endpoint {
+            Endpoint::Object => Finds::Either,
+            Endpoint::Status => Finds::Live,
+        };
+        self.update(key, finds, |write, current| {
             let applier = apply::Writer {
                 manager: &write.options.field_manager,
                 subresource: write.endpoint.subresource(),
@@ -474,60 +454,54 @@ impl<'a> Write<'a> {
         })
     }
 
-    /// Replaces the live object `key` with what `new_body` makes of its current JSON, in
-    /// kube-apiserver's order: preconditions, then admission (to the object) or what the
-    /// endpoint does not write put back as it was (to the status), then validation. An
-    /// update that empties the finalizers of an object being deleted deletes it (as
-    /// stored: its DELETED event still lists them) and answers with the object it made.
-    /// An apply to the object's path creates it when it is missing (`new_body` then
-    /// gets `None`), as a create does; anything else is a 404.
+    /// Writes the object `key` that `new_body` makes of its current JSON (`None`: there
+    /// is none, and the write creates it) through the one write pipeline
+    /// ([`pipeline::written`]), finding what `finds` says. An update that empties the finalizers
+    /// of an object being deleted deletes it (as stored: its DELETED event still lists
+    /// them) and answers with the object it made.
     fn update(
         &mut self,
         key: &NamespacedName,
+        finds: Finds,
         new_body: impl FnOnce(&mut Self, Option<&Value>) -> Result<Value, ApiError>,
     ) -> Result<Response, ApiError> {
         let kind = self.kind;
         let generator = self.server.generator().clone();
         let server = self.server;
         let dry_run = self.options.dry_run;
-        let creates = self.applies && self.endpoint == Endpoint::Object;
+        let manager = self.options.field_manager.clone();
+        let target = pipeline::Target {
+            server,
+            key,
+            finds,
+            endpoint: self.endpoint,
+            writer: apply::Writer {
+                manager: &manager,
+                subresource: self.endpoint.subresource(),
+            },
+        };
         let mut created = false;
         let written = server.write(key, dry_run, |current, uid| -> Result<Value, Stop> {
-            let Some(current) = current else {
-                if !creates {
-                    return Err(ApiError::not_found(kind, &key.name).into());
-                }
-                created = true;
-                let mut object = new_body(self, None)?;
-                server.admit_create(kind.resource_name(), &key.namespace, &object)?;
-                defaults::admit(kind, &mut object, None);
-                validate::object(kind, key, (&object, None), Endpoint::Object)?;
-                return Ok(finish(kind, object, None, uid, Endpoint::Object));
-            };
-            let current = current.to_value(&generator);
-            let object = new_body(self, Some(&current))?;
-            check_preconditions(kind.resource_name(), key, &object, &current)?;
-            let mut object = server_fields::managed(kind, object, Some(&current), self.writer());
-            let endpoint = self.endpoint;
-            let object = match endpoint {
-                Endpoint::Object => {
-                    defaults::admit(kind, &mut object, Some(&current));
-                    object
-                }
-                Endpoint::Status => status::prepared(kind, object, &current),
-            };
-            validate::object(kind, key, (&object, Some(&current)), endpoint)?;
-            validate::update(kind, key, &object, &current, endpoint)?;
-            let mut object = finish(kind, object, Some(&current), "", endpoint);
-            if delete::emptied(&object, &current) {
-                object["metadata"]["resourceVersion"] =
-                    current["metadata"]["resourceVersion"].clone();
-                return Err(Stop::Emptied(object));
-            }
-            Ok(object)
+            created = current.is_none();
+            let version = current.cloned();
+            let current = current.map(|c| c.to_value(&generator));
+            let live = current.as_ref().map(Live::same);
+            let change = pipeline::written(&kind, target, (live, uid), |live| {
+                let mut object = new_body(self, live)?;
+                // An apply's managedFields are made with its object.
+                let entries = match self.applies {
+                    true => match object["metadata"]["managedFields"].take() {
+                        Value::Array(entries) => Some(entries),
+                        _ => Some(Vec::new()),
+                    },
+                    false => None,
+                };
+                Ok((object, entries))
+            })?;
+            Stop::unless_stored(change, version)
         });
         let version = match written {
-            Ok(version) => version,
+            Ok(version) | Err(Stop::Unchanged(version)) => version,
             Err(Stop::Refused(error)) => return Err(error),
             Err(Stop::Emptied(object)) => {
                 if !dry_run {
@@ -552,6 +526,90 @@ impl<'a> Write<'a> {
     /// `response` with the write's warnings ([`warned`]).
     fn respond(&self, response: Response) -> Response {
         warned(response, &self.warnings)
+    }
+}
+
+/// The scenario's kind, generated or sampled, as a write meets it.
+impl pipeline::Kind for ObjectKind {
+    fn resource_name(&self) -> &'static str {
+        ObjectKind::resource_name(*self)
+    }
+
+    fn type_meta(&self) -> (&str, &str) {
+        (self.api_version(), self.as_str())
+    }
+
+    fn typed(&self) -> apply::Typed<'_> {
+        apply::Typed::of(*self)
+    }
+
+    fn reads_protobuf(&self) -> bool {
+        protobuf::serves(*self)
+    }
+
+    fn normalized(
+        &self,
+        object: Value,
+        validation: FieldValidation,
+        warnings: &mut Vec<String>,
+    ) -> Result<Value, ApiError> {
+        normalize(*self, object, validation, warnings)
+    }
+}
+
+/// The scenario's kind's registry: the Pod admission plugins' defaults, each kind's status
+/// strategy, its validation, and the server's fields ([`server_fields`]).
+impl pipeline::Registry for ObjectKind {
+    type Kind = ObjectKind;
+
+    fn kind(&self) -> &ObjectKind {
+        self
+    }
+
+    /// A create's deletion fields are cleared before the field manager sees them.
+    fn reset(&self, mut object: Value, live: Option<&Value>, _: Endpoint) -> Value {
+        if live.is_none()
+            && let Some(meta) = object["metadata"].as_object_mut()
+        {
+            for cleared in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
+                meta.remove(cleared);
+            }
+        }
+        object
+    }
+
+    fn prepared(
+        &self,
+        mut object: Value,
+        live: Option<Live<'_>>,
+        _: (&NamespacedName, &str),
+        endpoint: Endpoint,
+    ) -> Result<Value, ApiError> {
+        let live = live.map(|live| live.kept);
+        Ok(match (endpoint, live) {
+            (Endpoint::Status, Some(live)) => status::prepared(*self, object, live),
+            _ => {
+                defaults::admit(*self, &mut object, live);
+                object
+            }
+        })
+    }
+
+    fn validate(
+        &self,
+        key: &NamespacedName,
+        (object, kept): (&Value, Option<&Value>),
+        endpoint: Endpoint,
+    ) -> Result<(), ApiError> {
+        validate::object(*self, key, (object, kept), endpoint)?;
+        match kept {
+            Some(kept) => validate::update(*self, key, object, kept, endpoint),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(&self, object: Value, kept: Option<&Value>, uid: &str, endpoint: Endpoint) -> Value {
+        server_fields::finish(*self, object, kept, uid, endpoint)
     }
 }
 

@@ -128,3 +128,27 @@ async fn tolerations_are_checked_on_create() {
         ]
     );
 }
+
+#[tokio::test]
+async fn an_update_that_changes_nothing_writes_nothing_and_a_taken_name_is_named() {
+    let server = server_with_web().await;
+    let written = server.resource_version();
+    let (_, pod) = send(&server, "GET", WEB, JSON, "").await;
+    // The object as read, put back, and a patch of a label it has already: no version,
+    // no event, the live object answered (kube-apiserver's storage skips the write).
+    let (code, put) = send(&server, "PUT", WEB, JSON, &pod.to_string()).await;
+    assert_eq!((code, &put), (StatusCode::OK, &pod));
+    let label = r#"{"metadata":{"labels":{"x":"y"}}}"#;
+    send(&server, "PATCH", WEB, MERGE, label).await;
+    let labelled = server.resource_version();
+    assert_eq!(labelled, written + 1);
+    let (code, again) = send(&server, "PATCH", WEB, MERGE, label).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(again["metadata"]["resourceVersion"], labelled.to_string());
+    assert_eq!(server.resource_version(), labelled);
+    // A create of a name that is taken: 409, with the object named in its details.
+    let (code, taken) = create(&server, &pod).await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    assert_eq!(taken["details"]["name"], "web");
+    assert_eq!(taken["details"]["kind"], "pods");
+}

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 
 use super::body::unsupported_media_type;
 use super::options::WriteOptions;
-use super::validate::check_preconditions;
-use super::{patch_failed, patch_type, respond, scoped, writable};
+use super::pipeline::{self, Finds, Live};
+use super::{Endpoint, now};
+use super::{Stop, patch_failed, patch_type, respond, scoped, writable};
 use crate::ApiServer;
 use crate::apply;
 use crate::extract::{ApiBody, ApiPath};
@@ -127,8 +128,9 @@ fn content_type(headers: &HeaderMap) -> &str {
     value.split(';').next().unwrap_or_default().trim()
 }
 
-/// Writes the Scale `new_scale` makes of the current one back to its Deployment, and
-/// answers with the Scale of what was stored.
+/// Writes the Scale `new_scale` makes of the current one back to its Deployment through
+/// the write pipeline, as a write of the Deployment by the scale subresource, and answers
+/// with the Scale of what was stored.
 fn write(
     server: &ApiServer,
     (kind, key): &Target,
@@ -136,22 +138,42 @@ fn write(
     new_scale: impl FnOnce(&Value) -> Result<Value, ApiError>,
 ) -> Result<Response, ApiError> {
     let generator = server.generator().clone();
-    let version = server.write(key, options.dry_run, |current, _| {
-        let current = current
-            .ok_or_else(|| ApiError::not_found(*kind, &key.name))?
-            .to_value(&generator);
-        let scale = new_scale(&scale_of(&current))?;
-        let replicas = replicas_of(&scale, &key.name)?;
-        let mut object = current.clone();
-        object["spec"]["replicas"] = json!(replicas);
-        // The Scale's preconditions are the Deployment's: its resourceVersion and UID.
-        let mut asked = object.clone();
-        for field in ["resourceVersion", "uid"] {
-            asked["metadata"][field] = scale["metadata"][field].clone();
-        }
-        check_preconditions(kind.resource_name(), key, &asked, &current)?;
-        Ok(scaled(object, &current, &options.field_manager))
-    })?;
+    let writer = apply::Writer {
+        manager: &options.field_manager,
+        subresource: Some("scale"),
+    };
+    let target = pipeline::Target {
+        server,
+        key,
+        finds: Finds::Live,
+        endpoint: Endpoint::Object,
+        writer,
+    };
+    let written = server.write(key, options.dry_run, |current, uid| {
+        let version = current.cloned();
+        let current = current.map(|c| c.to_value(&generator));
+        let found = current.as_ref().map(Live::same);
+        let change = pipeline::written(kind, target, (found, uid), |live| {
+            let live = live.ok_or_else(|| ApiError::not_found(*kind, &key.name))?;
+            let scale = new_scale(&scale_of(live))?;
+            let mut object = live.clone();
+            object["spec"]["replicas"] = json!(replicas_of(&scale, &key.name)?);
+            // The Scale's preconditions are the Deployment's: its resourceVersion and UID.
+            for field in ["resourceVersion", "uid"] {
+                object["metadata"][field] = scale["metadata"][field].clone();
+            }
+            // The scale subresource owns `spec.replicas`, taken from whoever owned it.
+            let entries = apply::update(*kind, Some(live), &object, writer, &now());
+            Ok((object, Some(entries)))
+        })?;
+        Stop::unless_stored(change, version)
+    });
+    let version = match written {
+        Ok(version) | Err(Stop::Unchanged(version)) => version,
+        Err(Stop::Refused(error)) => return Err(error),
+        // A scale keeps the finalizers, so it empties none.
+        Err(Stop::Emptied(object)) => return Ok(scale_response(&object)),
+    };
     Ok(scale_response(&version.to_value(&generator)))
 }
 
@@ -190,27 +212,6 @@ pub(crate) fn replicas_of(scale: &Value, name: &str) -> Result<i64, ApiError> {
             "Scale in version \"v1\" cannot be handled as a Scale: spec.replicas: expected an integer, found {replicas}"
         ))),
     }
-}
-
-/// `object` (the Deployment with its new replicas) as stored: a new generation when its
-/// replicas changed, and `manager`'s managedFields entry for the scale subresource owning
-/// them, taken from whoever owned them ([`apply::update`]).
-fn scaled(mut object: Value, current: &Value, manager: &str) -> Value {
-    let changed = object["spec"]["replicas"] != current["spec"]["replicas"];
-    let meta = &mut object["metadata"];
-    if let Some(meta) = meta.as_object_mut() {
-        meta.remove("resourceVersion");
-    }
-    let generation = current["metadata"]["generation"].as_i64().unwrap_or(1);
-    meta["generation"] = json!(generation + i64::from(changed));
-    let scaler = apply::Writer {
-        manager,
-        subresource: Some("scale"),
-    };
-    let now = super::server_fields::now();
-    let managed = apply::update(ObjectKind::Deployment, Some(current), &object, scaler, &now);
-    object["metadata"]["managedFields"] = Value::Array(managed);
-    object
 }
 
 /// The autoscaling/v1 Scale of `deployment`, as kube-apiserver's `scaleFromDeployment`

@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::{apply, protobuf};
+use crate::protobuf;
 use scenario::ObjectKind;
 
 /// Where a write came in: the object's own path, or its status subresource's
@@ -27,16 +27,6 @@ impl Endpoint {
     }
 }
 
-/// Who wrote an object, through which endpoint, and how: an update's entry is made by
-/// [`managed`], an apply's entries come in the object's managedFields
-/// ([`apply::apply`]).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Writer<'a> {
-    pub(super) manager: &'a str,
-    pub(super) endpoint: Endpoint,
-    pub(super) applied: bool,
-}
-
 /// The time now, in seconds, as a managedFields entry or a creationTimestamp writes it.
 pub(crate) fn now() -> Value {
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
@@ -44,7 +34,8 @@ pub(crate) fn now() -> Value {
 }
 
 /// Sets what the server owns: identity and timestamps, generation and a new Pod's
-/// status; the object's managedFields are those [`managed`] made of it before admission.
+/// status; the object's managedFields are those the field manager made of it before
+/// admission ([`super::pipeline`]).
 /// `current` is the live object for an update; `uid` is the new object's UID for a
 /// create. A write to the status has had [`super::status::prepared`] already.
 pub(super) fn finish(
@@ -78,7 +69,7 @@ pub(super) fn finish(
 /// What the server owns of every object's metadata: a create's UID and creationTimestamp
 /// (and a first generation, for a kind `with_generation`), an update's kept from
 /// `current`; no resourceVersion (the store sets it), no deletion the write did not
-/// find; and the managedFields [`managed`] made, left out when there are none.
+/// find; and the managedFields the field manager made, left out when there are none.
 pub(crate) fn identity(
     object: &mut Value,
     current: Option<&Value>,
@@ -122,35 +113,6 @@ pub(crate) fn identity(
     }
     let managed = object["metadata"]["managedFields"].take();
     keep_entries(object, managed);
-}
-
-/// `object` with the managedFields of its write, made as kube-apiserver's field manager
-/// makes them, before admission (which owns what it adds): an update's by `writer`
-/// ([`apply::update`]); an apply's are made with the object ([`apply::apply`]).
-pub(super) fn managed(
-    kind: ObjectKind,
-    mut object: Value,
-    current: Option<&Value>,
-    writer: Writer<'_>,
-) -> Value {
-    if writer.applied {
-        return object;
-    }
-    let updater = apply::Writer {
-        manager: writer.manager,
-        subresource: writer.endpoint.subresource(),
-    };
-    if current.is_none()
-        && let Some(meta) = object["metadata"].as_object_mut()
-    {
-        // A create's deletion fields are cleared before the field manager sees them.
-        for cleared in ["deletionTimestamp", "deletionGracePeriodSeconds"] {
-            meta.remove(cleared);
-        }
-    }
-    let entries = apply::update(kind, current, &object, updater, &now());
-    object["metadata"]["managedFields"] = Value::Array(entries);
-    object
 }
 
 /// `entries` as the object's managedFields, left out when there are none.
