@@ -8,13 +8,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
     ChartOutput, CheckConfig, ClusterConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig,
-    RunConfig, SizeConfig,
+    MergeConfig, RunConfig, SizeConfig,
 };
 use apiserver::ServeConfig;
 use files::output::Destination;
 use report::compare::Tolerance;
 use report::diff::DiffFormat;
 use report::export::ExportFormat;
+use report::shard::ShardArg;
 use scenario::SweepArg;
 
 /// Memory profiler for Kubernetes informers.
@@ -79,6 +80,12 @@ enum Subcommands {
         /// variant's live and peak bytes against it.
         #[arg(long, value_name = "KEY=V1,V2,...")]
         sweep: Option<SweepArg>,
+        /// Run shard I of N: every Nth of the run's jobs (each variant at each sweep
+        /// point), from the Ith, for a CI matrix; `merge` joins the N shard reports into
+        /// the whole run's. Run every shard with one build. The report goes to
+        /// runs/<scenario>.shard-I-of-N.json unless --out says.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<ShardArg>,
         #[command(flatten)]
         server: RealServerArgs,
     },
@@ -128,21 +135,15 @@ enum Subcommands {
     },
     /// Compare two reports of one scenario, metric by metric.
     Diff(DiffArgs),
+    /// Join the shard reports of one run (`run --shard I/N`, one file per shard) into
+    /// the report the whole run writes: the same exact figures, a sweep's fits through
+    /// every point.
+    Merge(MergeArgs),
     /// Gate a report on a baseline: exit 1 if a figure rose beyond its tolerance.
     ///
     /// Allocation counts, bytes requested and API requests are exact (0%), live and peak
     /// bytes get 1%, RSS, resident bytes and durations are not gated unless asked.
-    Check {
-        /// The report to check.
-        head: PathBuf,
-        /// The report it must not regress from.
-        #[arg(long, value_name = "REPORT")]
-        baseline: PathBuf,
-        /// How far a metric may rise, in percent of the baseline (repeatable), e.g.
-        /// `--tolerance live_bytes=2 --tolerance rss_bytes=10`.
-        #[arg(long = "tolerance", value_name = "METRIC=PCT", value_parser = parse_tolerance)]
-        tolerances: Vec<Tolerance>,
-    },
+    Check(CheckArgs),
     /// Predict what an informer needs for a cluster's object counts, from reports of
     /// sweeps over `count` (one report a kind of object; `run --sweep count=...`), or
     /// from scenarios with such a sweep, run first (nothing is written).
@@ -186,6 +187,56 @@ impl From<DiffArgs> for DiffConfig {
             head: args.head,
             format: args.format.into(),
             verbose: args.verbose,
+        }
+    }
+}
+
+/// `informer-mem check`'s arguments.
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// The report to check.
+    head: PathBuf,
+    /// The report it must not regress from.
+    #[arg(long, value_name = "REPORT")]
+    baseline: PathBuf,
+    /// How far a metric may rise, in percent of the baseline (repeatable), e.g.
+    /// `--tolerance live_bytes=2 --tolerance rss_bytes=10`.
+    #[arg(long = "tolerance", value_name = "METRIC=PCT", value_parser = parse_tolerance)]
+    tolerances: Vec<Tolerance>,
+    /// Also write the verdict as JUnit XML to this file (`-` is standard output), for
+    /// CI systems to show: each gated figure a test case, failed on a regression.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+impl From<CheckArgs> for CheckConfig {
+    fn from(args: CheckArgs) -> CheckConfig {
+        CheckConfig {
+            head: args.head,
+            baseline: args.baseline,
+            tolerances: args.tolerances,
+            junit: args.junit.map(Destination::from),
+        }
+    }
+}
+
+/// `informer-mem merge`'s arguments.
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// The shard reports, every shard of the run once, in any order.
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+    /// Where to write the merged report (`-` is standard output) [default:
+    /// runs/<scenario>.json].
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+}
+
+impl From<MergeArgs> for MergeConfig {
+    fn from(args: MergeArgs) -> MergeConfig {
+        MergeConfig {
+            shards: args.shards,
+            out: args.out.map(Destination::from),
         }
     }
 }
@@ -387,6 +438,7 @@ impl Cli {
                 jobs,
                 allow_commands,
                 sweep,
+                shard,
                 server,
             } => Command::Run(RunConfig {
                 scenario,
@@ -403,6 +455,7 @@ impl Cli {
                 allow_commands,
                 cluster: server.into_config(),
                 sweep,
+                shard,
             }),
             Subcommands::Export {
                 report,
@@ -431,15 +484,8 @@ impl Cli {
                 request_timeout,
             }),
             Subcommands::Diff(args) => Command::Diff(args.into()),
-            Subcommands::Check {
-                head,
-                baseline,
-                tolerances,
-            } => Command::Check(CheckConfig {
-                head,
-                baseline,
-                tolerances,
-            }),
+            Subcommands::Merge(args) => Command::Merge(args.into()),
+            Subcommands::Check(args) => Command::Check(args.into()),
             Subcommands::Size(args) => Command::Size(args.into()),
             Subcommands::Crosscheck(args) => Command::Crosscheck(args.into()),
             Subcommands::RunVariant => Command::RunVariant,

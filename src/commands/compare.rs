@@ -2,20 +2,37 @@
 //! gated on a baseline), `size` (a cluster's memory predicted from sweeps) and `export` (a
 //! report in another format).
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use super::{CheckConfig, DiffConfig, ExportConfig, SizeConfig};
 use crate::exit_codes;
-use files::output;
+use files::output::{self, Destination};
 use report::compare::{Comparison, Tolerances};
 use report::diff::{render_check, render_diff};
 use report::export;
+use report::junit::render_junit;
 use report::{self, Report};
+
+/// A whole run's report: a shard's (`run --shard`) is refused, as it holds a share of
+/// the variants.
+fn whole(path: &Path) -> anyhow::Result<Report> {
+    let report = Report::read(path)?;
+    if let Some(shard) = &report.shard {
+        anyhow::bail!(
+            "`{}` is shard {}/{} of a run: merge the shards first (`informer-mem merge`)",
+            path.display(),
+            shard.index,
+            shard.count
+        );
+    }
+    Ok(report)
+}
 
 /// `informer-mem diff`: prints the comparison; never fails on what it finds.
 pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {
-    let base = Report::read(&config.base)?;
-    let head = Report::read(&config.head)?;
+    let base = whole(&config.base)?;
+    let head = whole(&config.head)?;
     let tolerances = Tolerances::for_report(&head, &[]);
     let comparison = Comparison::new(&base, &head, &tolerances)?;
     output::print(
@@ -27,11 +44,28 @@ pub(super) fn diff(config: &DiffConfig) -> anyhow::Result<ExitCode> {
 
 /// `informer-mem check`: exit code 1 when a figure moved beyond its tolerance.
 pub(super) fn check(config: &CheckConfig) -> anyhow::Result<ExitCode> {
-    let baseline = Report::read(&config.baseline)?;
-    let head = Report::read(&config.head)?;
+    let junit = "the JUnit verdict";
+    if let Some(out) = &config.junit {
+        let inputs = [
+            ("the report", config.head.as_path()),
+            ("the baseline", config.baseline.as_path()),
+        ];
+        output::refuse_overlaps(&[(junit, out)], &inputs)?;
+        out.prepare(junit, &[&config.head, &config.baseline])?;
+    }
+    let baseline = whole(&config.baseline)?;
+    let head = whole(&config.head)?;
     let tolerances = Tolerances::for_report(&head, &config.tolerances);
     let comparison = Comparison::new(&baseline, &head, &tolerances)?;
-    output::print("the verdict", render_check(&comparison).as_bytes())?;
+    if let Some(out) = &config.junit {
+        out.write(junit, render_junit(&comparison).as_bytes())?;
+    }
+    let verdict = render_check(&comparison);
+    match &config.junit {
+        // The XML has standard output: the verdict goes to stderr.
+        Some(Destination::Stdout) => files::say_text!("{verdict}"),
+        _ => output::print("the verdict", verdict.as_bytes())?,
+    }
     Ok(ExitCode::from(if comparison.failed() {
         exit_codes::FAILED
     } else {
@@ -49,7 +83,7 @@ pub(super) fn size(config: &SizeConfig) -> anyhow::Result<ExitCode> {
             let report = if file.extension().is_some_and(|e| e == "toml") {
                 super::run::report_of(file, false)?
             } else {
-                Report::read(file)?
+                whole(file)?
             };
             Ok((file.display().to_string(), report))
         })

@@ -1,10 +1,11 @@
-//! The commands: `run`, `serve`, `diff`, `check`, `export` and `crosscheck`, each a plain config struct
+//! The commands: `run`, `merge`, `serve`, `diff`, `check`, `export` and `crosscheck`, each a plain config struct
 //! that [`crate::cli`] builds from the command line, and [`run`] that carries one out and
 //! picks the exit code ([`crate::exit_codes`]). The layer between the command line and
 //! the stages: only this module and `cli` decide what is printed and written.
 
 mod compare;
 mod crosscheck;
+mod merge;
 mod run;
 mod session;
 
@@ -24,6 +25,8 @@ pub enum Command {
     Serve(apiserver::ServeConfig),
     /// Compare two reports.
     Diff(DiffConfig),
+    /// Join a run's shard reports.
+    Merge(MergeConfig),
     /// Gate a report against a baseline.
     Check(CheckConfig),
     /// Convert a report into another format.
@@ -42,6 +45,15 @@ pub struct CrosscheckConfig {
     /// The servers.
     pub check: crate::crosscheck::Config,
     /// Where to write the outcome as JSON.
+    pub out: Option<Destination>,
+}
+
+/// Settings of `informer-mem merge`.
+#[derive(Debug)]
+pub struct MergeConfig {
+    /// The shard reports.
+    pub shards: Vec<PathBuf>,
+    /// Where to write the merged report; `None` for `runs/<scenario name>.json`.
     pub out: Option<Destination>,
 }
 
@@ -67,6 +79,8 @@ pub struct CheckConfig {
     pub baseline: PathBuf,
     /// Tolerances beyond the defaults.
     pub tolerances: Vec<report::compare::Tolerance>,
+    /// Where to write the verdict as JUnit XML.
+    pub junit: Option<Destination>,
 }
 
 /// Settings of `informer-mem size`.
@@ -103,6 +117,8 @@ pub struct RunConfig {
     pub cluster: Option<ClusterConfig>,
     /// A sweep in place of the scenario's own `[sweep]`.
     pub sweep: Option<scenario::SweepArg>,
+    /// The share of the run's jobs to run (`--shard I/N`); `None`: all of them.
+    pub shard: Option<report::shard::ShardArg>,
 }
 
 /// `run --kubeconfig`: the real server a run talks to.
@@ -151,6 +167,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(exit_codes::OK))
         }
         Command::Diff(config) => compare::diff(&config),
+        Command::Merge(config) => merge::merge(&config),
         Command::Size(config) => compare::size(&config),
         Command::Check(config) => compare::check(&config),
         Command::Export(config) => compare::export(&config),

@@ -13,12 +13,19 @@ use crate::progress::{Mode, Reporter};
 use crate::runner;
 use files::output::{self, Destination};
 use report::export::{self, ExportFormat};
+use report::shard::{self, Shard, ShardArg};
 use report::{RefusedRequest, Report, ScenarioInfo, fit, render_table};
 use scenario::{Scenario, Sweep};
 
 /// Runs a scenario; exit code 2 if a variant failed, 1 if a store did not match the server.
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load_with(&config.scenario, config.sweep.as_ref())?;
+    if let Some(place) = config.shard {
+        let of_jobs = (scenario.variants.len() * scenario.points().len()) as u64;
+        if u64::from(place.index()) > of_jobs {
+            return Err(no_job(place, of_jobs));
+        }
+    }
     show_commands(&scenario, config)?;
     if !config.quiet {
         let sample = scenario.objects.sample.as_ref().and_then(|s| s.note());
@@ -265,6 +272,7 @@ pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
         allow_commands: false,
         cluster: None,
         sweep: None,
+        shard: None,
     };
     let scenario = Scenario::load(file)?;
     if scenario.starts_programs() {
@@ -291,6 +299,12 @@ fn measure(
     let mut reports = Vec::with_capacity(points.len());
     let mut cleanup: Option<anyhow::Error> = None;
     for (i, point) in points.iter().enumerate() {
+        let only = shard_variants(config, scenario, i);
+        if only.is_empty() {
+            // Another shard's point.
+            reports.push(None);
+            continue;
+        }
         if let Some(sweep) = &scenario.sweep
             && !config.quiet
         {
@@ -302,21 +316,76 @@ fn measure(
                 sweep.point_label(value)
             );
         }
-        let (report, left) = run_point(config, point, &exe, outputs, i)?;
-        reports.push(report);
+        let (report, left) = run_point(config, point, &exe, outputs, (i, &only))?;
+        reports.push(Some(report));
         if let Some(e) = left {
             cleanup.get_or_insert(e);
         }
     }
-    let report = match &scenario.sweep {
+    Ok((assembled(config, scenario, &exe, reports)?, cleanup))
+}
+
+/// The variants of point `point` this run runs: every one, or those of its shard's jobs
+/// (job `point * variants + variant`).
+fn shard_variants(config: &RunConfig, scenario: &Scenario, point: usize) -> Vec<usize> {
+    let every = scenario.variants.len();
+    (0..every)
+        .filter(|v| (config.shard).is_none_or(|shard| shard.takes((point * every + v) as u64)))
+        .collect()
+}
+
+/// The run's report of its points' reports (`None`: a point another shard runs): a plain
+/// run's one point, a sweep's points with their fits, or a shard's share.
+fn assembled(
+    config: &RunConfig,
+    scenario: &Scenario,
+    exe: &Path,
+    reports: Vec<Option<Report>>,
+) -> anyhow::Result<Report> {
+    if let Some(place) = config.shard {
+        let every = scenario.variants.len() as u64;
+        let of_jobs = every * reports.len() as u64;
+        let shard = Shard {
+            index: place.index(),
+            count: place.count(),
+            build: build_of(exe)?,
+            of_jobs,
+            jobs: (0..of_jobs).filter(|job| place.takes(*job)).collect(),
+        };
+        let report = shard::shard_report(reports, shard, scenario.sweep.as_ref());
+        let mut report = report.ok_or_else(|| no_job(place, of_jobs))?;
+        report.scenario = ScenarioInfo::of(scenario);
+        return Ok(report);
+    }
+    let mut reports: Vec<Report> = reports.into_iter().flatten().collect();
+    Ok(match &scenario.sweep {
         Some(sweep) => {
             let mut merged = fit::merge(sweep, sweep.values.iter().copied().zip(reports).collect());
             merged.scenario = ScenarioInfo::of(scenario);
             merged
         }
         None => reports.pop().expect("a plain run has one point"),
-    };
-    Ok((report, cleanup))
+    })
+}
+
+/// Why shard `place` of a run of `of_jobs` jobs runs nothing.
+fn no_job(place: ShardArg, of_jobs: u64) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--shard {place}: shard {} has no job: the run has {of_jobs} (variants times sweep \
+         points); give at most {of_jobs} shards",
+        place.index()
+    )
+}
+
+/// The build of the executable `exe`: its SHA-1, which shards of one run share.
+fn build_of(exe: &Path) -> anyhow::Result<String> {
+    use sha1::{Digest, Sha1};
+    let mut file = std::fs::File::open(exe)
+        .with_context(|| format!("failed to read this program ({})", exe.display()))?;
+    let mut hasher = Sha1::new();
+    std::io::copy(&mut file, &mut hasher)
+        .with_context(|| format!("failed to read this program ({})", exe.display()))?;
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// Runs one point of the scenario (the whole of a plain run): every variant, against the
@@ -327,7 +396,7 @@ fn run_point(
     scenario: &Scenario,
     exe: &Path,
     outputs: &Outputs,
-    point: usize,
+    (point, only): (usize, &[usize]),
 ) -> anyhow::Result<(Report, Option<anyhow::Error>)> {
     let session = config
         .cluster
@@ -349,6 +418,7 @@ fn run_point(
         profiles: profiles.as_deref(),
         jobs: config.jobs,
         cluster: session.as_ref().map(|s| s.jobs.as_slice()),
+        only: Some(only),
     };
     let mut report = runner::run_variants(scenario, exe, &limits, |p| progress.show(p));
     progress.finish();
@@ -411,17 +481,22 @@ struct Outputs {
 }
 
 impl Outputs {
-    /// The outputs `config` asks for: the report (by default `runs/<scenario>.json`),
-    /// its chart and the exports. Refuses, before anything runs, outputs that cannot be
+    /// The outputs `config` asks for: the report (by default `runs/<scenario>.json`, a
+    /// shard's `runs/<scenario>.shard-I-of-N.json`), its chart (none for a shard unless
+    /// `--chart` says where) and the exports. Refuses, before anything runs, outputs that cannot be
     /// written, that would overwrite the scenario, that share a file, or that share
     /// standard output.
     fn plan(config: &RunConfig, scenario: &Scenario) -> anyhow::Result<Outputs> {
-        let out = config
-            .out
-            .clone()
-            .unwrap_or_else(|| Path::new(DEFAULT_FOLDER).join(format!("{}.json", scenario.name)));
+        let out = config.out.clone().unwrap_or_else(|| {
+            let whole = Path::new(DEFAULT_FOLDER).join(format!("{}.json", scenario.name));
+            config
+                .shard
+                .map_or_else(|| whole.clone(), |place| shard::shard_file(&whole, place))
+        });
         let mut exports = vec![(ExportFormat::Json, Destination::File(out.clone()))];
         match &config.chart {
+            // A shard's share is drawn once merged (`export --format svg`).
+            ChartOutput::BesideReport if config.shard.is_some() => {}
             ChartOutput::BesideReport => exports.push((
                 ExportFormat::Svg,
                 Destination::File(out.with_extension("svg")),

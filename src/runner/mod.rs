@@ -62,16 +62,20 @@ pub struct Limits<'a> {
     pub jobs: usize,
     /// Against a real server: variant `i` runs with the `i`th job.
     pub cluster: Option<&'a [ClusterJob]>,
+    /// The variants to run, by index, in order (`run --shard`); `None`: every one.
+    pub only: Option<&'a [usize]>,
 }
 
-/// What a worker thread tells the runner about variant `index`.
+/// What a worker thread tells the runner about the variant at a position of those it
+/// runs.
 enum Event {
     Started(usize),
     Message(usize, Message),
     Finished(usize, Box<VariantReport>),
 }
 
-/// Runs every variant of `scenario` in a child process of `exe` and gathers the report.
+/// Runs every variant of `scenario` (those `limits.only` names, when it names some) in a
+/// child process of `exe` and gathers the report.
 ///
 /// With more than one job, variants run in parallel, and `progress` still sees them one
 /// at a time, in order: the lowest unfinished variant live, the others' messages held
@@ -82,7 +86,9 @@ pub fn run_variants(
     limits: &Limits<'_>,
     mut progress: impl FnMut(Progress<'_>),
 ) -> Report {
-    let total = scenario.variants.len();
+    let every: Vec<usize> = (0..scenario.variants.len()).collect();
+    let chosen = limits.only.unwrap_or(&every);
+    let total = chosen.len();
     let jobs = limits.jobs.clamp(1, total.max(1));
     let (events, received) = mpsc::channel();
     let next = AtomicUsize::new(0);
@@ -93,58 +99,34 @@ pub fn run_variants(
             let next = &next;
             scope.spawn(move || {
                 loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= total {
+                    let position = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&index) = chosen.get(position) else {
                         break;
-                    }
+                    };
                     // An interrupted run starts no more variants: none to announce.
                     if !process::stopping() {
-                        let _ = events.send(Event::Started(index));
+                        let _ = events.send(Event::Started(position));
                     }
                     let report = run_child(exe, scenario, index, limits, &mut |m: &Message| {
-                        let _ = events.send(Event::Message(index, m.clone()));
+                        let _ = events.send(Event::Message(position, m.clone()));
                     });
-                    let _ = events.send(Event::Finished(index, Box::new(report)));
+                    let _ = events.send(Event::Finished(position, Box::new(report)));
                 }
             });
         }
         drop(events);
-        // Events of variants after the one shown, until their turn.
-        let mut held: Vec<Vec<Event>> = (0..total).map(|_| Vec::new()).collect();
-        let mut shown = 0;
-        let mut show =
-            |event: Event, shown: &mut usize, variants: &mut [Option<VariantReport>]| match event {
-                Event::Started(index) => {
-                    let name = &scenario.variants[index].name;
-                    progress(Progress::VariantStarted { index, total, name });
-                }
-                Event::Message(_, message) => progress(Progress::Message(&message)),
-                Event::Finished(index, report) => {
-                    variants[index] = Some(*report);
-                    *shown += 1;
-                }
-            };
-        for event in received {
-            let index = match &event {
-                Event::Started(i) | Event::Message(i, _) | Event::Finished(i, _) => *i,
-            };
-            if index != shown {
-                held[index].push(event);
-                continue;
+        relay(received, total, |event| match event {
+            Event::Started(position) => {
+                let name = &scenario.variants[chosen[position]].name;
+                progress(Progress::VariantStarted {
+                    index: position,
+                    total,
+                    name,
+                });
             }
-            show(event, &mut shown, &mut variants);
-            // When the variant shown finished, the next one's held events come out, and
-            // so on while those finished too.
-            while shown < total && !held[shown].is_empty() {
-                let head = shown;
-                for event in std::mem::take(&mut held[head]) {
-                    show(event, &mut shown, &mut variants);
-                }
-                if shown == head {
-                    break;
-                }
-            }
-        }
+            Event::Message(_, message) => progress(Progress::Message(&message)),
+            Event::Finished(position, report) => variants[position] = Some(*report),
+        });
     });
     Report {
         format_version: FORMAT_VERSION,
@@ -156,6 +138,41 @@ pub fn run_variants(
             .collect(),
         server: None,
         fits: Vec::new(),
+        shard: None,
+    }
+}
+
+/// Passes the workers' events to `show` in the order of the variants' positions: the
+/// lowest unfinished variant's as they come, the others' held until it is their turn.
+fn relay(received: mpsc::Receiver<Event>, total: usize, mut show: impl FnMut(Event)) {
+    let mut held: Vec<Vec<Event>> = (0..total).map(|_| Vec::new()).collect();
+    let mut shown = 0;
+    let mut pass = |event: Event, shown: &mut usize| {
+        if matches!(event, Event::Finished(..)) {
+            *shown += 1;
+        }
+        show(event);
+    };
+    for event in received {
+        let position = match &event {
+            Event::Started(i) | Event::Message(i, _) | Event::Finished(i, _) => *i,
+        };
+        if position != shown {
+            held[position].push(event);
+            continue;
+        }
+        pass(event, &mut shown);
+        // When the variant shown finished, the next one's held events come out, and so
+        // on while those finished too.
+        while shown < total && !held[shown].is_empty() {
+            let head = shown;
+            for event in std::mem::take(&mut held[head]) {
+                pass(event, &mut shown);
+            }
+            if shown == head {
+                break;
+            }
+        }
     }
 }
 

@@ -159,7 +159,7 @@ fn assert_runs_repeat_exactly(scenario: &Path) {
 
 /// Checks that every exact figure of every phase, components included, is the same in
 /// `a` and `b`, and that every phase the scenario expects to end consistent does.
-fn assert_reports_match_exactly(a: &Value, b: &Value, label: &str) {
+pub(crate) fn assert_reports_match_exactly(a: &Value, b: &Value, label: &str) {
     let exact = EXACT_FIGURES;
     let (variants_a, variants_b) = (
         a["variants"].as_array().unwrap(),

@@ -144,3 +144,55 @@ fn check_fails_when_a_variant_crashed_in_the_head_and_diff_says_so() {
     });
     check(&same_head, &failing_base).assert().success();
 }
+
+#[test]
+fn check_writes_each_gated_figure_as_a_junit_case_failed_on_a_regression() {
+    let baseline = repo_file("reports/kube-parity.json");
+    let (dir, head) = edited_report(|r| {
+        let count = &mut r["variants"][2]["phases"][1]["alloc_count"];
+        *count = Value::from(count.as_u64().unwrap() + 1);
+    });
+    let xml = dir.path().join("junit.xml");
+    check(&head, &baseline)
+        .arg("--junit")
+        .arg(&xml)
+        .assert()
+        .code(1);
+    let text = std::fs::read_to_string(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let failed: Vec<&str> = (cases.iter())
+        .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+        .map(|c| c.attribute("name").unwrap())
+        .collect();
+    assert_eq!(failed, ["kube-runtime / update / alloc_count"], "{text}");
+    // Every gated figure is a case (allocation counts among them), the advisory ones not.
+    let names: Vec<&str> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+    assert!(
+        names.contains(&"kube-runtime / list / alloc_count"),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().all(|n| !n.ends_with("/ rss_bytes")),
+        "{names:?}"
+    );
+    let suites = doc.root_element();
+    assert_eq!(suites.attribute("failures"), Some("1"));
+    assert_eq!(
+        suites.attribute("tests"),
+        Some(cases.len().to_string().as_str())
+    );
+    // Passing, every case passes; the XML on standard output leaves the verdict on stderr.
+    let output = check(&baseline, &baseline)
+        .args(["--junit", "-"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let doc = roxmltree::Document::parse(&stdout).unwrap();
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("ok: "));
+}

@@ -26,6 +26,7 @@ mod runner;
 mod serve;
 mod server_side;
 mod settle;
+mod shards;
 mod subjects;
 mod sweep;
 mod util;

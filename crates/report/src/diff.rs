@@ -288,7 +288,7 @@ fn mark(verdict: Verdict) -> &'static str {
 /// A value as people read it: counts with separators, bytes in binary units as well,
 /// times in milliseconds to a tenth (the server's CPU time is measured finer than a
 /// millisecond: 6.8 ms, not 6).
-fn value(metric: Metric, v: f64) -> String {
+pub(crate) fn value(metric: Metric, v: f64) -> String {
     match metric {
         m if is_time(m) => format!("{v:.1} ms"),
         m if m.is_bytes() => format!("{} ({})", Bytes(v as u64), thousands(v as u64)),

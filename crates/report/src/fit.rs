@@ -151,15 +151,31 @@ pub fn merge(sweep: &Sweep, points: Vec<(u64, Report)>) -> Report {
     report.variants = points
         .into_iter()
         .flat_map(|(value, r)| {
-            r.variants.into_iter().map(move |mut v| {
-                v.name = format!("{} @ {}", v.name, sweep.point_label(value));
-                v.point = Some(value);
-                v
-            })
+            r.variants
+                .into_iter()
+                .map(move |v| at_point(sweep, value, v))
         })
         .collect();
     report.fits = fits;
     report
+}
+
+/// `variant` as a sweep's report has it at the point where the swept key is `value`:
+/// named for the point (`name @ count=1000`), its `point` set.
+pub fn at_point(sweep: &Sweep, value: u64, mut variant: VariantReport) -> VariantReport {
+    variant.name = format!("{} @ {}", variant.name, sweep.point_label(value));
+    variant.point = Some(value);
+    variant
+}
+
+/// `variant` as [`at_point`] had it before: its own name, no point.
+pub fn off_point(sweep: &Sweep, value: u64, mut variant: VariantReport) -> VariantReport {
+    let suffix = format!(" @ {}", sweep.point_label(value));
+    if let Some(name) = variant.name.strip_suffix(&suffix) {
+        variant.name = name.to_owned();
+    }
+    variant.point = None;
+    variant
 }
 
 /// The fit table's columns, and whether each is right-aligned.

@@ -11,6 +11,8 @@ pub mod compare;
 pub mod diff;
 pub mod export;
 pub mod fit;
+pub mod junit;
+pub mod shard;
 pub mod size;
 mod subject;
 mod sweep_chart;
@@ -106,6 +108,10 @@ pub struct Report {
     /// swept key (`scenario.sweep`), fitted through every point.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fits: Vec<fit::Fit>,
+    /// The share of the run this report holds (`run --shard I/N`), which `merge` joins
+    /// with the others; absent in a whole run's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<shard::Shard>,
 }
 
 /// A real kube-apiserver's side of a phase, from its `/metrics` read before and after it

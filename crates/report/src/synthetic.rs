@@ -84,5 +84,6 @@ pub(crate) fn report(variants: usize, phases: usize, bump: u64) -> Report {
         variants: (0..variants).map(variant).collect(),
         server: None,
         fits: Vec::new(),
+        shard: None,
     }
 }
