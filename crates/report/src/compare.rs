@@ -210,6 +210,11 @@ pub struct Row {
     pub percent: Option<f64>,
     /// The tolerance applied, in percent; `None` when the metric is not gated.
     pub tolerance: Option<f64>,
+    /// Whether the figure repeats exactly run to run on one build: an exact metric of a
+    /// built-in variant. An external variant's run figures (the built-in server's
+    /// allocations while it serves the program, its requests) follow the program's
+    /// timing, so they are advisory there whatever the metric.
+    pub exact: bool,
     /// What it did.
     pub verdict: Verdict,
 }
@@ -409,7 +414,10 @@ impl Comparison {
                     // program's are gated.
                     let gated = vh.subject.is_none() || metric.is_subject();
                     let tolerance = tolerances.of(metric).filter(|_| gated);
-                    rows.push(row(&vb.name, &pb.name, metric, base, head, tolerance));
+                    let exact = vh.subject.is_none() && metric.is_exact();
+                    rows.push(row(
+                        &vb.name, &pb.name, metric, base, head, tolerance, exact,
+                    ));
                 }
             }
         }
@@ -455,6 +463,7 @@ fn row(
     base: f64,
     head: f64,
     tolerance: Option<f64>,
+    exact: bool,
 ) -> Row {
     let delta = head - base;
     let percent = if base != 0.0 {
@@ -483,6 +492,7 @@ fn row(
         delta,
         percent,
         tolerance,
+        exact,
         verdict,
     }
 }
@@ -620,7 +630,7 @@ mod tests {
     #[test]
     fn a_rise_beyond_tolerance_is_a_regression_and_a_fall_an_improvement() {
         let t = Tolerances::default();
-        let row = |v, p, m: Metric, b, h, t: &Tolerances| row(v, p, m, b, h, t.of(m));
+        let row = |v, p, m: Metric, b, h, t: &Tolerances| row(v, p, m, b, h, t.of(m), m.is_exact());
         let r = row("v", "p", Metric::AllocCount, 100.0, 101.0, &t);
         assert_eq!(r.verdict, Verdict::Regression);
         assert_eq!(r.percent, Some(1.0));

@@ -58,7 +58,7 @@ impl<'c> Sections<'c> {
             advisory: Vec::new(),
         };
         for row in comparison.changed() {
-            match (row.verdict, row.metric.is_exact()) {
+            match (row.verdict, row.exact) {
                 (Verdict::Regression, _) => sections.regressions.push(row),
                 (_, true) => sections.exact.push(row),
                 (_, false) => sections.advisory.push(row),
@@ -168,7 +168,7 @@ fn counts(comparison: &Comparison) -> String {
     let identical = comparison
         .rows
         .iter()
-        .filter(|r| r.verdict == Verdict::Unchanged && r.metric.is_exact())
+        .filter(|r| r.verdict == Verdict::Unchanged && r.exact)
         .count();
     format!(
         "{} figures: {} beyond tolerance ({} up, {} down), {} within it, {} unchanged \
@@ -557,6 +557,39 @@ mod tests {
         assert!(verbose.contains("duration_ms"), "{verbose}");
     }
 
+    /// A program's variant: the built-in server's allocations while it serves the
+    /// program follow the program's timing, so a rerun moves them, and they are advisory.
+    #[test]
+    fn an_external_variants_run_figures_are_advisory_in_a_diff() {
+        let definition =
+            serde_json::json!({"command": ["./controller"], "quiet_ms": 2000, "timeout_ms": 1000});
+        let subject: crate::SubjectReport =
+            serde_json::from_value(serde_json::json!({ "definition": definition })).unwrap();
+        let mut base = report(2, 2, 0);
+        base.variants[1].subject = Some(Box::new(subject));
+        let mut head = rerun(&base);
+        head.variants[1].phases[0].measurement.alloc_count += 12_345;
+        let comparison = Comparison::new(&base, &head, &Tolerances::default()).unwrap();
+        let moved = comparison
+            .changed()
+            .find(|r| r.metric == Metric::AllocCount)
+            .unwrap();
+        assert!(!moved.exact, "{moved:?}");
+        let table = render_diff(&comparison, DiffFormat::Table, false);
+        assert_eq!(
+            table.lines().next().unwrap(),
+            "synthetic: no exact figure changed"
+        );
+        assert!(!comparison.failed());
+
+        // The same move in a built-in variant is exact news.
+        let mut head = rerun(&base);
+        head.variants[0].phases[0].measurement.alloc_count += 1;
+        let comparison = Comparison::new(&base, &head, &Tolerances::default()).unwrap();
+        let table = render_diff(&comparison, DiffFormat::Table, false);
+        assert_eq!(table.lines().next().unwrap(), "synthetic: 1 regression");
+    }
+
     #[test]
     fn regressions_lead_then_the_other_exact_changes_then_the_advisory_line() {
         let base = report(3, 2, 0);
@@ -594,6 +627,7 @@ mod tests {
             delta: head - base,
             percent: (base != 0.0).then(|| (head - base) / base * 100.0),
             tolerance: None,
+            exact: metric.is_exact(),
             verdict: Verdict::Within,
         }
     }
