@@ -211,9 +211,10 @@ pub struct Row {
     /// The tolerance applied, in percent; `None` when the metric is not gated.
     pub tolerance: Option<f64>,
     /// Whether the figure repeats exactly run to run on one build: an exact metric of a
-    /// built-in variant. An external variant's run figures (the built-in server's
-    /// allocations while it serves the program, its requests) follow the program's
-    /// timing, so they are advisory there whatever the metric.
+    /// built-in variant on the built-in server. An external variant's run figures (the
+    /// built-in server's allocations while it serves the program, its requests) follow
+    /// the program's timing, and a run against a real server reads the server's bytes as
+    /// they arrive, so those are advisory whatever the metric.
     pub exact: bool,
     /// What it did.
     pub verdict: Verdict,
@@ -397,6 +398,9 @@ impl Comparison {
         let failed_variants = failed_variants(base, head)?;
         let mut rows = Vec::new();
         let mut lost_consistency = Vec::new();
+        // Against a real server (`run --kubeconfig`) no figure repeats to the unit: the
+        // server's bytes arrive in other reads, its objects carry other resourceVersions.
+        let repeatable = base.server.is_none() && head.server.is_none();
         for (vb, vh) in base.variants.iter().zip(&head.variants) {
             for (pb, ph) in vb.phases.iter().zip(&vh.phases) {
                 if pb.consistency.consistent && !ph.consistency.consistent {
@@ -414,7 +418,7 @@ impl Comparison {
                     // program's are gated.
                     let gated = vh.subject.is_none() || metric.is_subject();
                     let tolerance = tolerances.of(metric).filter(|_| gated);
-                    let exact = vh.subject.is_none() && metric.is_exact();
+                    let exact = repeatable && vh.subject.is_none() && metric.is_exact();
                     rows.push(row(
                         &vb.name, &pb.name, metric, base, head, tolerance, exact,
                     ));
@@ -563,6 +567,14 @@ mod tests {
         assert_eq!(tolerances.of(Metric::SubjectHeapLiveBytes), Some(5.0));
         assert_eq!(tolerances.of(Metric::InformerPeakLiveBytes), None);
         assert_eq!(tolerances.of(Metric::ReallocCount), None);
+
+        // Its figures do not repeat to the unit, so a diff counts none of them as exact.
+        let base = head.clone();
+        head.variants[0].phases[0].measurement.alloc_count += 1;
+        let comparison = Comparison::new(&base, &head, &tolerances).unwrap();
+        let moved = comparison.changed().next().unwrap();
+        assert_eq!((moved.metric, moved.exact), (Metric::AllocCount, false));
+        assert!(comparison.rows.iter().all(|r| !r.exact));
     }
 
     #[test]
