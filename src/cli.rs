@@ -112,8 +112,8 @@ enum Subcommands {
         /// Address to listen on; loopback unless given.
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
         listen: SocketAddr,
-        /// Where to write the kubeconfig [default: informer-mem-<scenario name>.kubeconfig
-        /// in the temporary directory].
+        /// Where to write the kubeconfig [default: <scenario name>.kubeconfig in a folder of
+        /// its own (0700) in the temporary directory, removed when serve stops].
         #[arg(long, value_name = "PATH")]
         kubeconfig: Option<PathBuf>,
         /// Events of history kept for watches and exact reads, overriding the scenario's

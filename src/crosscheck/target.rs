@@ -84,12 +84,17 @@ impl Target {
         let namespace = apiserver::namespace_of(&spec);
         let server = ApiServer::serving(spec, None);
         server.stand_alone();
-        let (addr, gate) = apiserver::serve_loopback(&server)
+        let endpoint = apiserver::serve_loopback(&server)
             .await
             .context("serving the built-in apiserver on loopback")?;
-        gate.open();
-        let url = format!("http://{addr}");
-        let config = kube::Config::new(url.parse()?);
+        endpoint.gate.open();
+        // The secret as a bearer token: kube-rs is given the bare address.
+        let url = format!("http://{}", endpoint.addr);
+        let mut config = kube::Config::new(url.parse()?);
+        let bearer = format!("Bearer {}", endpoint.secret.token());
+        config
+            .headers
+            .push((http::header::AUTHORIZATION, bearer.parse()?));
         let mut target = Target {
             name: url,
             client: kube::Client::try_from(config)?,

@@ -66,7 +66,9 @@ mod watch;
 mod websocket;
 
 #[cfg(feature = "server")]
-pub use loopback::{Gate, serve_gated, serve_loopback};
+pub use extract::MAX_REQUEST_BODY_BYTES;
+#[cfg(feature = "server")]
+pub use loopback::{Endpoint, Gate, Secret, serve_gated, serve_loopback};
 #[cfg(feature = "server")]
 pub use routes::network_router;
 
@@ -75,7 +77,9 @@ pub fn namespace_of(spec: &ObjectSpec) -> String {
     generate::namespace(spec, 0)
 }
 #[cfg(feature = "server")]
-pub use serve::{SHARED_ENCODING_BYTES, ServeConfig, serve, write_kubeconfig};
+pub use serve::{
+    SHARED_ENCODING_BYTES, ServeConfig, serve, write_kubeconfig, write_private_kubeconfig,
+};
 #[cfg(feature = "server")]
 mod write;
 

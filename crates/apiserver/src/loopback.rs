@@ -2,11 +2,20 @@
 //! `serve` serves it (real clock, real socket), with a gate that holds the resource's
 //! requests until the run has measured the program before it got any object. The same
 //! serving, gate and all, carries the proxy `run` puts in front of a real server.
+//!
+//! Every request must carry the run's [`Secret`]: the port is open to every local user,
+//! and what it serves (the run's objects, a real cluster through the proxy) is the
+//! program's alone. A request without it is answered 401 and is not the program's: it is
+//! counted apart, never listed among the program's refused requests.
+
+mod secret;
+
+pub use secret::Secret;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::{Method, StatusCode, Uri};
@@ -40,6 +49,8 @@ pub struct Gate {
     /// The root of the served kind's resources, when it is in neither of those groups.
     root: Option<&'static str>,
     refused: Arc<Mutex<Refused>>,
+    /// Requests without the run's secret, answered 401.
+    unauthenticated: Arc<AtomicU64>,
 }
 
 /// Requests answered with a 4xx or 5xx, by method, path and status: how many times, and
@@ -56,6 +67,7 @@ impl Gate {
             kind,
             root: SampledGroup::served_with(kind).then(|| kind.api_root()),
             refused: Arc::default(),
+            unauthenticated: Arc::default(),
         }
     }
 
@@ -95,10 +107,24 @@ impl Gate {
     /// "the server could not find the requested resource" (x12)`.
     pub fn refusals(&self) -> String {
         let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
-        match RefusedRequest::summary(&Gate::listed(&refused)) {
+        let mut said = match RefusedRequest::summary(&Gate::listed(&refused)) {
             summary if summary.is_empty() => summary,
             summary => format!("; {summary}"),
+        };
+        let unauthenticated = self.unauthenticated();
+        if unauthenticated > 0 {
+            said.push_str(&format!(
+                "; {unauthenticated} request(s) without the run's secret were refused 401 \
+                 (a program must reach the server through `{{kubeconfig}}` or `{{server}}` as \
+                 given: the secret is the first segment of the server's path)"
+            ));
         }
+        said
+    }
+
+    /// How many requests came without the run's secret (answered 401).
+    pub fn unauthenticated(&self) -> u64 {
+        self.unauthenticated.load(Ordering::Relaxed)
     }
 
     /// The requests the server refused since the last call, taken.
@@ -166,9 +192,27 @@ impl ApiServer {
     }
 }
 
+/// A loopback endpoint a run opened for its program.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Where it listens: 127.0.0.1 at a port of the kernel's choosing.
+    pub addr: SocketAddr,
+    /// The gate in front of the served kind's resources, closed at first.
+    pub gate: Gate,
+    /// What every request must carry.
+    pub secret: Secret,
+}
+
+impl Endpoint {
+    /// Its URL for the program, the secret its base path: `http://127.0.0.1:PORT/<secret>`.
+    pub fn url(&self) -> String {
+        format!("http://{}/{}", self.addr, self.secret.token())
+    }
+}
+
 /// Serves `server` on 127.0.0.1 at a port of the kernel's choosing, on the current
-/// runtime, until the runtime ends; returns the address and the gate, closed.
-pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, Gate)> {
+/// runtime, until the runtime ends, to requests carrying the endpoint's secret.
+pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<Endpoint> {
     let app = network_router(server.clone());
     serve_gated(
         move |request| {
@@ -181,13 +225,10 @@ pub async fn serve_loopback(server: &ApiServer) -> std::io::Result<(SocketAddr, 
 }
 
 /// Serves `answer` over HTTP/1.1 on 127.0.0.1 at a port of the kernel's choosing, on the
-/// current runtime, until the runtime ends, a [`Gate`] in front of it; returns the
-/// address and the gate, closed, holding the requests for `kind`'s resources. `run`
-/// serves the built-in apiserver so, and the proxy in front of a real one.
-pub async fn serve_gated<F, Fut, B>(
-    answer: F,
-    kind: ObjectKind,
-) -> std::io::Result<(SocketAddr, Gate)>
+/// current runtime, until the runtime ends, a [`Gate`] in front of it holding the
+/// requests for `kind`'s resources, and a new [`Secret`] every request must carry.
+/// `run` serves the built-in apiserver so, and the proxy in front of a real one.
+pub async fn serve_gated<F, Fut, B>(answer: F, kind: ObjectKind) -> std::io::Result<Endpoint>
 where
     F: Fn(hyper::Request<hyper::body::Incoming>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = hyper::Response<B>> + Send + 'static,
@@ -197,18 +238,24 @@ where
     let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
     let addr = listener.local_addr()?;
     let gate = Gate::new(kind);
-    let held = gate.clone();
+    let secret = Secret::new()?;
+    let (held, asked) = (gate.clone(), secret.clone());
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 continue;
             };
-            let (answer, gate) = (answer.clone(), held.clone());
+            let (answer, gate, secret) = (answer.clone(), held.clone(), asked.clone());
             let service =
-                tower::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                tower::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
                     let (answer, gate) = (answer.clone(), gate.clone());
+                    let admitted = secret.admit(&mut request);
                     async move {
+                        if !admitted {
+                            gate.unauthenticated.fetch_add(1, Ordering::Relaxed);
+                            return Ok(unauthorized());
+                        }
                         gate.pass(request.uri().path()).await;
                         let (method, uri) = (request.method().clone(), request.uri().clone());
                         let response = websocket::answer(request, answer).await;
@@ -236,5 +283,10 @@ where
             });
         }
     });
-    Ok((addr, gate))
+    Ok(Endpoint { addr, gate, secret })
+}
+
+/// kube-apiserver's answer to a request it cannot authenticate.
+fn unauthorized() -> axum::response::Response {
+    super::status::status(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")
 }

@@ -55,16 +55,7 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     if let Some(note) = scenario.objects.sample.as_ref().and_then(|s| s.note()) {
         files::say!("{note}");
     }
-    let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("informer-mem-{}.kubeconfig", scenario.name))
-    });
-    // Checked before the server starts: never written over the scenario it serves.
-    let destination = Destination::File(kubeconfig.clone());
-    output::refuse_overlaps(
-        &[("the kubeconfig", &destination)],
-        &[("the scenario", &config.scenario)],
-    )?;
-    destination.prepare("the kubeconfig", &[&config.scenario])?;
+    let (kubeconfig, private) = kubeconfig_place(config, &scenario)?;
     // One thread, as in `run`: tokio's multi-threaded runtime would change the size of
     // its timer entries for `run` too (a cargo feature is crate-wide), and with it the
     // exact figures of every committed report.
@@ -80,7 +71,12 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
         let addr = listener
             .local_addr()
             .context("failed to read the bound address")?;
-        announce(&scenario, &kubeconfig, &format!("http://{addr}"))?;
+        announce(
+            &scenario,
+            &kubeconfig,
+            private.is_some(),
+            &format!("http://{addr}"),
+        )?;
         let server = ApiServer::new(scenario.objects.clone());
         let history = config
             .history_events
@@ -107,6 +103,9 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
             }
             signal = signals.next() => {
                 files::say!("{signal} again: exiting at once");
+                if let Some(dir) = &private {
+                    let _ = std::fs::remove_dir_all(dir.path());
+                }
                 std::process::exit(128 + signal.number());
             }
         }
@@ -117,18 +116,59 @@ pub fn serve(config: &ServeConfig) -> anyhow::Result<()> {
     served
 }
 
-/// Writes the kubeconfig for `url` and says where the server listens, on stdout (for
-/// scripts) and how to try it, on stderr.
-fn announce(scenario: &Scenario, kubeconfig: &Path, url: &str) -> anyhow::Result<()> {
+/// Where the kubeconfig goes: `--kubeconfig`'s path, checked before the server starts
+/// (never written over the scenario it serves), or without it a folder of its own that
+/// only this user can enter, removed when serve stops (the folder, returned): a
+/// predictable name in the shared temporary directory is one another user could plant
+/// a link at, or swap for a kubeconfig of their own.
+fn kubeconfig_place(
+    config: &ServeConfig,
+    scenario: &Scenario,
+) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    if let Some(path) = &config.kubeconfig {
+        let destination = Destination::File(path.clone());
+        output::refuse_overlaps(
+            &[("the kubeconfig", &destination)],
+            &[("the scenario", &config.scenario)],
+        )?;
+        destination.prepare("the kubeconfig", &[&config.scenario])?;
+        return Ok((path.clone(), None));
+    }
+    let private = tempfile::Builder::new()
+        .prefix("informer-mem-serve-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .context("failed to make a private folder for the kubeconfig")?;
+    let path = private.path().join(format!("{}.kubeconfig", scenario.name));
+    Ok((path, Some(private)))
+}
+
+/// Writes the kubeconfig for `url` (a new private file when `private`) and says where the
+/// server listens, on stdout (for scripts) and how to try it, on stderr.
+fn announce(
+    scenario: &Scenario,
+    kubeconfig: &Path,
+    private: bool,
+    url: &str,
+) -> anyhow::Result<()> {
     // Cluster-scoped objects have no namespace: kubectl's own default then.
     let namespace = match super::generate::namespace(&scenario.objects, 0) {
         ns if ns.is_empty() => "default".to_owned(),
         ns => ns,
     };
-    write_kubeconfig(kubeconfig, url, &namespace)?;
+    if private {
+        write_private_kubeconfig(kubeconfig, url, &namespace, None)?;
+    } else {
+        write_kubeconfig(kubeconfig, url, &namespace)?;
+    }
     let lines = format!(
-        "listening on {url}\nkubeconfig written to {}\n",
-        kubeconfig.display()
+        "listening on {url}\nkubeconfig written to {}{}\n",
+        kubeconfig.display(),
+        if private {
+            " (removed when serve stops)"
+        } else {
+            ""
+        }
     );
     output::print("the address", lines.as_bytes())?;
     files::say!(
@@ -268,22 +308,42 @@ impl StopSignals {
     }
 }
 
-/// A kubeconfig with one cluster, user and context named `informer-mem`. The server is
-/// plain HTTP; `insecure-skip-tls-verify` says so to clients that refuse an `http://`
-/// server without it (the official Node.js client), and kubectl and the Python client
-/// accept it.
+/// A kubeconfig with one cluster, user and context named `informer-mem`, written where
+/// the user asked (`serve --kubeconfig`). The server is plain HTTP;
+/// `insecure-skip-tls-verify` says so to clients that refuse an `http://` server without
+/// it (the official Node.js client), and kubectl and the Python client accept it.
 pub fn write_kubeconfig(path: &Path, server: &str, namespace: &str) -> anyhow::Result<()> {
-    let text = format!(
+    files::output::write_file(path, kubeconfig(server, namespace, None).as_bytes())
+        .with_context(|| format!("failed to write the kubeconfig `{}`", path.display()))
+}
+
+/// The kubeconfig of [`write_kubeconfig`], with `token` as the user's bearer token when
+/// given, written as a new file only this user can read, at a path in a folder of the
+/// run's own: a link or file already there is refused, never followed.
+pub fn write_private_kubeconfig(
+    path: &Path,
+    server: &str,
+    namespace: &str,
+    token: Option<&str>,
+) -> anyhow::Result<()> {
+    files::output::write_private(path, kubeconfig(server, namespace, token).as_bytes())
+        .with_context(|| format!("failed to write the kubeconfig `{}`", path.display()))
+}
+
+fn kubeconfig(server: &str, namespace: &str, token: Option<&str>) -> String {
+    let user = match token {
+        Some(token) => format!("\n    token: {token}"),
+        None => " {}".to_owned(),
+    };
+    format!(
         "apiVersion: v1\n\
          kind: Config\n\
          clusters:\n\
          - name: informer-mem\n  cluster:\n    server: {server}\n    insecure-skip-tls-verify: true\n\
          users:\n\
-         - name: informer-mem\n  user: {{}}\n\
+         - name: informer-mem\n  user:{user}\n\
          contexts:\n\
          - name: informer-mem\n  context:\n    cluster: informer-mem\n    user: informer-mem\n    namespace: {namespace}\n\
          current-context: informer-mem\n"
-    );
-    files::output::write_file(path, text.as_bytes())
-        .with_context(|| format!("failed to write the kubeconfig `{}`", path.display()))
+    )
 }

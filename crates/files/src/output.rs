@@ -258,6 +258,21 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Writes `bytes` to a new file at `path` that only this user may read (0600): a secret
+/// (a kubeconfig with the run's token). Nothing at `path` is followed or written over: a
+/// file or a link already there (planted by someone else) is an error (`O_CREAT|O_EXCL`
+/// never follows a link), so the bytes reach only a file this call made.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.flush()
+}
+
 /// Writes `bytes` to the regular file `path` whole or not at all, creating its folder.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = folder_of(path);
@@ -361,6 +376,29 @@ pub fn refuse_overlaps(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_private_file_is_the_users_alone_and_never_follows_a_planted_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kubeconfig");
+        write_private(&file, b"secret").unwrap();
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(write_private(&file, b"again").is_err(), "written over");
+        assert_eq!(std::fs::read(&file).unwrap(), b"secret");
+        // A link planted where the file goes, to a file or to nothing yet: not followed.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"mine").unwrap();
+        let planted = dir.path().join("planted");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        assert!(write_private(&planted, b"secret").is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"mine");
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("made-by-a-link"), &dangling).unwrap();
+        assert!(write_private(&dangling, b"secret").is_err());
+        assert!(!dir.path().join("made-by-a-link").exists());
+    }
 
     #[test]
     fn a_dash_is_standard_output() {

@@ -8,12 +8,16 @@
 //! resourceVersion sent through it) is read as it passes. The program is given a
 //! kubeconfig naming the proxy, so it needs no credentials of its own.
 //!
+//! The user's credentials are lent only to the program: a request must carry the run's
+//! secret ([`apiserver::Secret`], in the program's kubeconfig alone) to reach the real
+//! server, and then leaves without it, without any `Impersonate-*` header (the program
+//! acts as the user, never as someone the user may impersonate), and, under
+//! `--read-only`, only as a read: a write is refused here with a Status.
+//!
 //! A program's LIST or WATCH of the scenario's kind in every namespace is narrowed to the
 //! variant's namespace, as the built-in server holds only the scenario's objects: on a
 //! cluster with objects of the kind elsewhere (kube-system's pods), the program caches
 //! what the run made and the model beside it caches, not the cluster's own.
-
-use std::net::SocketAddr;
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -24,7 +28,7 @@ use super::super::cluster::Side;
 use super::super::message::ClusterJob;
 use super::super::phase::{change_server, phase_seed};
 use crate::cluster::Forwarder;
-use apiserver::{self, ApiServer, Gate};
+use apiserver::{self, ApiServer, Endpoint, Gate};
 use k8s::TruthEntry;
 use measure::Component;
 use report::RequestCounts;
@@ -55,19 +59,19 @@ pub(super) struct Truth {
 impl Upstream {
     /// Serves `scenario`'s objects for a program: the built-in server, or when `cluster`
     /// names a real one, the variant's namespace filled there and the proxy in front.
-    /// Returns the address the program is given and the gate that holds its requests
+    /// Returns the endpoint the program is given, its gate holding the program's requests
     /// until the list phase.
     pub async fn serve(
         scenario: &Scenario,
         cluster: Option<&ClusterJob>,
-    ) -> anyhow::Result<(Upstream, SocketAddr, Gate)> {
+    ) -> anyhow::Result<(Upstream, Endpoint)> {
         let Some(job) = cluster else {
             let server =
                 ApiServer::serving(scenario.objects.clone(), scenario.apiserver.history_events);
-            let (addr, gate) = apiserver::serve_loopback(&server)
+            let endpoint = apiserver::serve_loopback(&server)
                 .await
                 .context("failed to serve on loopback")?;
-            return Ok((Upstream::BuiltIn(server), addr, gate));
+            return Ok((Upstream::BuiltIn(server), endpoint));
         };
         let side = Side::open(scenario, job, Component::ApiServer, true).await?;
         let forwarder = side.cluster.forwarder(&side.faults)?;
@@ -76,19 +80,26 @@ impl Upstream {
             .clone()
             .filter(|_| scenario.objects.kind.namespaced())
             .map(|namespace| Narrowing::new(scenario.objects.kind, &namespace));
-        let (addr, gate) = apiserver::serve_gated(
+        // A run that writes makes the variant a namespace; one that only reads has none.
+        let read_only = side.namespace.is_none();
+        let endpoint = apiserver::serve_gated(
             move |mut request| {
                 let forwarder = forwarder.clone();
                 if let Some(narrowing) = &narrowing {
                     narrowing.apply(request.uri_mut());
                 }
-                async move { forward(forwarder, request).await }
+                async move {
+                    if read_only && !is_read(request.method()) {
+                        return refuse_write(&request);
+                    }
+                    forward(forwarder, request).await
+                }
             },
             scenario.objects.kind,
         )
         .await
         .context("failed to serve the proxy on loopback")?;
-        Ok((Upstream::Real(Box::new(side)), addr, gate))
+        Ok((Upstream::Real(Box::new(side)), endpoint))
     }
 
     /// The namespace the program is pointed at: the variant's own on a real server, every
@@ -223,54 +234,116 @@ impl Narrowing {
     }
 }
 
-/// Carries one of the program's requests to the real server; a request that cannot be
-/// carried is answered 502 with a Status saying why.
-async fn forward(
-    forwarder: Forwarder,
-    request: hyper::Request<hyper::body::Incoming>,
-) -> http::Response<crate::cluster::Body> {
-    let (mut parts, body) = request.into_parts();
-    // Framing is the proxy's own on each side; the real server's host is the forwarder's.
+/// Whether a request only reads: what a `--read-only` run lets through.
+fn is_read(method: &http::Method) -> bool {
+    matches!(
+        *method,
+        http::Method::GET | http::Method::HEAD | http::Method::OPTIONS
+    )
+}
+
+/// The headers a request loses on its way through: framing, which is the proxy's own on
+/// each side; the host, which is the forwarder's; the program's credentials (the run's
+/// secret), replaced by the user's; and any `Impersonate-*`, so that the program acts as
+/// the user and never as whoever the user may impersonate.
+fn strip(headers: &mut http::HeaderMap) {
     for hop in [
         "connection",
         "keep-alive",
         "transfer-encoding",
         "content-length",
         "host",
+        "authorization",
+        "proxy-authorization",
     ] {
-        parts.headers.remove(hop);
+        headers.remove(hop);
     }
-    let sent = async {
-        let body = body.collect().await?.to_bytes();
-        let request = http::Request::from_parts(parts, kube::client::Body::from(body));
-        forwarder.oneshot(request).await
+    let impersonating: Vec<http::HeaderName> = headers
+        .keys()
+        .filter(|name| name.as_str().starts_with("impersonate-"))
+        .cloned()
+        .collect();
+    for name in impersonating {
+        headers.remove(name);
+    }
+}
+
+/// Carries one of the program's requests to the real server: its body at most
+/// kube-apiserver's own limit (a larger one is answered 413 without reaching the server);
+/// a request that cannot be carried is answered 502 with a Status saying why.
+async fn forward(
+    forwarder: Forwarder,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> http::Response<crate::cluster::Body> {
+    let (mut parts, body) = request.into_parts();
+    strip(&mut parts.headers);
+    let body = match http_body_util::Limited::new(body, apiserver::MAX_REQUEST_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return answer(
+                http::StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestEntityTooLarge",
+                &format!(
+                    "Request entity too large: limit is {}",
+                    apiserver::MAX_REQUEST_BODY_BYTES
+                ),
+            );
+        }
+        Err(e) => {
+            let why = format!("the request body could not be read: {e}");
+            return answer(http::StatusCode::BAD_REQUEST, "BadRequest", &why);
+        }
     };
-    match sent.await {
+    let request = http::Request::from_parts(parts, kube::client::Body::from(body));
+    match forwarder.oneshot(request).await {
         Ok(mut response) => {
             for hop in ["connection", "keep-alive"] {
                 response.headers_mut().remove(hop);
             }
             response
         }
-        Err(e) => bad_gateway(&e.to_string()),
+        Err(e) => answer(
+            http::StatusCode::BAD_GATEWAY,
+            "ServiceUnavailable",
+            &format!("informer-mem's proxy could not reach the server: {e}"),
+        ),
     }
 }
 
-fn bad_gateway(why: &str) -> http::Response<crate::cluster::Body> {
+/// A write under `--read-only`, answered 403 without reaching the server.
+fn refuse_write<B>(request: &http::Request<B>) -> http::Response<crate::cluster::Body> {
+    let why = format!(
+        "informer-mem run --read-only: the proxy refuses {} {}: a read-only run writes \
+         nothing to the cluster",
+        request.method(),
+        request.uri().path()
+    );
+    answer(http::StatusCode::FORBIDDEN, "Forbidden", &why)
+}
+
+/// A `Status` the proxy answers itself.
+fn answer(
+    code: http::StatusCode,
+    reason: &str,
+    message: &str,
+) -> http::Response<crate::cluster::Body> {
     let status = serde_json::json!({
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": format!("informer-mem's proxy could not reach the server: {why}"),
-        "reason": "ServiceUnavailable",
-        "code": 502,
+        "message": message,
+        "reason": reason,
+        "code": code.as_u16(),
     });
     let body = http_body_util::Full::new(Bytes::from(status.to_string()))
         .map_err(|e| match e {})
         .boxed_unsync();
     http::Response::builder()
-        .status(http::StatusCode::BAD_GATEWAY)
+        .status(code)
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(body)
         .expect("a fixed response is valid")
@@ -307,6 +380,37 @@ mod tests {
             narrowed(ObjectKind::Pod, "/api/v1/watch/pods?resourceVersion=7"),
             "/api/v1/watch/namespaces/im-1/pods?resourceVersion=7"
         );
+    }
+
+    #[test]
+    fn the_programs_credentials_and_impersonation_never_reach_the_server() {
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in [
+            ("authorization", "Bearer the-runs-secret"),
+            ("impersonate-user", "system:admin"),
+            ("impersonate-group", "system:masters"),
+            ("impersonate-extra-scopes", "x"),
+            ("accept", "application/json"),
+            ("user-agent", "program"),
+        ] {
+            headers.append(name, value.parse().unwrap());
+        }
+        strip(&mut headers);
+        let mut left: Vec<&str> = headers.keys().map(http::HeaderName::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(left, ["accept", "user-agent"]);
+    }
+
+    #[test]
+    fn a_read_only_run_lets_only_reads_through() {
+        assert!(is_read(&http::Method::GET));
+        for method in ["POST", "PUT", "PATCH", "DELETE"] {
+            assert!(!is_read(&method.parse().unwrap()), "{method}");
+        }
+        let request = http::Request::post("/api/v1/namespaces/x/secrets")
+            .body(())
+            .unwrap();
+        assert_eq!(refuse_write(&request).status(), http::StatusCode::FORBIDDEN);
     }
 
     #[test]
