@@ -11,9 +11,20 @@
 //! ports merge on `port` where a container's merge on `containerPort`; a list without
 //! tags, or under no schema, is replaced whole.
 
+use std::collections::{HashMap, HashSet, VecDeque};
+
 use serde_json::{Map, Value};
 
 use crate::apply::Shape;
+
+/// The most operations a JSON patch may hold, as kube-apiserver's `maxJSONPatchOperations`
+/// (kubernetes/kubernetes#74000); more is 413 RequestEntityTooLarge.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// The most bytes a JSON patch's `copy` operations may add to the object together, as
+/// kube-apiserver's `JSONPatchMaxCopyBytes` (3 MiB, its largest request body): 40 copies
+/// each doubling a field would otherwise grow the object exponentially.
+pub const MAX_JSON_PATCH_COPY_BYTES: usize = 3 * 1024 * 1024;
 
 /// The patch formats kube-apiserver accepts, by Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +62,9 @@ pub enum PatchError {
     /// A well-formed patch that does not apply to the object (HTTP 422).
     #[error("{0}")]
     DoesNotApply(String),
+    /// A JSON patch of more operations than the server takes (HTTP 413).
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 /// `object` (of the schema `shape`, which a strategic merge reads its tags from) with
@@ -63,12 +77,7 @@ pub fn apply(
 ) -> Result<Value, PatchError> {
     let mut out = object.clone();
     match kind {
-        PatchType::Json => {
-            let patch: json_patch::Patch = serde_json::from_slice(patch)
-                .map_err(|e| PatchError::Malformed(format!("invalid JSON patch: {e}")))?;
-            json_patch::patch(&mut out, &patch)
-                .map_err(|e| PatchError::DoesNotApply(format!("the patch does not apply: {e}")))?;
-        }
+        PatchType::Json => json_patch(&mut out, patch)?,
         PatchType::Merge | PatchType::StrategicMerge => {
             let patch: Value = serde_json::from_slice(patch)
                 .map_err(|e| PatchError::Malformed(format!("invalid JSON in patch: {e}")))?;
@@ -86,6 +95,70 @@ pub fn apply(
         PatchType::Apply => unreachable!("an apply is not a patch of the object's JSON"),
     }
     Ok(out)
+}
+
+/// Applies the JSON patch `body` to `out` within kube-apiserver's bounds: at most
+/// [`MAX_JSON_PATCH_OPERATIONS`] operations, and at most [`MAX_JSON_PATCH_COPY_BYTES`]
+/// added by its copies, each copy's size measured before it is made.
+fn json_patch(out: &mut Value, body: &[u8]) -> Result<(), PatchError> {
+    let patch: json_patch::Patch = serde_json::from_slice(body)
+        .map_err(|e| PatchError::Malformed(format!("invalid JSON patch: {e}")))?;
+    if patch.0.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(PatchError::TooLarge(format!(
+            "Request entity too large: The allowed maximum operations in a JSON patch is \
+             {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            patch.0.len()
+        )));
+    }
+    let mut copied = 0usize;
+    for (index, operation) in patch.0.iter().enumerate() {
+        if let json_patch::PatchOperation::Copy(copy) = operation
+            && let Some(value) = out.pointer(copy.from.as_str())
+        {
+            let left = MAX_JSON_PATCH_COPY_BYTES - copied;
+            copied += json_size_within(value, left).ok_or_else(|| {
+                PatchError::DoesNotApply(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is \
+                     more than {MAX_JSON_PATCH_COPY_BYTES}, exceeding the limit \
+                     {MAX_JSON_PATCH_COPY_BYTES}"
+                ))
+            })?;
+        }
+        // One at a time, so a copy is measured on the object as the operations before it
+        // left it; the object is a copy, dropped whole when one fails.
+        json_patch::patch(out, std::slice::from_ref(operation)).map_err(|e| {
+            let path = &e.path;
+            PatchError::DoesNotApply(format!(
+                "the patch does not apply: operation '/{index}' failed at path '{path}': {}",
+                e.kind
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// The length of `value` as JSON, if it is at most `limit` bytes; measured without
+/// writing more than `limit` bytes anywhere.
+fn json_size_within(value: &Value, limit: usize) -> Option<usize> {
+    struct Counter {
+        written: usize,
+        limit: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.written += bytes.len();
+            if self.written > self.limit {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { written: 0, limit };
+    serde_json::to_writer(&mut counter, value).ok()?;
+    Some(counter.written)
 }
 
 /// How a list field merges, from the Go types' patch tags.
@@ -140,8 +213,10 @@ fn merge_map(target: &mut Value, patch: &Value, shape: Shape) -> Result<(), Patc
         Some(Value::Array(keys)) if keys.iter().all(Value::is_string) => Some(keys),
         Some(_) => return Err(malformed("invalid patch format of retainKeys")),
     };
-    if let Some(keep) = retain {
-        let named = |k: &str| keep.iter().any(|v| v.as_str() == Some(k));
+    let retain: Option<HashSet<&str>> =
+        retain.map(|keep| keep.iter().filter_map(Value::as_str).collect());
+    if let Some(keep) = &retain {
+        let named = |k: &str| keep.contains(k);
         if patch
             .iter()
             .any(|(k, v)| !k.starts_with('$') && !v.is_null() && !named(k))
@@ -167,7 +242,8 @@ fn merge_map(target: &mut Value, patch: &Value, shape: Shape) -> Result<(), Patc
                 .as_array()
                 .ok_or_else(|| malformed("invalid patch format of primitive list"))?;
             if let Some(list) = map.get_mut(field).and_then(Value::as_array_mut) {
-                list.retain(|v| !gone.contains(v));
+                let gone: HashSet<String> = gone.iter().map(id_of).collect();
+                list.retain(|v| !gone.contains(&id_of(v)));
             }
         } else if key.starts_with('$') {
             // `$patch` and `$retainKeys` act on the map as a whole; see above and below.
@@ -189,7 +265,7 @@ fn merge_map(target: &mut Value, patch: &Value, shape: Shape) -> Result<(), Patc
         }
     }
     if let Some(keep) = retain {
-        map.retain(|k, _| keep.iter().any(|v| v.as_str() == Some(k)));
+        map.retain(|k, _| keep.contains(k.as_str()));
     }
     for (field, order) in orders {
         if let Some(list) = map.get_mut(field).and_then(Value::as_array_mut) {
@@ -231,8 +307,9 @@ fn merge_list(
     match strategy {
         ListStrategy::Replace => *current = patch.iter().map(strip_directives).collect(),
         ListStrategy::Union => {
+            let mut present: HashSet<String> = current.iter().map(id_of).collect();
             for v in patch {
-                if !current.contains(v) {
+                if present.insert(id_of(v)) {
                     current.push(v.clone());
                 }
             }
@@ -271,37 +348,75 @@ fn merge_list(
             for p in patch {
                 require_key(p, key)?;
             }
-            for p in patch {
-                let id = &p[key];
-                let found = current.iter().position(|c| c.get(key) == Some(id));
-                match (found, is_delete(p)) {
-                    (Some(i), true) => {
-                        current.remove(i);
-                    }
-                    (None, true) => {}
-                    (Some(i), false) => merge_map(&mut current[i], p, element)?,
-                    (None, false) => current.push(strip_directives(p)),
-                }
-            }
+            merge_by_key(current, patch, key, element)?;
         }
     }
     Ok(())
 }
 
+/// Merges `patch`'s elements into `current` on `key`, each in the first element of its
+/// key (a delete removes it; a new one is added at the end), in time linear in the two
+/// lists: a patch of 60,000 containers must not hold the server for seconds.
+fn merge_by_key(
+    current: &mut Vec<Value>,
+    patch: &[Value],
+    key: &str,
+    element: Shape,
+) -> Result<(), PatchError> {
+    let mut slots: Vec<Option<Value>> = std::mem::take(current).into_iter().map(Some).collect();
+    // Each key's elements, by position, first first.
+    let mut at: HashMap<String, VecDeque<usize>> = HashMap::new();
+    for (i, slot) in slots.iter().enumerate() {
+        if let Some(id) = slot.as_ref().and_then(|c| c.get(key)) {
+            at.entry(id_of(id)).or_default().push_back(i);
+        }
+    }
+    for p in patch {
+        let id = id_of(&p[key]);
+        let found = at.get(&id).and_then(|positions| positions.front().copied());
+        match (found, is_delete(p)) {
+            (Some(i), true) => {
+                slots[i] = None;
+                at.get_mut(&id).map(VecDeque::pop_front);
+            }
+            (None, true) => {}
+            (Some(i), false) => {
+                let merged = slots[i].as_mut().expect("an indexed element is there");
+                merge_map(merged, p, element)?;
+            }
+            (None, false) => {
+                at.entry(id).or_default().push_back(slots.len());
+                slots.push(Some(strip_directives(p)));
+            }
+        }
+    }
+    *current = slots.into_iter().flatten().collect();
+    Ok(())
+}
+
+/// A value as a hash key: its JSON text, one for equal primitives (the merge keys and the
+/// primitive lists' elements).
+fn id_of(value: &Value) -> String {
+    value.to_string()
+}
+
 /// Puts the elements `order` names first, in that order; the rest keep theirs after them.
 fn reorder(list: &mut [Value], order: &[Value], strategy: ListStrategy) {
     let id = |v: &Value| match strategy {
-        ListStrategy::ByKey(key) => v.get(key).cloned(),
-        _ => Some(v.clone()),
+        ListStrategy::ByKey(key) => v.get(key).map(id_of),
+        _ => Some(id_of(v)),
     };
-    let rank = |v: &Value| {
-        let own = id(v);
-        order
-            .iter()
-            .position(|o| own.is_some() && id(o) == own)
+    let mut ranks: HashMap<String, usize> = HashMap::with_capacity(order.len());
+    for (rank, o) in order.iter().enumerate() {
+        if let Some(id) = id(o) {
+            ranks.entry(id).or_insert(rank);
+        }
+    }
+    list.sort_by_cached_key(|v| {
+        id(v)
+            .and_then(|id| ranks.get(&id).copied())
             .unwrap_or(order.len())
-    };
-    list.sort_by_key(rank);
+    });
 }
 
 /// `value` without directive keys, for parts of a patch taken as they are.
@@ -381,6 +496,73 @@ mod tests {
         assert_eq!(out["metadata"]["finalizers"], json!([]));
         assert_eq!(out["spec"]["containers"][0]["name"], "proxy");
         assert_eq!(out["spec"]["containers"][1]["image"], "app:3");
+    }
+
+    #[test]
+    fn a_json_patch_over_kube_apiservers_operations_bound_is_too_large() {
+        let ops = |n: usize| {
+            let op = json!({"op": "add", "path": "/metadata/labels/x", "value": "y"});
+            Value::Array(vec![op; n]).to_string()
+        };
+        let json = |body: &str| apply(PatchType::Json, &pod(), body.as_bytes(), pod_shape());
+        assert!(json(&ops(MAX_JSON_PATCH_OPERATIONS)).is_ok());
+        let Err(PatchError::TooLarge(message)) = json(&ops(MAX_JSON_PATCH_OPERATIONS + 1)) else {
+            panic!("10,001 operations were taken");
+        };
+        assert_eq!(
+            message,
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, \
+             got 10001"
+        );
+    }
+
+    #[test]
+    fn copies_that_would_grow_the_object_past_the_bound_are_refused() {
+        // Each copy doubles what the next copies: 40 of them would be terabytes.
+        let mut ops = vec![json!({"op": "add", "path": "/spec/grow", "value": ["0123456789"]})];
+        for _ in 0..40 {
+            ops.push(json!({"op": "copy", "from": "/spec/grow", "path": "/spec/grow/-"}));
+        }
+        let body = Value::Array(ops).to_string();
+        let Err(PatchError::DoesNotApply(message)) =
+            apply(PatchType::Json, &pod(), body.as_bytes(), pod_shape())
+        else {
+            panic!("the copy bomb was applied");
+        };
+        assert!(message.contains("exceeding the limit 3145728"), "{message}");
+        // Copies within the bound apply, in order.
+        let body = json!([
+            {"op": "copy", "from": "/metadata/labels", "path": "/metadata/annotations"},
+            {"op": "copy", "from": "/metadata/annotations", "path": "/spec/copied"},
+        ])
+        .to_string();
+        let out = apply(PatchType::Json, &pod(), body.as_bytes(), pod_shape()).unwrap();
+        assert_eq!(out["spec"]["copied"], pod()["metadata"]["labels"]);
+    }
+
+    #[test]
+    fn a_keyed_list_merges_each_element_into_the_first_of_its_key() {
+        let mut current = vec![
+            json!({"name": "a", "v": 1}),
+            json!({"name": "b", "v": 1}),
+            json!({"name": "a", "v": 2}),
+        ];
+        let patch = [
+            json!({"name": "a", "$patch": "delete"}),
+            json!({"name": "a", "w": 3}),
+            json!({"name": "c", "v": 1}),
+            json!({"name": "c", "w": 2}),
+            json!({"name": "z", "$patch": "delete"}),
+        ];
+        merge_by_key(&mut current, &patch, "name", Shape::Deduced).unwrap();
+        assert_eq!(
+            current,
+            [
+                json!({"name": "b", "v": 1}),
+                json!({"name": "a", "v": 2, "w": 3}),
+                json!({"name": "c", "v": 1, "w": 2}),
+            ]
+        );
     }
 
     #[test]

@@ -93,8 +93,24 @@ impl Shape {
         schema(name).map_or(Shape::Deduced, Shape::read)
     }
 
-    /// The shape of `schema`, a node of [`schemas`].
+    /// The shape of `schema`, a node of [`schemas`], read once per node and thread: a
+    /// long list's elements ask for the same few nodes hundreds of thousands of times.
     fn read(schema: &'static Value) -> Shape {
+        thread_local! {
+            static READ: std::cell::RefCell<std::collections::HashMap<usize, Shape>> =
+                std::cell::RefCell::default();
+        }
+        // The schemas are static and never change: a node's address names it.
+        let at = std::ptr::from_ref(schema) as usize;
+        if let Some(shape) = READ.with_borrow(|read| read.get(&at).copied()) {
+            return shape;
+        }
+        let shape = Shape::read_anew(schema);
+        READ.with_borrow_mut(|read| read.insert(at, shape));
+        shape
+    }
+
+    fn read_anew(schema: &'static Value) -> Shape {
         if let Some(target) = reference(schema) {
             let name = target.trim_start_matches("#/components/schemas/");
             return self::schema(name).map_or(Shape::Deduced, Shape::read);
