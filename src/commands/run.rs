@@ -403,6 +403,9 @@ fn run_point(
         .as_ref()
         .map(|cluster| Session::open(cluster, scenario, config.quiet))
         .transpose()?;
+    if session.is_none() {
+        runner::end_on_signal().context("failed to take the stop signals")?;
+    }
     let mut progress = Reporter::new(
         Mode::detect(config.quiet),
         scenario.phases.iter().map(|p| p.name.clone()).collect(),
@@ -421,6 +424,8 @@ fn run_point(
         only: Some(only),
     };
     let mut report = runner::run_variants(scenario, exe, &limits, |p| progress.show(p));
+    // A signal's handler ends the run: no report of the variants it stopped.
+    runner::stop_if_interrupted();
     progress.finish();
     let mut left = None;
     if let Some(session) = &session {

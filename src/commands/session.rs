@@ -147,7 +147,8 @@ impl Session {
             };
             interrupted.store(true, Ordering::SeqCst);
             files::say!("interrupted: stopping the variants and removing the run's namespaces");
-            runner::stop_variants();
+            // Each variant stops its program and leaves its namespace to the run.
+            let _ = tokio::task::spawn_blocking(runner::end_variants).await;
             let names = namespaces.iter().map(String::as_str);
             if let Err(e) = remove_all(&cluster, names, kind).await {
                 files::say!("error: {e:#}");

@@ -59,9 +59,14 @@ pub fn main() -> anyhow::Result<()> {
         Ok(())
     };
     if external {
+        let scratch = job
+            .scratch
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("an external variant's job names no scratch folder"))?;
         super::external::run(
             &job.scenario,
             job.variant,
+            scratch,
             job.profiles.as_deref(),
             job.cluster.as_ref(),
             emit,

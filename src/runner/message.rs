@@ -23,6 +23,10 @@ pub struct Job {
     /// The real server to run against instead of the built-in one.
     #[serde(default)]
     pub cluster: Option<ClusterJob>,
+    /// An external variant's private scratch folder (its program's kubeconfig and log),
+    /// which the parent made and removes.
+    #[serde(default)]
+    pub scratch: Option<std::path::PathBuf>,
 }
 
 /// A variant run against a real server (`run --kubeconfig`).

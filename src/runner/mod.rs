@@ -10,6 +10,7 @@
 pub mod child;
 mod cluster;
 mod external;
+mod interrupt;
 mod message;
 mod phase;
 mod process;
@@ -20,9 +21,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+pub use interrupt::{end_on_signal, stop_if_interrupted};
 pub use message::{ClusterJob, Message};
+pub use process::end_variants;
 use process::run_child;
-pub use process::stop_variants;
 use report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
 use scenario::Scenario;
 

@@ -1,14 +1,21 @@
 //! The parent's side of one variant: start its process, send it the job, read its
 //! messages into the variant's report within the deadline, and say why it did not finish
 //! when it did not.
+//!
+//! An external variant's scratch folder (its program's kubeconfig and log) is made here,
+//! private (0700), and removed here once the process is waited for, however it ended:
+//! the parent outlives a variant killed at its timeout, by the kernel's OOM killer, or
+//! by a signal. On SIGINT or SIGTERM the run ends every variant ([`end_variants`]), each
+//! of which stops its program's process group, and leaves nothing behind; a variant
+//! whose parent dies without that is sent SIGTERM by the kernel (`PR_SET_PDEATHSIG`).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::message::{Job, Message};
 use super::{CHILD_COMMAND, Limits, MALLOC_CONF};
@@ -18,14 +25,19 @@ use scenario::Scenario;
 /// How much of a failed child's stderr goes into its error.
 const STDERR_TAIL_BYTES: usize = 2000;
 
+/// How long [`end_variants`] waits for the variants to end on SIGTERM (each gives its
+/// program 2 s) before it kills what is left.
+const END_GRACE: Duration = Duration::from_secs(5);
+
 /// The variants' processes running now, and whether the run is stopping.
 static RUNNING: Mutex<Running> = Mutex::new(Running {
-    pids: Vec::new(),
+    variants: Vec::new(),
     stopping: false,
 });
 
 struct Running {
-    pids: Vec<u32>,
+    /// Each running variant's process, and its scratch folder if it has one.
+    variants: Vec<(u32, Option<PathBuf>)>,
     /// Set by [`stop_variants`]: no variant starts after it.
     stopping: bool,
 }
@@ -37,7 +49,7 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
 }
 
 /// Whether [`stop_variants`] was called: no variant starts any more.
-pub(super) fn stopping() -> bool {
+pub fn stopping() -> bool {
     running().stopping
 }
 
@@ -46,13 +58,38 @@ pub(super) fn stopping() -> bool {
 pub fn stop_variants() {
     let mut running = running();
     running.stopping = true;
-    for pid in &running.pids {
+    for (pid, _) in &running.variants {
         let Ok(pid) = libc::pid_t::try_from(*pid) else {
             continue;
         };
         // SAFETY: kill has no memory preconditions; the process is a child this run
         // started and has not waited for yet, so its ID is still its own.
         unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}
+
+/// Ends the run's variants for good, as a signal to the run asks: stops them
+/// ([`stop_variants`]), waits up to [`END_GRACE`] for them to stop their programs and
+/// exit, kills any left, and removes their scratch folders.
+pub fn end_variants() {
+    stop_variants();
+    let scratch: Vec<PathBuf> = running()
+        .variants
+        .iter()
+        .filter_map(|(_, scratch)| scratch.clone())
+        .collect();
+    let deadline = Instant::now() + END_GRACE;
+    while !running().variants.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (pid, _) in &running().variants {
+        if let Ok(pid) = libc::pid_t::try_from(*pid) {
+            // SAFETY: as in `stop_variants`.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    for folder in scratch {
+        let _ = std::fs::remove_dir_all(folder);
     }
 }
 
@@ -108,6 +145,9 @@ fn drive_child(
     progress: &mut impl FnMut(&Message),
 ) -> Result<(), String> {
     let deadline = Instant::now() + limits.variant_timeout;
+    // Removed when this returns, after the process is waited for.
+    let scratch = scratch_for(scenario, index)?;
+    let scratch_path = scratch.as_ref().map(|dir| dir.path().to_owned());
     let mut child = {
         // Held while it starts: a stop either comes before (and it does not start) or
         // finds it in the list.
@@ -116,7 +156,7 @@ fn drive_child(
             return Err("the run was interrupted before this variant started".to_owned());
         }
         let child = spawn(exe, scenario, index)?;
-        running.pids.push(child.id());
+        running.variants.push((child.id(), scratch_path.clone()));
         child
     };
     let job = Job {
@@ -135,6 +175,7 @@ fn drive_child(
             })
             .map(|report| super::beside(report, index, &scenario.variants[index].name, "")),
         cluster: limits.cluster.map(|jobs| jobs[index].clone()),
+        scratch: scratch_path,
     };
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let written = serde_json::to_writer(&mut stdin, &job)
@@ -146,7 +187,7 @@ fn drive_child(
     let reading = receive(&mut child, &messages, deadline, report, progress);
     // Out of the registry before it is waited for, so its ID is never signalled once
     // the kernel may reuse it; its output has ended, so it is ending anyway.
-    running().pids.retain(|pid| *pid != child.id());
+    running().variants.retain(|(pid, _)| *pid != child.id());
     let status = child
         .wait()
         .map_err(|e| format!("failed to wait for the variant's process: {e}"))?;
@@ -176,6 +217,19 @@ fn drive_child(
     }
 }
 
+/// An external variant's scratch folder: private (0700), a new random name.
+fn scratch_for(scenario: &Scenario, index: usize) -> Result<Option<tempfile::TempDir>, String> {
+    if scenario.variants[index].subject.is_none() {
+        return Ok(None);
+    }
+    tempfile::Builder::new()
+        .prefix("informer-mem-variant-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .map(Some)
+        .map_err(|e| format!("failed to make the variant's scratch folder: {e}"))
+}
+
 /// Starts variant `index`'s process, its pipes open.
 fn spawn(exe: &Path, scenario: &Scenario, index: usize) -> Result<Child, String> {
     let mut command = Command::new(exe);
@@ -183,6 +237,20 @@ fn spawn(exe: &Path, scenario: &Scenario, index: usize) -> Result<Child, String>
     // build's name for `MALLOC_CONF`); they replace any the environment sets.
     if let Some(conf) = scenario.variants[index].config.allocator.malloc_conf() {
         command.env(MALLOC_CONF, conf);
+    }
+    // A variant outlives no run: if the run's process dies without ending it (SIGKILL),
+    // the kernel asks it to stop, and it stops its program as on any SIGTERM.
+    // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        let parent = libc::getpid();
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
     command
         .arg(CHILD_COMMAND)

@@ -11,7 +11,6 @@ mod program;
 mod upstream;
 mod wait;
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use anyhow::Context;
 use super::message::{ClusterJob, Message};
 use super::phase::CaughtUp;
 use super::profile_file;
-use apiserver::{self, Gate};
+use apiserver::{self, Endpoint, Gate};
 use measure::outside::{self, GroupReading, ProcessReading};
 use measure::{PhaseMeter, pprof::MemStats};
 use probe::{Handled, Probe};
@@ -31,11 +30,13 @@ use upstream::Upstream;
 use wait::Sampler;
 
 /// Runs external variant `variant` of `scenario`, against the built-in server or the real
-/// one `cluster` names, handing each result to `emit`; heap profiles go to
+/// one `cluster` names, handing each result to `emit`; the program's kubeconfig and log
+/// go in `scratch`, a private folder the parent made; heap profiles go to
 /// `<profiles>.<phase>.heap.pb.gz` when `profiles` is given.
 pub fn run(
     scenario: &Scenario,
     variant: usize,
+    scratch: &Path,
     profiles: Option<&Path>,
     cluster: Option<&ClusterJob>,
     emit: impl FnMut(Message) -> std::io::Result<()>,
@@ -49,29 +50,26 @@ pub fn run(
         .enable_all()
         .build()
         .context("failed to start the runtime")?;
-    let scratch = tempfile::tempdir().context("failed to make a temporary folder")?;
-    runtime.block_on(async {
+    let signal = runtime.block_on(async {
         let mut interrupt =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let run = Run::start(
-            scenario,
-            (subject, scope),
-            scratch.path(),
-            profiles,
-            cluster,
-            emit,
-        );
-        let signal = tokio::select! {
-            result = run => return result,
-            _ = interrupt.recv() => libc::SIGINT,
-            _ = terminate.recv() => libc::SIGTERM,
-        };
-        // The run's future is dropped by now, and with it the program: its whole group
-        // was stopped. Then exit as a shell reports a death by that signal.
-        std::process::exit(128 + signal)
-    })
+        let run = Run::start(scenario, (subject, scope), scratch, profiles, cluster, emit);
+        tokio::select! {
+            result = run => result.map(|()| None),
+            _ = interrupt.recv() => Ok(Some(libc::SIGINT)),
+            _ = terminate.recv() => Ok(Some(libc::SIGTERM)),
+        }
+    })?;
+    let Some(signal) = signal else {
+        return Ok(());
+    };
+    // The run's future is dropped by now, and with it the program: its whole group was
+    // stopped. What it left in the scratch folder goes (the parent removes the folder
+    // too, if it is there to), then exit as a shell reports a death by that signal.
+    let _ = std::fs::remove_dir_all(scratch);
+    std::process::exit(128 + signal)
 }
 
 /// One external variant's run.
@@ -102,7 +100,7 @@ impl<'a> Run<'a> {
         mut emit: impl FnMut(Message) -> std::io::Result<()>,
     ) -> anyhow::Result<()> {
         let meter = PhaseMeter::start();
-        let (mut upstream, addr, gate) = match Upstream::serve(scenario, cluster).await {
+        let (mut upstream, endpoint) = match Upstream::serve(scenario, cluster).await {
             Ok(served) => served,
             Err(e) => return emit(Message::Failed(format!("setup: {e:#}"))).map_err(Into::into),
         };
@@ -112,7 +110,7 @@ impl<'a> Run<'a> {
             scratch,
             profiles,
             &mut upstream,
-            (addr, gate),
+            endpoint,
         ) {
             Ok(mut run) => run.phases(meter, &mut emit).await,
             Err(e) => Err(e),
@@ -129,20 +127,27 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// The kubeconfig naming the server at `addr`, and the program started against it.
+    /// The kubeconfig naming the server at `endpoint`, with its secret, and the program
+    /// started against it.
     fn new(
         scenario: &'a Scenario,
         (subject, scope): (&'a Subject, &Scope),
         scratch: &Path,
         profiles: Option<&'a Path>,
         upstream: &'a mut Upstream,
-        (addr, gate): (SocketAddr, Gate),
+        endpoint: Endpoint,
     ) -> anyhow::Result<Run<'a>> {
         let scope = upstream.scope_of(scope);
-        let values = placeholders(scenario, upstream, addr, scratch, &scope)?;
+        let values = placeholders(scenario, upstream, &endpoint, scratch, &scope)?;
         // A kubeconfig's context has one namespace: of several, the first.
         let first = values.namespace.split(',').next().unwrap_or_default();
-        apiserver::write_kubeconfig(Path::new(&values.kubeconfig), &values.server, first)?;
+        apiserver::write_private_kubeconfig(
+            Path::new(&values.kubeconfig),
+            &values.server,
+            first,
+            Some(&values.token),
+        )?;
+        let gate = endpoint.gate;
         let argv = subject.argv(&values);
         let env: Vec<(String, String)> = subject
             .env
@@ -226,9 +231,10 @@ impl<'a> Run<'a> {
         }
         let start = self.read_process(true)?.total;
         // The program may ask for the resource before its own endpoints listen.
+        let probe = self.probe.until(deadline + probe::LATE);
         let (heap, status) = loop {
-            let heap = self.probe.heap(true).await;
-            let status = self.probe.status().await;
+            let heap = probe.heap(true).await;
+            let status = probe.status().await;
             match (heap, status) {
                 (Ok(heap), Ok(status)) => break (heap, status),
                 (Err(e), _) | (_, Err(e)) if tokio::time::Instant::now() >= deadline => {
@@ -433,11 +439,11 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The placeholders' values for a program of `scenario` served at `addr`.
+/// The placeholders' values for a program of `scenario` served at `endpoint`.
 fn placeholders(
     scenario: &Scenario,
     upstream: &Upstream,
-    addr: SocketAddr,
+    endpoint: &Endpoint,
     scratch: &Path,
     scope: &Scope,
 ) -> anyhow::Result<Placeholders> {
@@ -447,7 +453,8 @@ fn placeholders(
         .context("failed to find a free loopback port for the program")?;
     Ok(Placeholders {
         kubeconfig: scratch.join("kubeconfig").display().to_string(),
-        server: format!("http://{addr}"),
+        server: endpoint.url(),
+        token: endpoint.secret.token().to_owned(),
         namespace: match scope.namespaces.as_slice() {
             [] => upstream.namespace(scenario),
             several => several.join(","),

@@ -1,5 +1,9 @@
 //! What the run asks a program over HTTP: the status protocol (docs/subjects.md) and
 //! net/http/pprof's heap.
+//!
+//! Every answer is read up to a bound, and every request within the time the phase has
+//! left: a program that sends an endless body, or never answers, fails its variant with
+//! an error saying so, not the run's memory or its `timeout`.
 
 use std::time::Duration;
 
@@ -18,6 +22,16 @@ use report::EventCounts;
 /// forced collection takes a while.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The most of a status answer read (`{status}`, `{status}/heap`): a few informers'
+/// counts.
+const STATUS_BYTES: usize = 1 << 20;
+
+/// The most of a store listing or a heap profile read: a million objects' identities.
+const LARGE_BYTES: usize = 64 << 20;
+
+/// How long past a phase's deadline a request to the program may still be answered.
+pub(super) const LATE: Duration = Duration::from_millis(500);
+
 /// How many allocation sites a phase's report keeps.
 const TOP_SITES: usize = 10;
 
@@ -27,6 +41,9 @@ pub(super) struct Probe {
     client: Client<HttpConnector, Empty<Bytes>>,
     status: Option<String>,
     pprof: Option<String>,
+    /// When every request must have been answered by: the phase's deadline (the
+    /// subject's `timeout`), set by [`Probe::until`].
+    deadline: Option<tokio::time::Instant>,
 }
 
 /// `GET {status}`: where the program's informers are.
@@ -115,19 +132,30 @@ impl Probe {
             client,
             status,
             pprof,
+            deadline: None,
         }
     }
 
-    /// `GET url`; `Ok(None)` when the answer is 404 Not Found.
-    async fn get_optional(&self, url: &str) -> Result<Option<Bytes>, String> {
-        match self.get(url).await {
+    /// This probe, its every request answered by `deadline` or failed then.
+    pub(super) fn until(&self, deadline: tokio::time::Instant) -> Probe {
+        Probe {
+            deadline: Some(deadline),
+            ..self.clone()
+        }
+    }
+
+    /// `GET url`, at most `limit` bytes of it; `Ok(None)` when the answer is 404 Not
+    /// Found.
+    async fn get_optional(&self, url: &str, limit: usize) -> Result<Option<Bytes>, String> {
+        match self.get(url, limit).await {
             Ok(body) => Ok(Some(body)),
             Err(e) if e.contains(": 404 Not Found") => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    async fn get(&self, url: &str) -> Result<Bytes, String> {
+    /// `GET url`: its body, when it is at most `limit` bytes.
+    async fn get(&self, url: &str, limit: usize) -> Result<Bytes, String> {
         let uri: hyper::Uri = url.parse().map_err(|e| format!("`{url}`: {e}"))?;
         let request = async {
             let response = self
@@ -136,11 +164,16 @@ impl Probe {
                 .await
                 .map_err(|e| format!("GET {url}: {e}"))?;
             let status = response.status();
-            let body = response
-                .into_body()
+            let body = http_body_util::Limited::new(response.into_body(), limit)
                 .collect()
                 .await
-                .map_err(|e| format!("GET {url}: {e}"))?
+                .map_err(|e| match e.is::<http_body_util::LengthLimitError>() {
+                    true => format!(
+                        "GET {url}: the answer is larger than {}, the most the run reads",
+                        units::Bytes(limit as u64)
+                    ),
+                    false => format!("GET {url}: {e}"),
+                })?
                 .to_bytes();
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
@@ -148,9 +181,15 @@ impl Probe {
             }
             Ok(body)
         };
-        tokio::time::timeout(REQUEST_TIMEOUT, request)
+        let mut limit = tokio::time::Instant::now() + REQUEST_TIMEOUT;
+        let mut within = format!("{REQUEST_TIMEOUT:?}");
+        if let Some(deadline) = self.deadline.filter(|d| *d < limit) {
+            limit = deadline;
+            within = "the subject's `timeout`".to_owned();
+        }
+        tokio::time::timeout_at(limit, request)
             .await
-            .unwrap_or_else(|_| Err(format!("GET {url}: no answer within {REQUEST_TIMEOUT:?}")))
+            .unwrap_or_else(|_| Err(format!("GET {url}: no answer within {within}")))
     }
 
     /// The program's status; `Ok(None)` when it serves no status endpoint.
@@ -158,7 +197,7 @@ impl Probe {
         let Some(url) = &self.status else {
             return Ok(None);
         };
-        let body = self.get(url).await?;
+        let body = self.get(url, STATUS_BYTES).await?;
         serde_json::from_slice(&body)
             .map(Some)
             .map_err(|e| format!("GET {url}: not the status protocol: {e}"))
@@ -167,7 +206,7 @@ impl Probe {
     /// Every store's identities, through the status protocol.
     pub(super) async fn stores(&self) -> Result<Vec<Vec<Identity>>, String> {
         let url = format!("{}/store", self.status.as_deref().unwrap_or_default());
-        let body = self.get(&url).await?;
+        let body = self.get(&url, LARGE_BYTES).await?;
         let stores: Stores = serde_json::from_slice(&body)
             .map_err(|e| format!("GET {url}: not the status protocol's store: {e}"))?;
         Ok(stores
@@ -193,7 +232,7 @@ impl Probe {
             return Ok(None);
         };
         let url = format!("{status}/heap");
-        let Some(body) = self.get_optional(&url).await? else {
+        let Some(body) = self.get_optional(&url, STATUS_BYTES).await? else {
             return Ok(None);
         };
         #[derive(Deserialize)]
@@ -215,10 +254,10 @@ impl Probe {
             return Ok(None);
         };
         if collect {
-            self.get(&format!("{base}/heap?gc=1")).await?;
+            self.get(&format!("{base}/heap?gc=1"), LARGE_BYTES).await?;
         }
         let url = format!("{base}/heap?debug=1{}", if collect { "&gc=1" } else { "" });
-        let body = self.get(&url).await?;
+        let body = self.get(&url, LARGE_BYTES).await?;
         let text = String::from_utf8_lossy(&body);
         let stats = pprof::mem_stats(&text).map_err(|e| format!("GET {url}: {e}"))?;
         let sites = if collect {
@@ -235,6 +274,8 @@ impl Probe {
         let Some(base) = &self.pprof else {
             return Ok(None);
         };
-        self.get(&format!("{base}/heap")).await.map(Some)
+        self.get(&format!("{base}/heap"), LARGE_BYTES)
+            .await
+            .map(Some)
     }
 }

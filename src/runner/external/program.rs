@@ -5,7 +5,8 @@
 //! kernel kills it (`PR_SET_PDEATHSIG`).
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -21,6 +22,8 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 /// many bytes of them.
 const OUTPUT_TAIL_BYTES: usize = 2000;
 const OUTPUT_TAIL_LINES: usize = 10;
+/// How much of the end of its output is read for that.
+const OUTPUT_READ_BYTES: u64 = 4 * OUTPUT_TAIL_BYTES as u64;
 
 /// A running program.
 #[derive(Debug)]
@@ -38,7 +41,13 @@ impl Program {
         env: &[(String, String)],
         output: &Path,
     ) -> Result<Program, String> {
-        let log = File::create(output)
+        // A new file only this user may read, in the variant's private folder: a program's
+        // output may hold what it was given (a token, in a debug log).
+        let log = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(output)
             .map_err(|e| format!("failed to create `{}`: {e}", output.display()))?;
         let log2 = log
             .try_clone()
@@ -114,12 +123,18 @@ impl Program {
         format!("the program {how}{}", self.output_tail())
     }
 
-    /// The end of its output, as `: ...`, or nothing when it printed nothing.
+    /// The end of its output, as `: ...`, or nothing when it printed nothing. Only the
+    /// end is read, however much it printed.
     pub(super) fn output_tail(&self) -> String {
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         if let Ok(mut file) = File::open(&self.output) {
-            let _ = file.read_to_string(&mut text);
+            let length = file.metadata().map_or(0, |m| m.len());
+            let from = length.saturating_sub(OUTPUT_READ_BYTES);
+            if file.seek(SeekFrom::Start(from)).is_ok() {
+                let _ = file.take(OUTPUT_READ_BYTES).read_to_end(&mut bytes);
+            }
         }
+        let text = String::from_utf8_lossy(&bytes);
         let text = text.trim();
         let lines_start = text
             .rmatch_indices('\n')

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::probe::{Probe, Status};
+use super::probe::{self, Probe, Status};
 use super::program::Program;
 use super::upstream::Upstream;
 use k8s::{Identity, TruthEntry};
@@ -62,6 +62,9 @@ pub(super) async fn caught_up(
     let timeout = Duration::from_millis(subject.timeout_ms);
     let quiet = Duration::from_millis(subject.quiet_ms);
     let deadline = Instant::now() + timeout;
+    // A request in flight at the deadline has a moment more, so that a slow answer fails
+    // the phase as not caught up; one that never comes, just after it.
+    let probe = &probe.until(deadline + probe::LATE);
     let limit = Limit {
         sampling,
         deadline,
