@@ -236,9 +236,14 @@ fn markdown_table<const N: usize>(columns: &[(&str, bool); N], rows: Vec<[String
     out
 }
 
-/// A markdown table cell: pipes escaped, no line breaks.
+/// A markdown table cell: pipes and backticks escaped, no line breaks, and no HTML (a
+/// name from a scenario file is text, never markup in a pull request's comment).
 pub(crate) fn markdown_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    text.replace('|', "\\|")
+        .replace('`', "\\`")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(|c: char| c.is_control(), " ")
 }
 
 /// `10,000 Pod objects, seed 1 (scenarios/x.toml)`.

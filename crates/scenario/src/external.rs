@@ -15,13 +15,20 @@ use super::phase::{Phase, PhaseAction};
 use super::raw::RawVariant;
 
 /// The placeholders a command, its environment and the endpoints may use, each replaced
-/// by the run before the subject starts.
-pub const PLACEHOLDERS: [(&str, &str); 6] = [
+/// by the run before the subject starts; any other `{name}` is refused at load.
+pub const PLACEHOLDERS: [(&str, &str); 9] = [
     (
         "{kubeconfig}",
-        "the path of a kubeconfig for the run's server",
+        "the path of a kubeconfig for the run's server, with the run's token",
     ),
-    ("{server}", "the server's URL, http://127.0.0.1:PORT"),
+    (
+        "{server}",
+        "the server's URL, http://127.0.0.1:PORT/SECRET (the run's secret is its base path)",
+    ),
+    (
+        "{token}",
+        "the run's secret, for a bearer token to the server's bare address",
+    ),
     (
         "{namespace}",
         "the variant's namespace (several: comma-joined), else the first the objects are in",
@@ -34,6 +41,14 @@ pub const PLACEHOLDERS: [(&str, &str); 6] = [
     (
         "{listen}",
         "a free loopback address, 127.0.0.1:PORT, for the subject's endpoints",
+    ),
+    (
+        "{label_selector}",
+        "the variant's label_selector (\"\" without)",
+    ),
+    (
+        "{field_selector}",
+        "the variant's field_selector (\"\" without)",
     ),
 ];
 
@@ -84,7 +99,9 @@ impl Subject {
     }
 }
 
-/// A word as a POSIX shell would need it quoted.
+/// A word as a POSIX shell would need it quoted; one with a control character (a carriage
+/// return or an escape code, which would redraw the line on a terminal) in `$'...'` with
+/// each escaped, so the screen shows exactly what runs.
 fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -92,9 +109,31 @@ fn shell_word(word: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@{}%".contains(c));
     if plain {
         word.to_owned()
+    } else if word.chars().any(hidden) {
+        let mut quoted = "$'".to_owned();
+        for c in word.chars() {
+            match c {
+                '\\' => quoted.push_str("\\\\"),
+                '\'' => quoted.push_str("\\'"),
+                '\n' => quoted.push_str("\\n"),
+                '\r' => quoted.push_str("\\r"),
+                '\t' => quoted.push_str("\\t"),
+                c if hidden(c) => quoted.push_str(&format!("\\u{:04x}", u32::from(c))),
+                c => quoted.push(c),
+            }
+        }
+        quoted.push('\'');
+        quoted
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
+}
+
+/// Whether `c` does not show as itself on a terminal: a control character, or one that
+/// reorders or hides the text around it (bidirectional overrides, zero-width marks).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// What the placeholders stand for in one run of a subject.
@@ -104,6 +143,8 @@ pub struct Placeholders {
     pub kubeconfig: String,
     /// `{server}`.
     pub server: String,
+    /// `{token}`: the run's secret, which the server asks of every request.
+    pub token: String,
     /// `{namespace}`: the variant's `namespace`, several joined by commas (an operator's
     /// `WATCH_NAMESPACE`); without one, the namespace of the first object (against a real
     /// server, the run's).
@@ -122,17 +163,113 @@ pub struct Placeholders {
 }
 
 impl Placeholders {
-    /// `text` with every placeholder replaced.
+    /// `text` with every placeholder replaced, in one pass: a value is never read again
+    /// for placeholders of its own (a scratch path holding `{resource}` stays as it is).
     pub fn fill(&self, text: &str) -> String {
-        text.replace("{kubeconfig}", &self.kubeconfig)
-            .replace("{server}", &self.server)
-            .replace("{namespace}", &self.namespace)
-            .replace("{resource}", &self.resource)
-            .replace("{api_version}", &self.api_version)
-            .replace("{listen}", &self.listen)
-            .replace("{label_selector}", &self.label_selector)
-            .replace("{field_selector}", &self.field_selector)
+        let mut filled = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some((before, name, after)) = next_placeholder(rest) {
+            filled.push_str(before);
+            match self.value(name) {
+                Some(value) => filled.push_str(value),
+                None => filled.push_str(&rest[before.len()..rest.len() - after.len()]),
+            }
+            rest = after;
+        }
+        filled.push_str(rest);
+        filled
     }
+
+    fn value(&self, name: &str) -> Option<&str> {
+        Some(match name {
+            "kubeconfig" => &self.kubeconfig,
+            "server" => &self.server,
+            "token" => &self.token,
+            "namespace" => &self.namespace,
+            "resource" => &self.resource,
+            "api_version" => &self.api_version,
+            "listen" => &self.listen,
+            "label_selector" => &self.label_selector,
+            "field_selector" => &self.field_selector,
+            _ => return None,
+        })
+    }
+}
+
+/// The first `{name}` in `text` (a name of lowercase letters and `_`, as the
+/// placeholders'): the text before it, the name, the text after it. Other braces (a JSON
+/// argument, a Go template's `{{.x}}`) are not placeholders.
+fn next_placeholder(text: &str) -> Option<(&str, &str, &str)> {
+    let mut from = 0;
+    while let Some(open) = text[from..].find('{').map(|at| from + at) {
+        let name_len = text[open + 1..]
+            .bytes()
+            .take_while(|b| b.is_ascii_lowercase() || *b == b'_')
+            .count();
+        let close = open + 1 + name_len;
+        if name_len > 0 && text[close..].starts_with('}') {
+            return Some((&text[..open], &text[open + 1..close], &text[close + 1..]));
+        }
+        from = open + 1;
+    }
+    None
+}
+
+/// Why `text`, given at `key`, cannot be passed to a program, if it cannot: a NUL (which
+/// no argument, variable or URL can hold, and which would cut it short unseen), or a
+/// placeholder the run does not know (a typo would reach the program as it is).
+fn unpassable(text: &str) -> Option<String> {
+    if text.contains('\0') {
+        return Some("it holds a NUL character, which no argument or variable can".to_owned());
+    }
+    let mut rest = text;
+    while let Some((_, name, after)) = next_placeholder(rest) {
+        let known = PLACEHOLDERS.iter().any(|(p, _)| p[1..p.len() - 1] == *name);
+        if !known {
+            return Some(format!("{{{name}}} is not a placeholder"));
+        }
+        rest = after;
+    }
+    None
+}
+
+/// The first of the subject's texts that cannot be passed to its program, named by key.
+fn refuse_unpassable(i: usize, raw: &RawVariant, command: &[String]) -> Result<(), Problem> {
+    for name in raw.env.keys() {
+        if name.is_empty() || name.contains('=') || name.chars().any(hidden) {
+            return Err(Problem::key(
+                format!("variant[{i}].env"),
+                format!("{name:?} is not an environment variable's name"),
+            ));
+        }
+    }
+    let words = command
+        .iter()
+        .enumerate()
+        .map(|(n, word)| (format!("variant[{i}].command[{n}]"), word.as_str()));
+    let env = raw.env.iter().flat_map(|(name, value)| {
+        [
+            (format!("variant[{i}].env"), name.as_str()),
+            (format!("variant[{i}].env.{name}"), value.as_str()),
+        ]
+    });
+    let urls = [("status", &raw.status), ("pprof", &raw.pprof)]
+        .into_iter()
+        .filter_map(|(field, url)| {
+            Some((
+                format!("variant[{i}].{field}"),
+                url.as_ref()?.as_ref().as_str(),
+            ))
+        });
+    for (key, text) in words.chain(env).chain(urls) {
+        if let Some(why) = unpassable(text) {
+            let known: Vec<&str> = PLACEHOLDERS.iter().map(|(p, _)| *p).collect();
+            return Err(
+                Problem::key(key, why).hint(format!("the placeholders are {}", known.join(", ")))
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The first setting given of the built-in informers, which an external variant does not
@@ -219,14 +356,7 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
             "the command is empty: its first word is the program to run",
         ));
     }
-    for name in raw.env.keys() {
-        if name.is_empty() || name.contains('=') || name.contains('\0') {
-            return Err(Problem::key(
-                key("env"),
-                format!("{name:?} is not an environment variable's name"),
-            ));
-        }
-    }
+    refuse_unpassable(i, raw, command.as_ref())?;
     let span = |v: &Option<Spanned<String>>| v.as_ref().map(Spanned::span);
     for (field, given) in [
         ("namespace", raw.namespace.as_ref().map(Spanned::span)),

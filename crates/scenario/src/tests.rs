@@ -597,6 +597,7 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
     let values = Placeholders {
         kubeconfig: String::new(),
         server: String::new(),
+        token: String::new(),
         namespace: String::new(),
         resource: String::new(),
         api_version: String::new(),
@@ -618,6 +619,68 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
         "implementation = \"external\"\ncommand = [\"x\"]\nenv = { SELECTOR = \"{label_selector}\" }\nlabel_selector = \"app=web\"",
     );
     assert!(s.is_ok(), "{s:?}");
+}
+
+#[test]
+fn an_unknown_placeholder_or_a_nul_is_refused_naming_its_key() {
+    let external = |rest: &str| {
+        with_variant_settings(&format!("implementation = \"external\"\n{rest}"))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = external("command = [\"x\", \"--kubeconfig={kubeconifg}\"]");
+    assert!(e.contains("at `variant[0].command[1]`"), "{e}");
+    assert!(e.contains("{kubeconifg} is not a placeholder"), "{e}");
+    assert!(e.contains("{kubeconfig}, {server}, {token}"), "{e}");
+    let e = external("command = [\"x\"]\nenv = { TOKEN = \"{tokne}\" }");
+    assert!(e.contains("at `variant[0].env.TOKEN`"), "{e}");
+    let e = external("command = [\"x\"]\nstatus = \"http://{lisen}/status\"");
+    assert!(e.contains("at `variant[0].status`"), "{e}");
+    let e = external("command = [\"x\", \"a\\u0000b\"]");
+    assert!(e.contains("at `variant[0].command[1]`"), "{e}");
+    assert!(e.contains("NUL"), "{e}");
+    let e = external("command = [\"x\"]\nenv = { \"A\\u0000\" = \"1\" }");
+    assert!(e.contains("at `variant[0].env`"), "{e}");
+    // Braces that are no placeholder pass: JSON, a Go template.
+    let s = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\", '{\"a\": 1}', \"{{.Name}}\", \"{Upper}\"]",
+    );
+    assert!(s.is_ok(), "{s:?}");
+}
+
+#[test]
+fn placeholders_are_filled_once_and_a_value_is_never_read_again() {
+    let values = Placeholders {
+        kubeconfig: "/tmp/{resource}/kubeconfig".to_owned(),
+        server: "http://127.0.0.1:1".to_owned(),
+        token: "t0k3n".to_owned(),
+        namespace: "{server}".to_owned(),
+        resource: "pods".to_owned(),
+        api_version: "v1".to_owned(),
+        listen: "127.0.0.1:2".to_owned(),
+        label_selector: String::new(),
+        field_selector: String::new(),
+    };
+    assert_eq!(
+        values.fill("--kubeconfig={kubeconfig} -n {namespace} {token}{{x}} {other}"),
+        "--kubeconfig=/tmp/{resource}/kubeconfig -n {server} t0k3n{{x}} {other}"
+    );
+}
+
+#[test]
+fn the_approval_screen_shows_control_characters_escaped() {
+    let s = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"./ok\", \"harmless\\r./evil\", \"\\u001b[2K\", \"a\\u202eb\", \"it's\"]",
+    )
+    .unwrap();
+    let shown = s.variants[0].subject.as_ref().unwrap().shown();
+    assert_eq!(
+        shown,
+        "./ok $'harmless\\r./evil' $'\\u001b[2K' $'a\\u202eb' 'it'\\''s'"
+    );
+    assert!(!shown.chars().any(char::is_control), "{shown:?}");
+    let e = error_of(&MINIMAL.replace("name = \"a\"", "name = \"a\\rb\""));
+    assert!(e.contains("control character"), "{e}");
 }
 
 #[test]

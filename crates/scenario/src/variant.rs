@@ -338,19 +338,33 @@ words! {
     }
 }
 
+/// Refuses an empty variant name, and one with a control character, which would reach
+/// the terminal and the reports as it is.
+fn refuse_bad_name(raw: &RawVariant, key: &str) -> Result<(), Problem> {
+    let name = raw.name.as_ref();
+    if name.trim().is_empty() {
+        return Err(Problem::at(key, raw.name.span(), "variant name is empty"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(Problem::at(
+            key,
+            raw.name.span(),
+            format!(
+                "variant name {name:?} holds a control character, which would reach the \
+                 terminal and the reports as it is"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn variant_from_raw(
     i: usize,
     raw: RawVariant,
     objects: &ObjectSpec,
 ) -> Result<Variant, Problem> {
     let key = |field: &str| format!("variant[{i}].{field}");
-    if raw.name.as_ref().trim().is_empty() {
-        return Err(Problem::at(
-            key("name"),
-            raw.name.span(),
-            "variant name is empty",
-        ));
-    }
+    refuse_bad_name(&raw, &key("name"))?;
     let implementation = raw.implementation.unwrap_or(Implementation::Builtin);
     let mut config = VariantConfig::defaults(implementation);
     if implementation == Implementation::External {
