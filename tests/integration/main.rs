@@ -23,6 +23,7 @@ mod report_format;
 mod retention;
 mod run;
 mod runner;
+mod security;
 mod serve;
 mod server_side;
 mod settle;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::{bin, interrupt_group};
 
-fn kubeconfig() -> PathBuf {
+pub fn kubeconfig() -> PathBuf {
     std::env::var_os("INFORMER_MEM_KUBECONFIG")
         .expect("INFORMER_MEM_KUBECONFIG names the real kube-apiserver's kubeconfig")
         .into()
@@ -63,7 +63,7 @@ fn namespaces_of(stderr: &str) -> Vec<String> {
 }
 
 /// `run SCENARIO --kubeconfig KUBECONFIG --out REPORT --no-chart ARGS...`, finished.
-fn run_against(
+pub fn run_against(
     scenario: &Path,
     kubeconfig: &Path,
     report: &Path,
