@@ -23,6 +23,9 @@ pub(super) fn merge(config: &MergeConfig) -> anyhow::Result<ExitCode> {
         Destination::File(Path::new(DEFAULT_FOLDER).join(file))
     });
     let what = "the merged report";
+    if let (None, Destination::File(path)) = (&config.out, &out) {
+        output::refuse_links(what, path)?;
+    }
     let inputs: Vec<(&str, &Path)> = (config.shards.iter())
         .map(|shard| ("a shard", shard.as_path()))
         .collect();

@@ -498,6 +498,13 @@ impl Outputs {
                 .shard
                 .map_or_else(|| whole.clone(), |place| shard::shard_file(&whole, place))
         });
+        // A path the run chose itself is never written through a link someone planted.
+        if config.out.is_none() {
+            output::refuse_links("the report", &out)?;
+            if matches!(config.chart, ChartOutput::BesideReport) {
+                output::refuse_links("the chart", &out.with_extension("svg"))?;
+            }
+        }
         let mut exports = vec![(ExportFormat::Json, Destination::File(out.clone()))];
         match &config.chart {
             // A shard's share is drawn once merged (`export --format svg`).

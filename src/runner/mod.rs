@@ -28,6 +28,26 @@ use process::run_child;
 use report::{FORMAT_VERSION, Report, ScenarioInfo, Tool, VariantReport};
 use scenario::Scenario;
 
+/// Has the kernel send `signal` to the process `command` starts when the thread that
+/// starts it ends (the run's, which waits for it): a child outlives no parent that died
+/// without ending it. One that finds its parent already gone exits at once.
+fn die_with_parent(command: &mut std::process::Command, signal: libc::c_int) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls: getpid before, prctl
+    // and getppid in the child.
+    unsafe {
+        let parent = libc::getpid();
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, signal);
+            // The parent died between fork and prctl: nobody would stop us.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The hidden subcommand a child process runs.
 pub const CHILD_COMMAND: &str = "__run-variant";
 

@@ -240,18 +240,7 @@ fn spawn(exe: &Path, scenario: &Scenario, index: usize) -> Result<Child, String>
     }
     // A variant outlives no run: if the run's process dies without ending it (SIGKILL),
     // the kernel asks it to stop, and it stops its program as on any SIGTERM.
-    // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        let parent = libc::getpid();
-        command.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
+    super::die_with_parent(&mut command, libc::SIGTERM);
     command
         .arg(CHILD_COMMAND)
         .stdin(Stdio::piped())

@@ -571,3 +571,42 @@ fn ctrl_c_ends_the_program_with_the_run() {
     }
     assert_eq!(processes_with(&marker), Vec::<String>::new());
 }
+
+/// The error of the Python informer's variant when run in `mode` with `extra` settings
+/// and a timeout of 3 s.
+fn program_error(mode: &str, extra: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario(mode, extra).replace("timeout = \"20s\"", "timeout = \"3s\"");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = report.expect("a report of the variants");
+    assert!(report["variants"][0]["error"].is_null(), "the model ran");
+    report["variants"][1]["error"]
+        .as_str()
+        .expect("the program's variant failed")
+        .to_owned()
+}
+
+#[test]
+fn an_endless_status_or_pprof_answer_ends_its_variant_with_a_clear_error() {
+    let error = program_error("endless-status", "");
+    assert!(
+        error.contains("/informer-mem/status: the answer is larger than 1.0 MiB"),
+        "{error}"
+    );
+    let error = program_error("endless-pprof", "pprof = \"http://{listen}/debug/pprof\"");
+    assert!(
+        error.contains("/debug/pprof/heap") && error.contains("larger than 40.0 MiB"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_status_endpoint_that_never_answers_fails_at_the_subjects_timeout() {
+    // Not the 60 s a heap profile may take: the subject's 3 s.
+    let error = program_error("silent-status", "");
+    assert!(
+        error.contains("no answer within the subject's `timeout`"),
+        "{error}"
+    );
+}

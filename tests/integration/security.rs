@@ -66,41 +66,47 @@ pub fn assert_intruder_refused_in(text: &str) {
     }
 }
 
-#[test]
-fn another_user_gets_401_from_the_runs_server_and_cannot_read_its_kubeconfig() {
-    let dir = tempfile::tempdir().unwrap();
-    let wrapper = intruder_wrapper(dir.path(), false);
-    let out = dir.path().join("intruder.out");
-    let scenario = dir.path().join("scenario.toml");
+/// A scenario of `kind` in `dir` whose one variant is the Python informer wrapped by the
+/// intruder ([`intruder_wrapper`], with the insider when `insider`), through `phases`
+/// (TOML); the scenario's file and where the intruder's lines go.
+fn intruded_scenario(dir: &Path, kind: &str, insider: bool, phases: &str) -> (PathBuf, PathBuf) {
+    let wrapper = intruder_wrapper(dir, insider);
+    let out = dir.join("intruder.out");
+    let file = dir.join("intruded.toml");
     std::fs::write(
-        &scenario,
+        &file,
         format!(
             r#"name = "intruded"
 [objects]
-kind = "Pod"
-count = 100
+kind = "{kind}"
+count = 50
 
 [[variant]]
 name = "python"
 implementation = "external"
 command = ["{}", "{{server}}", "{{kubeconfig}}", "{}", "python3", "{}", "{{server}}", "{{resource}}", "{{listen}}"]
+env = {{ INFORMER_MEM_TOKEN = "{{token}}" }}
 status = "http://{{listen}}/informer-mem/status"
 quiet = "500ms"
 timeout = "30s"
 
 [[phase]]
 kind = "list"
-
-[[phase]]
-kind = "delete"
-fraction = 0.5
-"#,
+{phases}"#,
             wrapper.display(),
             out.display(),
             fixture("subjects/informer.py").display()
         ),
     )
     .unwrap();
+    (file, out)
+}
+
+#[test]
+fn another_user_gets_401_from_the_runs_server_and_cannot_read_its_kubeconfig() {
+    let dir = tempfile::tempdir().unwrap();
+    let phases = "\n[[phase]]\nkind = \"delete\"\nfraction = 0.5\n";
+    let (scenario, out) = intruded_scenario(dir.path(), "Pod", false, phases);
     let report = dir.path().join("report.json");
     let output = bin()
         .arg("run")
@@ -216,6 +222,43 @@ fn serves_default_kubeconfig_is_private_and_removed_and_no_planted_link_is_follo
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
     std::fs::remove_file(&old).unwrap();
+}
+
+#[test]
+fn a_link_planted_where_run_writes_by_default_is_refused_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, work.join("runs")).unwrap();
+    std::fs::write(
+        work.join("s.toml"),
+        "name = \"planted\"\n[objects]\ncount = 5\n[[variant]]\nname = \"v\"\n\
+         [[phase]]\nkind = \"list\"\n",
+    )
+    .unwrap();
+    let output = bin()
+        .current_dir(&work)
+        .args(["run", "s.toml", "--quiet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`runs` is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // Named by the user, the same link is theirs to write through.
+    let output = bin()
+        .current_dir(&work)
+        .args(["run", "s.toml", "--quiet", "--out", "runs/planted.json"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(elsewhere.join("planted.json").exists());
 }
 
 /// A run of the Python informer with a settle phase that holds it for a minute, in a
@@ -375,39 +418,11 @@ fn ctrl_c_to_the_runs_group_exits_130_and_leaves_no_scratch() {
 }
 
 /// A run of the Python informer through the proxy, wrapped by the intruder
-/// ([`intruder_wrapper`], the insider too), with `args`: its output and
-/// what the intruder and the insider printed.
+/// ([`intruded_scenario`], the insider too), with `args`: its output and what the
+/// intruder and the insider printed.
 fn intruded_run(kind: &str, args: &[&str]) -> (std::process::Output, String) {
     let dir = tempfile::tempdir().unwrap();
-    let wrapper = intruder_wrapper(dir.path(), true);
-    let out = dir.path().join("intruder.out");
-    let file = dir.path().join("intruded.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"name = "real-intruded"
-[objects]
-kind = "{kind}"
-count = 20
-
-[[variant]]
-name = "python"
-implementation = "external"
-command = ["{}", "{{server}}", "{{kubeconfig}}", "{}", "python3", "{}", "{{server}}", "{{resource}}", "{{listen}}"]
-env = {{ INFORMER_MEM_TOKEN = "{{token}}" }}
-status = "http://{{listen}}/informer-mem/status"
-quiet = "500ms"
-timeout = "30s"
-
-[[phase]]
-kind = "list"
-"#,
-            wrapper.display(),
-            out.display(),
-            fixture("subjects/informer.py").display()
-        ),
-    )
-    .unwrap();
+    let (file, out) = intruded_scenario(dir.path(), kind, true, "");
     let report = dir.path().join("report.json");
     let output =
         super::real_server::run_against(&file, &super::real_server::kubeconfig(), &report, args);

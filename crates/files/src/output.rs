@@ -258,6 +258,36 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Writes `bytes` to the regular file at `path` itself, whole or not at all, creating its
+/// folder: a link there is replaced by the file, never followed. For the files a command
+/// names itself beside another (a heap profile beside its report), where a link is
+/// nobody's choice.
+pub fn write_unfollowed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically(path, bytes)
+}
+
+/// Refuses a default path (`what` at `path`, one the command chose, not the user) that is
+/// a symbolic link or lies in a folder that is one: written through, it would put the
+/// file wherever whoever made the link chose.
+pub fn refuse_links(what: &str, path: &Path) -> Result<(), Error> {
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error {
+                what: what.to_owned(),
+                path: path.to_owned(),
+                why: format!(
+                    "`{}` is a symbolic link, and a command follows none at a path it chose \
+                     itself; remove it, or name the file yourself",
+                    at.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to a new file at `path` that only this user may read (0600): a secret
 /// (a kubeconfig with the run's token). Nothing at `path` is followed or written over: a
 /// file or a link already there (planted by someone else) is an error (`O_CREAT|O_EXCL`
@@ -376,6 +406,29 @@ pub fn refuse_overlaps(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_default_path_through_a_link_is_refused_and_a_named_file_replaces_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"mine").unwrap();
+        let planted = dir.path().join("runs");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &planted).unwrap();
+        let e = refuse_links("the report", &planted.join("x.json")).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert!(refuse_links("the report", &dir.path().join("real/x.json")).is_ok());
+        let link = dir.path().join("profile.pb.gz");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        write_unfollowed(&link, b"profile").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"mine");
+        assert!(
+            !std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&link).unwrap(), b"profile");
+    }
 
     #[test]
     fn a_private_file_is_the_users_alone_and_never_follows_a_planted_link() {

@@ -354,7 +354,7 @@ impl Side {
             && let Some(profile) = self.cluster.heap_profile().await?
         {
             let file = profile_file(prefix, index, &phase.name);
-            files::output::write_file(&file, &profile).with_context(|| {
+            files::output::write_unfollowed(&file, &profile).with_context(|| {
                 format!("failed to write the heap profile `{}`", file.display())
             })?;
             figures.heap_profile = file.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -433,7 +433,7 @@ impl<'a> Run<'a> {
             return Ok(None);
         };
         let file = profile_file(prefix, index, &phase.name);
-        files::output::write_file(&file, &profile)
+        files::output::write_unfollowed(&file, &profile)
             .with_context(|| format!("failed to write the heap profile `{}`", file.display()))?;
         Ok(file.file_name().map(|n| n.to_string_lossy().into_owned()))
     }

@@ -26,8 +26,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// counts.
 const STATUS_BYTES: usize = 1 << 20;
 
-/// The most of a store listing or a heap profile read: a million objects' identities.
-const LARGE_BYTES: usize = 64 << 20;
+/// The most of a store listing or a heap profile read (270,000 objects' identities); read
+/// whole and then copied once, so the run holds at most twice it.
+const LARGE_BYTES: usize = 40 << 20;
 
 /// How long past a phase's deadline a request to the program may still be answered.
 pub(super) const LATE: Duration = Duration::from_millis(500);

@@ -60,18 +60,7 @@ impl Program {
             .stdout(log)
             .stderr(log2)
             .process_group(0);
-        // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid.
-        unsafe {
-            let parent = libc::getpid();
-            command.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                // The run's process died between fork and prctl: nobody would stop us.
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        super::super::die_with_parent(&mut command, libc::SIGKILL);
         let child = command.spawn().map_err(|e| {
             let mut why = format!("failed to start `{}`: {e}", argv[0]);
             if e.kind() == std::io::ErrorKind::NotFound && argv[0].contains('/') {
