@@ -50,6 +50,7 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
             .into_iter()
             .chain(process_notes(&report))
             .chain(refusal_notes(&report))
+            .chain(observer_notes(&report))
         {
             files::say!("{note}");
         }
@@ -217,13 +218,62 @@ fn heap_notes(report: &Report) -> Vec<String> {
             };
             Some(format!(
                 "note: variant `{}` has no heap reading: it has no `pprof` (a Go program \
-                 serving net/http/pprof), and {status}; its live, kept and peak are `-`, and \
-                 resident* (its RSS, with the phase's high-water mark) is what is measured of \
-                 its memory",
+                 serving net/http/pprof), and {status}; its live and kept are `-` (and its peak, \
+                 unless its runtime reports its collections: node --trace-gc, the JVM's \
+                 -Xlog:gc), and resident* (its RSS, with the phase's high-water mark) is what \
+                 is measured of its memory",
                 variant.name
             ))
         })
         .collect()
+}
+
+/// The most of a program's CPU time in a phase that answering the run may take before a
+/// note says so: past it, the run may have changed what it measured.
+const OBSERVER_BUDGET_PERCENT: f64 = 5.0;
+
+/// A note for each external variant whose heap was sampled because its runtime reported
+/// no collection (a Go program whose stderr went elsewhere, or with `gctrace=0`), and for
+/// each whose answers to the run cost it more than [`OBSERVER_BUDGET_PERCENT`] of its CPU
+/// time in a phase: either makes its figures less than they could be, and only the report
+/// would say so.
+fn observer_notes(report: &Report) -> Vec<String> {
+    let mut notes = Vec::new();
+    for variant in &report.variants {
+        let phases = || {
+            variant
+                .phases
+                .iter()
+                .filter_map(|p| Some((p, p.subject.as_ref()?)))
+        };
+        if phases().any(|(_, f)| f.heap_peak_from == Some(report::HeapPeakSource::Samples)) {
+            notes.push(format!(
+                "note: variant `{}`'s output carried no report of its collections (Go's \
+                 GODEBUG=gctrace=1, which the run sets, goes to its stderr): its peak heap is \
+                 the highest of heap profiles read every 200 ms, which miss what lies between \
+                 them and cost it CPU time (`observer_cpu_ms`)",
+                variant.name
+            ));
+        }
+        let costliest = phases()
+            .filter_map(|(phase, f)| Some((phase, f, f.observer_share()?)))
+            .max_by(|a, b| a.2.total_cmp(&b.2));
+        if let Some((phase, figures, share)) = costliest
+            && share > OBSERVER_BUDGET_PERCENT
+        {
+            notes.push(format!(
+                "note: answering the run's requests cost variant `{}` {share:.1}% of its CPU \
+                 time in phase `{}` ({} of {} ms; `observer_cpu_ms`), more than the \
+                 {OBSERVER_BUDGET_PERCENT}% the run aims at: its figures there may differ \
+                 from an unobserved run's",
+                variant.name,
+                phase.name,
+                figures.observer_cpu_ms.unwrap_or_default(),
+                figures.cpu_ms,
+            ));
+        }
+    }
+    notes
 }
 
 /// A note for each external variant whose command ran as several processes (a launcher
@@ -458,6 +508,11 @@ fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> 
             shown.push_str(&format!("  {}: {}\n", variant.name, subject.shown()));
         }
     }
+    shown.push_str(
+        "each with GODEBUG=gctrace=1 and JAVA_TOOL_OPTIONS=-Xlog:gc:stderr added to its \
+         environment (to what is set there, unless that sets them itself), so that a Go or \
+         Java runtime reports each collection on its output\n",
+    );
     files::say_text!("{shown}");
     if config.allow_commands {
         return Ok(());

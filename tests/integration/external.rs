@@ -369,11 +369,60 @@ fn a_program_whose_heap_reads_cost_it_cpu_is_still_found_quiet() {
     assert!(output.status.success(), "{}", stderr(&output));
     for phase in phases(&report.unwrap()["variants"][1]) {
         let subject = &phase["subject"];
-        let (sampling, cpu) = (&subject["sampling_cpu_ms"], &subject["cpu_ms"]);
+        let (sampling, cpu) = (&subject["observer_cpu_ms"], &subject["cpu_ms"]);
         assert!(subject["samples"].as_u64().unwrap() > 0, "{phase}");
+        // It reports no collection: the peak is the samples'.
+        assert_eq!(subject["heap_peak_from"], "samples", "{phase}");
         assert!(sampling.as_u64().unwrap() > 0, "{phase}");
         assert!(sampling.as_u64() <= cpu.as_u64(), "{phase}");
     }
+    assert!(
+        stderr(&output).contains("note: variant `python`'s output carried no report of its collections"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn the_peak_heap_is_every_collections_even_between_two_samples() {
+    // The program reports a 720 MiB heap at a collection after each LIST, and heap
+    // profiles of a few KiB: a sampler would never see the peak.
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("gctrace", "pprof = \"http://{listen}/debug/pprof\"");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let variant = &report["variants"][1];
+    let setup = &variant["subject"]["setup"];
+    assert!(setup["gc_cycles"].as_array().unwrap().len() >= 2, "{setup}");
+    let mut relisted = 0;
+    for phase in phases(variant) {
+        let subject = &phase["subject"];
+        assert_eq!(subject["heap_peak_from"], "gc-log", "{phase}");
+        assert_eq!(subject["samples"], 0, "no heap sampled: {phase}");
+        let cycles = subject["gc_cycles"].as_array().unwrap();
+        // The run's two forced collections at the phase's end, at least.
+        let forced = cycles.iter().filter(|c| c["forced"] == true).count();
+        assert!(forced >= 2, "{phase}");
+        let largest = cycles
+            .iter()
+            .flat_map(|c| [&c["before_bytes"], &c["after_bytes"]])
+            .map(|b| b.as_u64().unwrap())
+            .max()
+            .unwrap();
+        let peak = subject["heap_peak_bytes"].as_u64().unwrap();
+        assert!(peak >= largest, "{phase}");
+        if cycles.iter().any(|c| c["after_bytes"] == 720u64 << 20) {
+            relisted += 1;
+            assert_eq!(peak, 720 << 20, "{phase}");
+            let live = subject["heap"]["live_bytes"].as_u64().unwrap();
+            assert!(live < 720 << 20, "the peak is not the live heap: {phase}");
+        }
+        assert!(subject["observer_cpu_ms"].as_u64() <= subject["cpu_ms"].as_u64());
+    }
+    // The LIST, and the relists after a disconnect and a 410.
+    assert!(relisted >= 2, "{report}");
+    assert!(!stderr(&output).contains("carried no report of its collections"));
 }
 
 #[test]

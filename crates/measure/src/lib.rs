@@ -9,6 +9,7 @@
 pub mod alloc;
 pub mod attributed;
 pub mod dhat;
+pub mod gclog;
 pub mod jemalloc;
 pub mod outside;
 pub mod pprof;

@@ -24,7 +24,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use subject::{GoHeap, ProcessShare, RefusedRequest, SubjectFigures, SubjectReport};
+pub use subject::{
+    GoHeap, HeapPeakSource, ProcessShare, RefusedRequest, SubjectFigures, SubjectReport,
+};
 pub use table::{Shown, render_markdown, render_table};
 
 use std::collections::{BTreeMap, HashMap};

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::EventCounts;
+use measure::gclog::GcCycle;
 use measure::outside::{GroupReading, ProcessReading};
 use measure::pprof::{MemStats, Site};
 use scenario::Subject;
@@ -40,7 +41,8 @@ pub struct SubjectFigures {
     /// Its threads at the end.
     pub threads: u64,
     /// CPU time it used within the phase, user and system, in ms (advisory), its exited
-    /// children's included.
+    /// children's included: from the phase's start until the program had caught up (in
+    /// reports written before `reading_cpu_ms`, the run's reading after it too).
     pub cpu_ms: u64,
     /// Each process of its group at the end, where there was more than one: the command
     /// started others (`go run`, `npm start`, a shell that does not `exec`), and the
@@ -59,17 +61,42 @@ pub struct SubjectFigures {
     /// `--expose-gc`); `None` when it serves none, or when `heap` is there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported_heap_bytes: Option<Bytes>,
-    /// The highest `HeapAlloc` among the samples taken within the phase (advisory: a
-    /// sample every few milliseconds, and HeapAlloc counts garbage not yet swept).
+    /// The most the heap held within the phase (advisory): with `heap_peak_from` =
+    /// `gc-log`, the largest heap any collection's report gave (to the MiB for Go), the
+    /// run's forced collections at the end included; with `samples`, the highest
+    /// `HeapAlloc` among the samples (HeapAlloc counts garbage not yet swept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_peak_bytes: Option<Bytes>,
-    /// Samples taken within the phase.
+    /// Where `heap_peak_bytes` comes from. Absent in reports written before it, whose
+    /// peaks are the samples'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_peak_from: Option<HeapPeakSource>,
+    /// Every collection the program's runtime reported within the phase (or its setup),
+    /// oldest first: the heap before and after each and, where the runtime says, what it
+    /// found live. Empty when its output carries no such report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gc_cycles: Vec<GcCycle>,
+    /// Heap samples taken within the phase: a heap profile every 200 ms, only where the
+    /// runtime does not report its collections (`heap_peak_from` = `samples`).
     #[serde(default)]
     pub samples: u64,
-    /// CPU time the program spent answering the samples' heap reads within the phase, in
-    /// ms: part of `cpu_ms` (advisory; clock ticks). `None` in reports written before it.
+    /// CPU time the program spent answering the run's requests within the phase (its
+    /// status, store listing, heap profiles and samples), in ms: part of `cpu_ms`
+    /// (advisory; clock ticks, and what the program did meanwhile counts too, so an upper
+    /// bound). `sampling_cpu_ms` in reports written before it, which counted the samples
+    /// only.
+    #[serde(
+        default,
+        alias = "sampling_cpu_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub observer_cpu_ms: Option<u64>,
+    /// CPU time the program spent answering the run's reading once the phase was over,
+    /// in ms: the forced collections and heap profiles of the heap figures (advisory).
+    /// Not part of `cpu_ms`, which ends when the program had caught up; absent in the
+    /// setup, whose reading is part of it, and in reports written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling_cpu_ms: Option<u64>,
+    pub reading_cpu_ms: Option<u64>,
     /// The sites holding the most live heap at the end (estimated from the profile's
     /// samples), heaviest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -89,6 +116,18 @@ pub struct SubjectFigures {
     /// it asks for that the server lacks. Absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<RefusedRequest>,
+}
+
+/// Where a phase's peak heap comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HeapPeakSource {
+    /// The runtime's report of every collection (Go's gctrace, V8's `--trace-gc`, the
+    /// JVM's `-Xlog:gc`), read from the program's output.
+    GcLog,
+    /// Heap profiles read every 200 ms: the program's output carried no collection's
+    /// report (its stderr went elsewhere, or the setting was refused).
+    Samples,
 }
 
 /// One process of a program's group, at a phase's end.
@@ -183,6 +222,18 @@ impl GoHeap {
 }
 
 impl SubjectFigures {
+    /// The share of the program's CPU time within the phase that answering the run cost
+    /// it, in percent; `None` before it was measured or when the program used none.
+    pub fn observer_share(&self) -> Option<f64> {
+        let observer = self.observer_cpu_ms?;
+        (self.cpu_ms > 0).then(|| observer as f64 * 100.0 / self.cpu_ms as f64)
+    }
+
+    /// The largest heap among `gc_cycles`.
+    pub fn gc_peak(&self) -> Option<Bytes> {
+        self.gc_cycles.iter().map(GcCycle::peak).max()
+    }
+
     /// The live heap after a collection: the Go heap's, or the one the program reported.
     pub fn live_heap(&self) -> Option<Bytes> {
         self.heap.map(|h| h.live_bytes).or(self.reported_heap_bytes)

@@ -29,7 +29,9 @@ const COLUMNS: [(&str, bool); WIDTH] = [
 const SUBJECT_NOTE: &str = "external variants (a program measured from outside): live is its Go \
      heap after a forced GC (HeapAlloc, or what the program reports after its own GC; - \
      without either), kept that heap's growth over its \
-     setup as a share of the first phase's, peak the highest HeapAlloc sampled (~), allocs \
+     setup as a share of the first phase's, peak the largest heap its runtime reported at \
+     any collection in the phase (Go's gctrace, V8's --trace-gc, the JVM's -Xlog:gc; or, \
+     where it reports none, the highest HeapAlloc of a sample every 200 ms) (~), allocs \
      the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
      resident* is the program's RSS at the phase's end (peak: its high-water mark within \
      the phase, the kernel's VmHWM reset at the phase's start; N processes: the sum over \
@@ -397,8 +399,8 @@ fn add_subject_rows(
             figures
                 .heap_peak_bytes
                 .map_or_else(dash, |b| format!("~{b}")),
-            match (figures.heap_peak_bytes, heap) {
-                (Some(peak), Some(h)) => format!("{:.2}x", peak.ratio_of(h.live_bytes)),
+            match (figures.heap_peak_bytes, figures.live_heap()) {
+                (Some(peak), Some(live)) => format!("{:.2}x", peak.ratio_of(live)),
                 _ => dash(),
             },
             heap.map_or_else(dash, |h| format!("~{}", thousands(h.allocs))),

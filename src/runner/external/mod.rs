@@ -11,7 +11,7 @@ mod program;
 mod upstream;
 mod wait;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -20,11 +20,12 @@ use super::message::{ClusterJob, Message};
 use super::phase::CaughtUp;
 use super::profile_file;
 use apiserver::{self, Endpoint, Gate};
+use measure::gclog::{self, GcLog};
 use measure::outside::{self, GroupReading, ProcessReading};
 use measure::{PhaseMeter, pprof::MemStats};
-use probe::{Handled, Probe};
+use probe::Probe;
 use program::Program;
-use report::{Consistency, GoHeap, PhaseReport, SetupReport, SubjectFigures};
+use report::{Consistency, GoHeap, HeapPeakSource, PhaseReport, SetupReport, SubjectFigures};
 use scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
 use upstream::Upstream;
 use wait::Sampler;
@@ -83,11 +84,19 @@ struct Run<'a> {
     profiles: Option<&'a Path>,
     /// The Go heap at the previous phase's end (the setup's for the first).
     heap_before: Option<MemStats>,
-    handled_before: Option<Handled>,
+    /// The program's status at the end of the previous phase (the setup's for the first):
+    /// how many watches the next wait looks at before it asks again.
+    status_before: Option<probe::Status>,
     /// When the program caught up at the end of the previous phase.
     caught_up: CaughtUp,
     /// The objects the program asks for, as the server holds them.
     scope: Scope,
+    /// The program's output, where its runtime reports each collection.
+    output: PathBuf,
+    gc_log: GcLog,
+    /// Whether the heap is sampled within each phase: a program serving pprof whose
+    /// output carried no collection's report by the end of the setup.
+    sample_heap: bool,
 }
 
 impl<'a> Run<'a> {
@@ -149,16 +158,18 @@ impl<'a> Run<'a> {
         )?;
         let gate = endpoint.gate;
         let argv = subject.argv(&values);
-        let env: Vec<(String, String)> = subject
+        let mut env: Vec<(String, String)> = subject
             .env
             .iter()
             .map(|(k, v)| (k.clone(), values.fill(v)))
             .collect();
-        let program = Program::start(&argv, &env, &scratch.join("program.log"))
-            .map_err(anyhow::Error::msg)?;
+        reporting_collections(&mut env);
+        let output = scratch.join("program.log");
+        let program = Program::start(&argv, &env, &output).map_err(anyhow::Error::msg)?;
         let probe = Probe::new(
             subject.status.as_deref().map(|u| values.fill(u)),
             subject.pprof.as_deref().map(|u| values.fill(u)),
+            program.group(),
         );
         Ok(Run {
             scenario,
@@ -169,9 +180,12 @@ impl<'a> Run<'a> {
             probe,
             profiles,
             heap_before: None,
-            handled_before: None,
+            status_before: None,
             caught_up: CaughtUp::default(),
             scope,
+            output,
+            gc_log: GcLog::default(),
+            sample_heap: false,
         })
     }
 
@@ -247,12 +261,18 @@ impl<'a> Run<'a> {
             }
             tokio::time::sleep(wait::POLL).await;
         };
-        self.handled_before = status.as_ref().and_then(|s| s.handled);
+        let implementation = status.as_ref().and_then(|s| s.implementation.clone());
+        self.status_before = status;
         let end = self.read_process(true)?;
         let mut figures = SubjectFigures::process(&end, &start, false);
+        let has_pprof = heap.is_some();
         self.fill_heap(&mut figures, heap).await?;
+        // The heap reading forced collections: a Go runtime that reports them has.
+        self.fill_gc_cycles(&mut figures, None);
+        self.sample_heap = has_pprof && !self.gc_log.seen();
+        figures.observer_cpu_ms = Some(self.probe.observer_cpu_ms());
         figures.refused = self.gate.take_refused();
-        Ok((figures, status.and_then(|s| s.implementation)))
+        Ok((figures, implementation))
     }
 
     /// The heap part of `figures`: the Go heap read through pprof (its growth since the
@@ -281,6 +301,24 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// The collections the program's runtime reported since the last reading, and the
+    /// phase's peak heap from them, or from the heap samples (`samples`) where it reports
+    /// none.
+    fn fill_gc_cycles(&mut self, figures: &mut SubjectFigures, samples: Option<wait::Samples>) {
+        figures.gc_cycles = self.gc_log.read_new(&self.output);
+        match samples {
+            Some(samples) if self.sample_heap => {
+                figures.samples = samples.count;
+                figures.heap_peak_bytes = samples.heap_peak;
+                figures.heap_peak_from = Some(HeapPeakSource::Samples);
+            }
+            _ => {
+                figures.heap_peak_bytes = figures.gc_peak();
+                figures.heap_peak_from = figures.heap_peak_bytes.map(|_| HeapPeakSource::GcLog);
+            }
+        }
+    }
+
     /// The program's processes now, found anew when `fresh` ([`outside::Group`]); an
     /// error when it has exited.
     fn read_process(&mut self, fresh: bool) -> anyhow::Result<GroupReading> {
@@ -305,30 +343,34 @@ impl<'a> Run<'a> {
         let peak_reset = self.program.reset_peak();
         let start = self.read_process(false)?.total;
         let own_start = outside::read(std::process::id());
+        let observed = self.probe.observer_cpu_ms();
         let meter = PhaseMeter::start();
-        let sampler = Sampler::start(self.program.group(), self.probe.clone());
+        let sampler = self
+            .sample_heap
+            .then(|| Sampler::start(self.program.group(), self.probe.clone()));
         self.upstream
             .change(self.scenario, index, phase, &self.gate)
             .await?;
         if let PhaseAction::Settle { idle_ms, .. } = phase.action {
             tokio::time::sleep(Duration::from_millis(idle_ms)).await;
         }
-        let caught = self.wait(&sampler.cost()).await?;
+        let caught = self.wait().await?;
         let measurement = meter.finish();
-        let samples = sampler.finish().await;
+        let observed = self.probe.observer_cpu_ms() - observed;
+        let samples = match sampler {
+            Some(sampler) => Some(sampler.finish().await),
+            None => None,
+        };
         let mut figures = self
             .figures(index, phase, (&start, peak_reset), own_start)
             .await?;
-        figures.samples = samples.count;
-        figures.sampling_cpu_ms = Some(samples.cpu_ms);
-        figures.heap_peak_bytes = samples.heap_peak;
-        if let (Some(now), Some(before)) = (
-            caught.status.as_ref().and_then(|s| s.handled),
-            self.handled_before,
-        ) {
+        figures.observer_cpu_ms = Some(observed);
+        self.fill_gc_cycles(&mut figures, samples);
+        let handled = |s: &Option<probe::Status>| s.as_ref().and_then(|s| s.handled);
+        if let (Some(now), Some(before)) = (handled(&caught.status), handled(&self.status_before)) {
             figures.handled = Some(now.since(before));
         }
-        self.handled_before = caught.status.as_ref().and_then(|s| s.handled);
+        self.status_before = caught.status.clone();
         figures.store_checked = caught.stores.is_some();
         figures.refused = self.gate.take_refused();
         let truth = &caught.truth;
@@ -374,31 +416,28 @@ impl<'a> Run<'a> {
     }
 
     /// Waits until the program has caught up with the server ([`wait::caught_up`]).
-    async fn wait(&mut self, sampling: &wait::SamplingCost) -> anyhow::Result<wait::Caught> {
+    async fn wait(&mut self) -> anyhow::Result<wait::Caught> {
         let (subject, scope) = (self.subject, &self.scope);
-        let caught = wait::caught_up(
-            self.upstream,
-            &mut self.program,
-            &self.probe,
-            subject,
-            scope,
-            sampling,
-        )
-        .await
-        .map_err(|e| {
-            // What the server refused is often why (a kind it does not serve).
-            match self.gate.refusals() {
-                refusals if refusals.is_empty() => e,
-                refusals => anyhow::anyhow!("{e:#}{refusals}"),
-            }
-        })?;
+        let known = self.status_before.as_ref();
+        let program = &mut self.program;
+        let caught = wait::caught_up(self.upstream, program, &self.probe, (subject, scope), known)
+            .await
+            .map_err(|e| {
+                // What the server refused is often why (a kind it does not serve).
+                match self.gate.refusals() {
+                    refusals if refusals.is_empty() => e,
+                    refusals => anyhow::anyhow!("{e:#}{refusals}"),
+                }
+            })?;
         self.caught_up.now();
         Ok(caught)
     }
 
     /// The program's figures at the end of phase `index`, from `start` (its RSS peak
-    /// reset then, or not) and the run's own process at the start: its heap (the
-    /// profile saved), process, and the run's CPU time.
+    /// reset then, or not) and the run's own process at the start: its process and the
+    /// run's CPU time, read first, so that the phase's CPU time ends where its work did;
+    /// then its heap (the profile saved), whose forced collections are the run's reading
+    /// (`reading_cpu_ms`).
     async fn figures(
         &mut self,
         index: usize,
@@ -406,15 +445,17 @@ impl<'a> Run<'a> {
         (start, peak_reset): (&ProcessReading, bool),
         own_start: Option<ProcessReading>,
     ) -> anyhow::Result<SubjectFigures> {
-        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
-        let profile = self.save_profile(index, phase).await?;
         let end = self.read_process(true)?;
         let own_end = outside::read(std::process::id());
         let mut figures = SubjectFigures::process(&end, start, peak_reset);
         figures.run_cpu_ms = own_start
             .zip(own_end)
             .map(|(s, e)| e.cpu_ms.saturating_sub(s.cpu_ms));
+        let reading = self.probe.observer_cpu_ms();
+        let heap = self.probe.heap(true).await.map_err(anyhow::Error::msg)?;
+        let profile = self.save_profile(index, phase).await?;
         self.fill_heap(&mut figures, heap).await?;
+        figures.reading_cpu_ms = Some(self.probe.observer_cpu_ms() - reading);
         figures.profile = profile;
         Ok(figures)
     }
@@ -436,6 +477,21 @@ impl<'a> Run<'a> {
         files::output::write_unfollowed(&file, &profile)
             .with_context(|| format!("failed to write the heap profile `{}`", file.display()))?;
         Ok(file.file_name().map(|n| n.to_string_lossy().into_owned()))
+    }
+}
+
+/// `env` with what makes the program's runtime report each collection on its output
+/// (docs/subjects.md): Go's `GODEBUG=gctrace=1`, the JVM's `-Xlog:gc`, added to what the
+/// scenario or the run's environment sets, never over a choice of their own.
+fn reporting_collections(env: &mut Vec<(String, String)>) {
+    for name in gclog::ENABLING_VARIABLES {
+        let given = env.iter().position(|(k, _)| k == name);
+        let inherited = std::env::var(name).ok();
+        let existing = given.map(|i| env[i].1.clone()).or(inherited);
+        if let Some(value) = gclog::enabling_env(name, existing.as_deref()) {
+            env.retain(|(k, _)| k != name);
+            env.push((name.to_owned(), value));
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! left: a program that sends an endless body, or never answers, fails its variant with
 //! an error saying so, not the run's memory or its `timeout`.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,6 +17,7 @@ use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 
 use k8s::Identity;
+use measure::outside::Group;
 use measure::pprof::{self, MemStats, Site};
 use report::EventCounts;
 
@@ -45,6 +48,19 @@ pub(super) struct Probe {
     /// When every request must have been answered by: the phase's deadline (the
     /// subject's `timeout`), set by [`Probe::until`].
     deadline: Option<tokio::time::Instant>,
+    /// What the requests cost the program, shared by every copy.
+    observer: Arc<Observer>,
+}
+
+/// The CPU time a program spent answering the run's requests: its process group's CPU
+/// time read before and after each, summed. Requests go one at a time, so no tick is
+/// counted twice; a tick of the program's own work that falls within a request counts as
+/// the request's (clock ticks of 10 ms), so the sum is an upper bound.
+#[derive(Debug)]
+struct Observer {
+    group: Arc<Group>,
+    cpu_ms: AtomicU64,
+    one_at_a_time: tokio::sync::Mutex<()>,
 }
 
 /// `GET {status}`: where the program's informers are.
@@ -127,14 +143,26 @@ pub(super) struct Heap {
 }
 
 impl Probe {
-    pub(super) fn new(status: Option<String>, pprof: Option<String>) -> Probe {
+    /// The endpoints of the program whose process group is `group`.
+    pub(super) fn new(status: Option<String>, pprof: Option<String>, group: Arc<Group>) -> Probe {
         let client = Client::builder(TokioExecutor::new()).build_http();
         Probe {
             client,
             status,
             pprof,
             deadline: None,
+            observer: Arc::new(Observer {
+                group,
+                cpu_ms: AtomicU64::new(0),
+                one_at_a_time: tokio::sync::Mutex::new(()),
+            }),
         }
+    }
+
+    /// The CPU time, in ms, the program has spent answering this probe's requests (and
+    /// its copies') so far.
+    pub(super) fn observer_cpu_ms(&self) -> u64 {
+        self.observer.cpu_ms.load(Ordering::Relaxed)
     }
 
     /// This probe, its every request answered by `deadline` or failed then.
@@ -155,8 +183,21 @@ impl Probe {
         }
     }
 
-    /// `GET url`: its body, when it is at most `limit` bytes.
+    /// `GET url`: its body, when it is at most `limit` bytes; what answering cost the
+    /// program is added to the observer's.
     async fn get(&self, url: &str, limit: usize) -> Result<Bytes, String> {
+        let observer = &self.observer;
+        let _one = observer.one_at_a_time.lock().await;
+        let before = observer.group.read(false);
+        let answer = self.get_unobserved(url, limit).await;
+        if let (Some(before), Some(after)) = (before, observer.group.read(false)) {
+            let spent = after.total.cpu_ms.saturating_sub(before.total.cpu_ms);
+            observer.cpu_ms.fetch_add(spent, Ordering::Relaxed);
+        }
+        answer
+    }
+
+    async fn get_unobserved(&self, url: &str, limit: usize) -> Result<Bytes, String> {
         let uri: hyper::Uri = url.parse().map_err(|e| format!("`{url}`: {e}"))?;
         let request = async {
             let response = self

@@ -1,11 +1,11 @@
 //! When a program has caught up with the server, without a model of it inside the run:
 //! the server has sent every event up to its newest resourceVersion to the program's
 //! watches, and then either the program's status says its stores hold what the server
-//! holds (the status protocol), or it has been quiet for a while (without it). Meanwhile a
-//! sampler reads the program's heap and RSS.
+//! holds (the status protocol), or it has been quiet for a while (without it). Until the
+//! server has sent everything, the program is not asked: each question costs it CPU time.
+//! Where its runtime does not report its collections, a sampler reads its heap meanwhile.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -22,8 +22,9 @@ use units::Bytes;
 /// How often the wait looks at the server and the program.
 pub(super) const POLL: Duration = Duration::from_millis(20);
 
-/// How often the sampler reads the program's heap within a phase: each read costs a Go
-/// program a heap profile in text (some thousands of allocations), so not too often.
+/// How often the sampler reads the program's heap within a phase, where its runtime does
+/// not report its collections: each read costs a Go program a heap profile in text (some
+/// thousands of allocations, and at 100,000 pods 40% of its CPU time), so not too often.
 const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 
 /// Once the status protocol says the program has caught up, how long its CPU must then
@@ -50,9 +51,8 @@ pub(super) async fn caught_up(
     upstream: &Upstream,
     program: &mut Program,
     probe: &Probe,
-    subject: &Subject,
-    scope: &Scope,
-    sampling: &SamplingCost,
+    (subject, scope): (&Subject, &Scope),
+    known: Option<&Status>,
 ) -> anyhow::Result<Caught> {
     let super::upstream::Truth {
         objects: truth,
@@ -66,7 +66,7 @@ pub(super) async fn caught_up(
     // the phase as not caught up; one that never comes, just after it.
     let probe = &probe.until(deadline + probe::LATE);
     let limit = Limit {
-        sampling,
+        probe,
         deadline,
         timeout,
     };
@@ -75,13 +75,33 @@ pub(super) async fn caught_up(
     // status unchanged meanwhile) is not quiet while it reads the LIST.
     let mut last: Option<(Option<Status>, Instant)> = None;
     let mut was_sent = false;
+    // The program is not asked until the server has sent everything to as many watches
+    // as it had stores when last asked (`known`), and then when it has been idle a moment
+    // or has not been asked for a while: a question while it works costs it little, but
+    // what it does meanwhile counts as the question's (`observer_cpu_ms`).
+    let mut status = known.cloned();
+    let watches_of = |s: &Option<Status>| s.as_ref().map_or(1, |s| s.stores.len().max(1));
+    let mut activity = Activity::default();
+    let mut asked = Instant::now();
     loop {
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
         }
-        let status = probe.status().await.map_err(anyhow::Error::msg)?;
-        let watches = status.as_ref().map_or(1, |s| s.stores.len().max(1));
-        let sent = upstream.watches_at(target) >= watches;
+        let idle = activity.idle(program);
+        let mut sent = upstream.watches_at(target) >= watches_of(&status);
+        if sent && (idle || asked.elapsed() >= ASK_A_BUSY_PROGRAM_EVERY) {
+            status = probe.status().await.map_err(anyhow::Error::msg)?;
+            asked = Instant::now();
+            sent = upstream.watches_at(target) >= watches_of(&status);
+        } else if sent {
+            if Instant::now() >= deadline {
+                let watches = watches_of(&status);
+                return Err(not_caught_up(upstream, timeout, target, watches, &status));
+            }
+            tokio::time::sleep(POLL).await;
+            continue;
+        }
+        let watches = watches_of(&status);
         let now = Instant::now();
         let unchanged_since = match &last {
             Some((previous, since)) if *previous == status && was_sent == sent => *since,
@@ -134,6 +154,39 @@ pub(super) async fn caught_up(
     }
 }
 
+/// How often a program that has not been idle is asked for its status, once the server
+/// has sent everything.
+const ASK_A_BUSY_PROGRAM_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a program must have used at most one clock tick of CPU to be idle enough to
+/// ask.
+const IDLE: Duration = Duration::from_millis(100);
+
+/// The program's CPU time over the last [`IDLE`], from readings of its /proc entries
+/// (which cost the program nothing).
+#[derive(Debug, Default)]
+struct Activity {
+    readings: std::collections::VecDeque<(Instant, u64)>,
+}
+
+impl Activity {
+    /// Whether the program has used at most 10 ms of CPU (a clock tick) over the last
+    /// [`IDLE`] or more; false until it has been watched that long.
+    fn idle(&mut self, program: &Program) -> bool {
+        let Some(now) = program.read(false) else {
+            return false;
+        };
+        let at = Instant::now();
+        self.readings.push_back((at, now.total.cpu_ms));
+        // Keep the newest reading at least IDLE old as the base.
+        while self.readings.len() > 1 && at - self.readings[1].0 >= IDLE {
+            self.readings.pop_front();
+        }
+        let (since, cpu) = self.readings[0];
+        at - since >= IDLE && now.total.cpu_ms.saturating_sub(cpu) <= 10
+    }
+}
+
 /// Why a program that did not catch up within `timeout` failed its phase.
 fn not_caught_up(
     upstream: &Upstream,
@@ -175,17 +228,17 @@ fn matches_truth(status: &Status, count: u64, newest: u64) -> bool {
     })
 }
 
-/// What bounds a wait for a quiet program: the sampler's cost, taken out of its CPU time,
-/// and the phase's deadline.
+/// What bounds a wait for a quiet program: what answering the run's requests cost it,
+/// taken out of its CPU time, and the phase's deadline.
 struct Limit<'a> {
-    sampling: &'a SamplingCost,
+    probe: &'a Probe,
     deadline: Instant,
     timeout: Duration,
 }
 
 /// Waits until the program has used at most a fiftieth of `window` of CPU over a whole
-/// `window` (one clock tick at least), not counting what answering the sampler cost it:
-/// nothing left to do. (A heap profile in text costs a large Go program some milliseconds;
+/// `window` (one clock tick at least), not counting what answering the run's requests
+/// cost it: nothing left to do. (A heap profile in text costs a large Go program some milliseconds;
 /// five a second would otherwise keep it from ever looking quiet.) A program still busy
 /// at the deadline fails the phase.
 async fn quiet_for(
@@ -196,13 +249,13 @@ async fn quiet_for(
     let allowed = (window.as_millis() as u64 / 50).max(10);
     loop {
         let before = program.read(false);
-        let sampled_before = limit.sampling.cpu_ms();
+        let sampled_before = limit.probe.observer_cpu_ms();
         tokio::time::sleep(window).await;
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
         }
         let after = program.read(false);
-        let sampled = limit.sampling.cpu_ms() - sampled_before;
+        let sampled = limit.probe.observer_cpu_ms() - sampled_before;
         let used = match before.zip(after) {
             Some((b, a)) => a
                 .total
@@ -217,7 +270,7 @@ async fn quiet_for(
         if Instant::now() >= limit.deadline {
             anyhow::bail!(
                 "the program did not go quiet within {} (`timeout`): in the last {} it used \
-                 {used} ms of CPU besides answering the heap samples, {allowed} ms allowed; a \
+                 {used} ms of CPU besides answering the run's requests, {allowed} ms allowed; a \
                  program that is never idle needs the status protocol (docs/subjects.md)",
                 humantime::format_duration(limit.timeout),
                 humantime::format_duration(window),
@@ -226,46 +279,26 @@ async fn quiet_for(
     }
 }
 
-/// The CPU time a program spent answering the sampler's heap reads, in ms: its CPU time
-/// read before and after each read, summed (to clock ticks; a tick's work of the program's
-/// own that falls within a read counts as the sampler's).
-#[derive(Debug, Clone, Default)]
-pub(super) struct SamplingCost(Arc<AtomicU64>);
-
-impl SamplingCost {
-    pub(super) fn cpu_ms(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    fn add(&self, ms: u64) {
-        self.0.fetch_add(ms, Ordering::Relaxed);
-    }
-}
-
-/// The samples of one phase.
+/// The heap samples of one phase.
 #[derive(Debug, Default)]
 pub(super) struct Samples {
     /// How many were taken.
     pub count: u64,
-    /// The highest HeapAlloc among them (pprof only).
+    /// The highest HeapAlloc among them.
     pub heap_peak: Option<Bytes>,
-    /// The CPU time the program spent answering them.
-    pub cpu_ms: u64,
 }
 
-/// Reads the program's heap every [`SAMPLE_EVERY`] until finished.
+/// Reads the program's heap every [`SAMPLE_EVERY`] until finished: what its CPU time
+/// answering them cost goes to the probe's observer.
 pub(super) struct Sampler {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Samples>,
-    cost: SamplingCost,
 }
 
 impl Sampler {
-    /// Samples the program whose process group is `group`.
+    /// Samples the program `probe` reads while its process group is there.
     pub(super) fn start(group: Arc<Group>, probe: Probe) -> Sampler {
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
-        let cost = SamplingCost::default();
-        let counted = cost.clone();
         let task = tokio::spawn(async move {
             let mut samples = Samples::default();
             let mut tick = tokio::time::interval(SAMPLE_EVERY);
@@ -274,34 +307,21 @@ impl Sampler {
                     _ = &mut stopped => return samples,
                     _ = tick.tick() => {}
                 }
-                let Some(before) = group.read(false) else {
+                if group.read(false).is_none() {
                     return samples;
-                };
-                samples.count += 1;
-                let heap = probe.heap(false).await;
-                if let Some(after) = group.read(false) {
-                    counted.add(after.total.cpu_ms.saturating_sub(before.total.cpu_ms));
                 }
-                if let Ok(Some(heap)) = heap {
+                samples.count += 1;
+                if let Ok(Some(heap)) = probe.heap(false).await {
                     let peak = samples.heap_peak.get_or_insert(heap.stats.heap_alloc);
                     *peak = (*peak).max(heap.stats.heap_alloc);
                 }
             }
         });
-        Sampler { stop, task, cost }
-    }
-
-    /// What answering this sampler has cost the program so far, as it grows.
-    pub(super) fn cost(&self) -> SamplingCost {
-        self.cost.clone()
+        Sampler { stop, task }
     }
 
     pub(super) async fn finish(self) -> Samples {
         let _ = self.stop.send(());
-        let samples = self.task.await.unwrap_or_default();
-        Samples {
-            cpu_ms: self.cost.cpu_ms(),
-            ..samples
-        }
+        self.task.await.unwrap_or_default()
     }
 }
