@@ -232,10 +232,14 @@ fn heap_notes(report: &Report) -> Vec<String> {
 /// note says so: past it, the run may have changed what it measured.
 const OBSERVER_BUDGET_PERCENT: f64 = 5.0;
 
+/// The least CPU time of a phase whose observer's share a note weighs: below it, the
+/// share is a clock tick or two of 10 ms (a 30 ms update phase's one status read is 33%).
+const OBSERVER_WEIGHED_CPU_MS: u64 = 1000;
+
 /// A note for each external variant whose heap was sampled because its runtime reported
 /// no collection (a Go program whose stderr went elsewhere, or with `gctrace=0`), and for
 /// each whose answers to the run cost it more than [`OBSERVER_BUDGET_PERCENT`] of its CPU
-/// time in a phase: either makes its figures less than they could be, and only the report
+/// time in a phase of [`OBSERVER_WEIGHED_CPU_MS`] or more: either makes its figures less than they could be, and only the report
 /// would say so.
 fn observer_notes(report: &Report) -> Vec<String> {
     let mut notes = Vec::new();
@@ -256,6 +260,7 @@ fn observer_notes(report: &Report) -> Vec<String> {
             ));
         }
         let costliest = phases()
+            .filter(|(_, f)| f.cpu_ms >= OBSERVER_WEIGHED_CPU_MS)
             .filter_map(|(phase, f)| Some((phase, f, f.observer_share()?)))
             .max_by(|a, b| a.2.total_cmp(&b.2));
         if let Some((phase, figures, share)) = costliest
