@@ -377,7 +377,8 @@ fn a_program_whose_heap_reads_cost_it_cpu_is_still_found_quiet() {
         assert!(sampling.as_u64() <= cpu.as_u64(), "{phase}");
     }
     assert!(
-        stderr(&output).contains("note: variant `python`'s output carried no report of its collections"),
+        stderr(&output)
+            .contains("note: variant `python`'s output carried no report of its collections"),
         "{}",
         stderr(&output)
     );
