@@ -76,8 +76,9 @@ enum Subcommands {
         allow_commands: bool,
         /// Run every variant and phase at each value of one key of `[objects]` (`count`,
         /// or a shape knob: labels, annotations, containers, managed_fields, data_keys,
-        /// data_bytes, images), in place of the scenario's `[sweep]`; the report fits each
-        /// variant's live and peak bytes against it.
+        /// data_bytes, images) or of the Go runtime in each external variant's environment
+        /// (env.GOGC=50,100,200; env.GOMEMLIMIT=512MiB,1GiB), in place of the scenario's
+        /// `[sweep]`; the report fits each variant's live and peak bytes against it.
         #[arg(long, value_name = "KEY=V1,V2,...")]
         sweep: Option<SweepArg>,
         /// Run shard I of N: every Nth of the run's jobs (each variant at each sweep

@@ -427,6 +427,42 @@ fn the_peak_heap_is_every_collections_even_between_two_samples() {
 }
 
 #[test]
+fn a_sweep_of_a_go_setting_runs_each_program_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(
+        dir.path(),
+        &scenario("normal", ""),
+        &["--allow-commands", "--sweep", "env.GOMEMLIMIT=64MiB,1GiB"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let programs: Vec<(&str, &str)> = report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["subject"].is_object())
+        .map(|v| {
+            let name = v["name"].as_str().unwrap();
+            (name, v["subject"]["implementation"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        programs,
+        [
+            (
+                "python @ env.GOMEMLIMIT=64MiB",
+                "informer.py GOMEMLIMIT=64MiB"
+            ),
+            (
+                "python @ env.GOMEMLIMIT=1GiB",
+                "informer.py GOMEMLIMIT=1GiB"
+            ),
+        ]
+    );
+    assert_eq!(report["scenario"]["sweep"]["key"], "env.GOMEMLIMIT");
+}
+
+#[test]
 fn a_program_that_never_goes_quiet_fails_after_its_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let text = scenario("busy", "")

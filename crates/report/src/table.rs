@@ -32,7 +32,8 @@ const SUBJECT_NOTE: &str = "external variants (a program measured from outside):
      setup as a share of the first phase's, peak the largest heap its runtime reported at \
      any collection in the phase (Go's gctrace, V8's --trace-gc, the JVM's -Xlog:gc; or, \
      where it reports none, the highest HeapAlloc of a sample every 200 ms) (~), allocs \
-     the runtime's Mallocs in the phase (~); none of them repeat exactly run to run; \
+     the runtime's Mallocs in the phase (~), others its CPU time in the phase and the \
+     collections its runtime reported; none of them repeat exactly run to run; \
      resident* is the program's RSS at the phase's end (peak: its high-water mark within \
      the phase, the kernel's VmHWM reset at the phase's start; N processes: the sum over \
      the processes its command started)";
@@ -404,7 +405,10 @@ fn add_subject_rows(
                 _ => dash(),
             },
             heap.map_or_else(dash, |h| format!("~{}", thousands(h.allocs))),
-            dash(),
+            match figures.gc_cycles.len() {
+                0 => format!("{} ms CPU", thousands(figures.cpu_ms)),
+                n => format!("{} ms CPU, {n} GCs", thousands(figures.cpu_ms)),
+            },
             figures.rss_shown(),
             if figures.store_checked {
                 store_verdict(phase)

@@ -152,7 +152,8 @@ impl Scenario {
             ));
         }
         let objects = objects_from_raw(file, raw.objects)?;
-        let sweep = sweep::sweep_from(raw.sweep.as_ref(), sweep, &objects)?;
+        let sweep_arg = sweep;
+        let sweep = sweep::sweep_from(raw.sweep.as_ref(), sweep_arg, &objects)?;
         if raw.variant.is_empty() {
             return Err(Problem::whole("no `[[variant]]`: nothing to measure")
                 .hint("add at least one `[[variant]]` with a `name`"));
@@ -175,6 +176,19 @@ impl Scenario {
             .enumerate()
             .map(|(i, v)| variant_from_raw(i, v, &objects))
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(swept) = sweep.as_ref().filter(|s| s.key.env().is_some())
+            && variants.iter().all(|v| v.subject.is_none())
+        {
+            let at = match sweep_arg {
+                Some(_) => format!("--sweep {}", swept.key),
+                None => format!("sweep.\"{}\"", swept.key),
+            };
+            return Err(Problem::key(
+                at,
+                "it sets the environment of external variants' programs; this scenario has none",
+            )
+            .hint("sweep a key of `[objects]`, or add a `[[variant]]` with `implementation = \"external\"`"));
+        }
         let phases = phases_from_raw(raw.phase)?;
         refuse_external_phases(&variants, &phases)?;
         refuse_graceful_deletes(objects.kind, &phases)?;

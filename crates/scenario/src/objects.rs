@@ -107,7 +107,8 @@ pub struct ApiServerSpec {
     pub history_events: Option<u64>,
 }
 
-/// A key of `[objects]` a sweep can vary.
+/// A key a sweep can vary: of `[objects]`, or a Go runtime setting in the environment of
+/// the external variants' programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SweepKey {
@@ -127,11 +128,19 @@ pub enum SweepKey {
     DataBytes,
     /// `objects.images` (nodes).
     Images,
+    /// `GOGC` in each external variant's environment: the Go collector's target heap
+    /// growth, in percent.
+    #[serde(rename = "env.GOGC")]
+    Gogc,
+    /// `GOMEMLIMIT` in each external variant's environment: the Go runtime's soft memory
+    /// limit, in bytes.
+    #[serde(rename = "env.GOMEMLIMIT")]
+    GoMemLimit,
 }
 
 impl SweepKey {
     /// Every sweepable key.
-    pub const ALL: [SweepKey; 8] = [
+    pub const ALL: [SweepKey; 10] = [
         SweepKey::Count,
         SweepKey::Labels,
         SweepKey::Annotations,
@@ -140,6 +149,8 @@ impl SweepKey {
         SweepKey::DataKeys,
         SweepKey::DataBytes,
         SweepKey::Images,
+        SweepKey::Gogc,
+        SweepKey::GoMemLimit,
     ];
 
     /// The key's name in `[objects]`.
@@ -153,6 +164,18 @@ impl SweepKey {
             SweepKey::DataKeys => "data_keys",
             SweepKey::DataBytes => "data_bytes",
             SweepKey::Images => "images",
+            SweepKey::Gogc => "env.GOGC",
+            SweepKey::GoMemLimit => "env.GOMEMLIMIT",
+        }
+    }
+
+    /// The environment variable the key sets in the external variants' programs, for
+    /// the Go runtime's settings; `None` for a key of `[objects]`.
+    pub fn env(self) -> Option<&'static str> {
+        match self {
+            SweepKey::Gogc => Some("GOGC"),
+            SweepKey::GoMemLimit => Some("GOMEMLIMIT"),
+            _ => None,
         }
     }
 
@@ -166,10 +189,15 @@ impl SweepKey {
             SweepKey::DataKeys => (1, 64),
             SweepKey::DataBytes => (0, 1 << 20),
             SweepKey::Images => (0, 1000),
+            // GOGC=off is the limit's alone to set (a sweep of GOMEMLIMIT with it is a
+            // scenario's `env`).
+            SweepKey::Gogc => (1, 100_000),
+            SweepKey::GoMemLimit => (1 << 20, 1 << 50),
         }
     }
 
-    /// `objects` with the key set to `value` (within [`SweepKey::limits`]).
+    /// `objects` with the key set to `value` (within [`SweepKey::limits`]); the objects
+    /// as they are for a key of the programs' environment.
     pub fn apply(self, objects: &ObjectSpec, value: u64) -> ObjectSpec {
         let mut objects = objects.clone();
         let small = value as u32;
@@ -182,6 +210,7 @@ impl SweepKey {
             SweepKey::DataKeys => objects.data_keys = Some(small),
             SweepKey::DataBytes => objects.data_bytes = small,
             SweepKey::Images => objects.images = Some(small),
+            SweepKey::Gogc | SweepKey::GoMemLimit => {}
         }
         objects
     }
@@ -189,7 +218,7 @@ impl SweepKey {
     /// Why `objects` cannot take this key at all, if they cannot.
     pub(super) fn misfit(self, objects: &ObjectSpec) -> Option<&'static str> {
         match self {
-            SweepKey::Count => None,
+            SweepKey::Count | SweepKey::Gogc | SweepKey::GoMemLimit => None,
             _ if objects.sample.is_some() => Some(
                 "it shapes generated objects; the objects of `objects.sample` have their own (sweep `count`)",
             ),
@@ -231,6 +260,15 @@ impl FromStr for SweepKey {
 
     fn from_str(s: &str) -> Result<SweepKey, String> {
         let s = s.strip_prefix("objects.").unwrap_or(s);
+        // Environment variables are upper case; a key of `[objects]` is not.
+        let upper;
+        let s = match s.strip_prefix("env.") {
+            Some(name) => {
+                upper = format!("env.{}", name.to_ascii_uppercase());
+                upper.as_str()
+            }
+            None => s,
+        };
         SweepKey::ALL
             .into_iter()
             .find(|k| k.as_str() == s)
