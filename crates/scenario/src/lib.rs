@@ -176,19 +176,7 @@ impl Scenario {
             .enumerate()
             .map(|(i, v)| variant_from_raw(i, v, &objects))
             .collect::<Result<Vec<_>, _>>()?;
-        if let Some(swept) = sweep.as_ref().filter(|s| s.key.env().is_some())
-            && variants.iter().all(|v| v.subject.is_none())
-        {
-            let at = match sweep_arg {
-                Some(_) => format!("--sweep {}", swept.key),
-                None => format!("sweep.\"{}\"", swept.key),
-            };
-            return Err(Problem::key(
-                at,
-                "it sets the environment of external variants' programs; this scenario has none",
-            )
-            .hint("sweep a key of `[objects]`, or add a `[[variant]]` with `implementation = \"external\"`"));
-        }
+        refuse_env_sweep_without_programs(sweep.as_ref(), sweep_arg.is_some(), &variants)?;
         let phases = phases_from_raw(raw.phase)?;
         refuse_external_phases(&variants, &phases)?;
         refuse_graceful_deletes(objects.kind, &phases)?;
@@ -216,6 +204,33 @@ impl Scenario {
 }
 
 /// Refuses, before anything runs, a phase that an external variant's program cannot take,
+/// A sweep of a Go runtime setting (`env.GOGC`) sets it in the external variants'
+/// programs: refused, naming the key (`--sweep KEY` when `on_command_line`), where there
+/// is none.
+fn refuse_env_sweep_without_programs(
+    sweep: Option<&Sweep>,
+    on_command_line: bool,
+    variants: &[Variant],
+) -> Result<(), Problem> {
+    let Some(swept) = sweep.filter(|s| s.key.env().is_some()) else {
+        return Ok(());
+    };
+    if variants.iter().any(|v| v.subject.is_some()) {
+        return Ok(());
+    }
+    let at = match on_command_line {
+        true => format!("--sweep {}", swept.key),
+        false => format!("sweep.\"{}\"", swept.key),
+    };
+    Err(Problem::key(
+        at,
+        "it sets the environment of external variants' programs; this scenario has none",
+    )
+    .hint(
+        "sweep a key of `[objects]`, or add a `[[variant]]` with `implementation = \"external\"`",
+    ))
+}
+
 /// naming the phase and why.
 fn refuse_external_phases(variants: &[Variant], phases: &[Phase]) -> Result<(), Problem> {
     let Some(variant) = variants.iter().find(|v| v.subject.is_some()) else {

@@ -47,6 +47,8 @@ pub(super) struct Caught {
 /// longer than the subject's `timeout`. Against a real server the run only reads, a watch
 /// open since the last cut counts as sent everything (others write there; no version is
 /// the last).
+/// Requests get [`probe::LATE`] past the deadline; "unchanged since" counts from no earlier
+/// than when the server had sent everything (a relisting program is not quiet).
 pub(super) async fn caught_up(
     upstream: &Upstream,
     program: &mut Program,
@@ -62,46 +64,26 @@ pub(super) async fn caught_up(
     let timeout = Duration::from_millis(subject.timeout_ms);
     let quiet = Duration::from_millis(subject.quiet_ms);
     let deadline = Instant::now() + timeout;
-    // A request in flight at the deadline has a moment more, so that a slow answer fails
-    // the phase as not caught up; one that never comes, just after it.
     let probe = &probe.until(deadline + probe::LATE);
     let limit = Limit {
         probe,
         deadline,
         timeout,
     };
-    // The program's state, and since when it has not changed, counted from no earlier
-    // than the moment the server had sent everything: a program that relists (its
-    // status unchanged meanwhile) is not quiet while it reads the LIST.
     let mut last: Option<(Option<Status>, Instant)> = None;
     let mut was_sent = false;
-    // The program is not asked until the server has sent everything to as many watches
-    // as it had stores when last asked (`known`), and then when it has been idle a moment
-    // or has not been asked for a while: a question while it works costs it little, but
-    // what it does meanwhile counts as the question's (`observer_cpu_ms`).
-    let mut status = known.cloned();
-    let watches_of = |s: &Option<Status>| s.as_ref().map_or(1, |s| s.stores.len().max(1));
-    let mut activity = Activity::default();
-    let mut asked = Instant::now();
+    let mut asking = Asking::new(known);
     loop {
         if let Some(status) = program.exited() {
             anyhow::bail!("{}", program.describe_exit(status));
         }
-        let idle = activity.idle(program);
-        let mut sent = upstream.watches_at(target) >= watches_of(&status);
-        if sent && (idle || asked.elapsed() >= ASK_A_BUSY_PROGRAM_EVERY) {
-            status = probe.status().await.map_err(anyhow::Error::msg)?;
-            asked = Instant::now();
-            sent = upstream.watches_at(target) >= watches_of(&status);
-        } else if sent {
-            if Instant::now() >= deadline {
-                let watches = watches_of(&status);
-                return Err(not_caught_up(upstream, timeout, target, watches, &status));
-            }
+        // A busy program is still asked every second, and then the deadline is looked at.
+        let Some(sent) = asking.sent(upstream, target, program, probe).await? else {
             tokio::time::sleep(POLL).await;
             continue;
-        }
-        let watches = watches_of(&status);
+        };
+        let status = asking.status.clone();
+        let watches = asking.watches();
         let now = Instant::now();
         let unchanged_since = match &last {
             Some((previous, since)) if *previous == status && was_sent == sent => *since,
@@ -112,29 +94,19 @@ pub(super) async fn caught_up(
         if sent {
             match &status {
                 Some(s) if s.synced && matches_truth(s, truth.len() as u64, newest) => {
-                    quiet_for(program, SETTLE, &limit).await?;
-                    let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
+                    let stores = stores_when_quiet(program, probe, &limit).await?;
                     let consistent = stores
                         .iter()
                         .all(|s| Consistency::check(&truth, s).consistent);
                     if consistent || now - unchanged_since >= quiet {
-                        return Ok(Caught {
-                            status: final_status(probe, status).await,
-                            stores: Some(stores),
-                            truth,
-                        });
+                        return Ok(caught(probe, status, stores, truth).await);
                     }
                 }
                 // Synced, but its stores differ from the server's and stay so: the phase
                 // ends, and the oracle says how they differ.
                 Some(s) if s.synced && now - unchanged_since >= quiet => {
-                    quiet_for(program, SETTLE, &limit).await?;
-                    let stores = probe.stores().await.map_err(anyhow::Error::msg)?;
-                    return Ok(Caught {
-                        status: final_status(probe, status).await,
-                        stores: Some(stores),
-                        truth,
-                    });
+                    let stores = stores_when_quiet(program, probe, &limit).await?;
+                    return Ok(caught(probe, status, stores, truth).await);
                 }
                 Some(_) => {}
                 None => {
@@ -151,6 +123,55 @@ pub(super) async fn caught_up(
             return Err(not_caught_up(upstream, timeout, target, watches, &status));
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// When the wait asks the program for its status: not until the server has sent
+/// everything to as many watches as it had stores when last asked, and then when it has
+/// been idle a moment or has not been asked for a while. A question while it works costs
+/// it little, but what it does meanwhile counts as the question's (`observer_cpu_ms`).
+struct Asking {
+    /// Its last status (`None` without the status protocol).
+    status: Option<Status>,
+    activity: Activity,
+    asked: Instant,
+}
+
+impl Asking {
+    /// Starting from `known`, its status when the previous phase ended.
+    fn new(known: Option<&Status>) -> Asking {
+        Asking {
+            status: known.cloned(),
+            activity: Activity::default(),
+            asked: Instant::now(),
+        }
+    }
+
+    /// How many watches it has: one per store (one without the protocol).
+    fn watches(&self) -> usize {
+        self.status.as_ref().map_or(1, |s| s.stores.len().max(1))
+    }
+
+    /// Whether the server has sent everything up to `target` to every watch of the
+    /// program, which is asked anew when it may be so (it may have more watches now);
+    /// `None` when it is so but the program is busy and was asked a moment ago.
+    async fn sent(
+        &mut self,
+        upstream: &Upstream,
+        target: Option<u64>,
+        program: &Program,
+        probe: &Probe,
+    ) -> anyhow::Result<Option<bool>> {
+        let idle = self.activity.idle(program);
+        if upstream.watches_at(target) < self.watches() {
+            return Ok(Some(false));
+        }
+        if !idle && self.asked.elapsed() < ASK_A_BUSY_PROGRAM_EVERY {
+            return Ok(None);
+        }
+        self.status = probe.status().await.map_err(anyhow::Error::msg)?;
+        self.asked = Instant::now();
+        Ok(Some(upstream.watches_at(target) >= self.watches()))
     }
 }
 
@@ -184,6 +205,31 @@ impl Activity {
         }
         let (since, cpu) = self.readings[0];
         at - since >= IDLE && now.total.cpu_ms.saturating_sub(cpu) <= 10
+    }
+}
+
+/// The program's stores, read once its CPU has been quiet for [`SETTLE`].
+async fn stores_when_quiet(
+    program: &mut Program,
+    probe: &Probe,
+    limit: &Limit<'_>,
+) -> anyhow::Result<Vec<Vec<Identity>>> {
+    quiet_for(program, SETTLE, limit).await?;
+    probe.stores().await.map_err(anyhow::Error::msg)
+}
+
+/// What the wait found: the program's `stores` against `truth`, with its status once
+/// the wait is over.
+async fn caught(
+    probe: &Probe,
+    status: Option<Status>,
+    stores: Vec<Vec<Identity>>,
+    truth: Vec<TruthEntry>,
+) -> Caught {
+    Caught {
+        status: final_status(probe, status).await,
+        stores: Some(stores),
+        truth,
     }
 }
 
