@@ -334,19 +334,58 @@ fn a_program_that_takes_a_lease_and_records_events_runs_as_in_a_cluster() {
 }
 
 #[test]
-fn requests_the_server_refuses_are_in_the_report_and_a_note() {
+fn a_program_that_reads_a_resource_nobody_serves_fails_its_variant_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let (output, report) = run(
         dir.path(),
         &scenario("asks-widgets", ""),
         &["--allow-commands"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let refused = &report.unwrap()["variants"][1]["subject"]["setup"]["refused"];
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = report.expect("the other variants' results are written");
+    let model = &report["variants"][0];
+    assert!(model["error"].is_null(), "{model}");
     assert_eq!(
-        refused,
-        &serde_json::json!([{"method": "GET", "path": "/apis/example.com/v1/widgets",
+        phases(model).len(),
+        5,
+        "the built-in variant ran every phase"
+    );
+    let error = report["variants"][1]["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "the server refused the program's reads of 1 resource(s) it caches: \
+             widgets.example.com (404 \"404 page not found\")"
+        ),
+        "{error}"
+    );
+    assert!(
+        error.contains("accept_refused = [\"widgets.example.com\"]"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_refusal_the_scenario_accepts_is_in_the_report_with_the_caches_the_program_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let accepted = "accept_refused = [\"widgets.example.com\"]";
+    let (output, report) = run(
+        dir.path(),
+        &scenario("asks-widgets", accepted),
+        &["--allow-commands"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let program = &report.unwrap()["variants"][1];
+    let setup = &program["subject"]["setup"];
+    assert_eq!(
+        setup["refused"],
+        serde_json::json!([{"method": "GET", "path": "/apis/example.com/v1/widgets",
             "status": 404, "message": "404 page not found", "count": 1}])
+    );
+    let widgets = &setup["collections"][0];
+    assert_eq!(widgets["resource"], "widgets.example.com", "{setup}");
+    assert_eq!(
+        (&widgets["lists"], &widgets["refused"]),
+        (&1.into(), &1.into())
     );
     assert!(
         stderr(&output).contains(
@@ -355,6 +394,35 @@ fn requests_the_server_refuses_are_in_the_report_and_a_note() {
         "{}",
         stderr(&output)
     );
+    // The program's pods: opened by the list phase's LIST and WATCH (held until then),
+    // watched again after the disconnect; at the relist, a watch from a compacted version
+    // (410), a LIST and a watch from it; never opened anew.
+    let reads: Vec<(String, u64, u64, bool)> = phases(program)
+        .iter()
+        .filter(|phase| phase.get("subject").unwrap()["collections"].is_array())
+        .map(|phase| {
+            let pods = phase["subject"]["collections"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["resource"] == "pods")
+                .unwrap_or_else(|| panic!("{phase}"));
+            let n = |key: &str| pods[key].as_u64().unwrap();
+            (
+                phase["name"].as_str().unwrap().to_owned(),
+                n("lists"),
+                n("watches"),
+                pods["opened"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("list", 1, 1, true),
+        ("disconnect", 0, 1, false),
+        ("relist", 1, 2, false),
+    ]
+    .map(|(name, lists, watches, opened)| (name.to_owned(), lists, watches, opened));
+    assert_eq!(reads, expected);
 }
 
 #[test]

@@ -68,7 +68,7 @@ mod websocket;
 #[cfg(feature = "server")]
 pub use extract::MAX_REQUEST_BODY_BYTES;
 #[cfg(feature = "server")]
-pub use loopback::{Endpoint, Gate, Secret, serve_gated, serve_loopback};
+pub use loopback::{Endpoint, Gate, RefusedResource, Secret, serve_gated, serve_loopback};
 #[cfg(feature = "server")]
 pub use routes::network_router;
 

@@ -8,8 +8,10 @@
 //! program's alone. A request without it is answered 401 and is not the program's: it is
 //! counted apart, never listed among the program's refused requests.
 
+mod journal;
 mod secret;
 
+pub use journal::RefusedResource;
 pub use secret::Secret;
 
 use std::collections::BTreeMap;
@@ -32,7 +34,8 @@ use super::records;
 use super::routes::network_router;
 use super::serve::{SCAN_CHUNK, SHARED_ENCODING_BYTES, WATCH_CACHE_EVENTS};
 use super::websocket;
-use report::RefusedRequest;
+use journal::{Journal, Read};
+use report::{CollectionReads, RefusedRequest};
 use scenario::{ObjectKind, ObjectSpec};
 
 /// Holds every request under `/api/v1/` and `/apis/apps/v1/` (the resources' and the
@@ -49,6 +52,8 @@ pub struct Gate {
     /// The root of the served kind's resources, when it is in neither of those groups.
     root: Option<&'static str>,
     refused: Arc<Mutex<Refused>>,
+    /// The program's reads of collections.
+    journal: Arc<Mutex<Journal>>,
     /// Requests without the run's secret, answered 401.
     unauthenticated: Arc<AtomicU64>,
 }
@@ -67,6 +72,7 @@ impl Gate {
             kind,
             root: SampledGroup::served_with(kind).then(|| kind.api_root()),
             refused: Arc::default(),
+            journal: Arc::default(),
             unauthenticated: Arc::default(),
         }
     }
@@ -76,29 +82,49 @@ impl Gate {
     /// its Lease before it makes it), nor a 409 (a create of one that is there, an update
     /// from a stale version: an operator's `CreateOrUpdate` from a cache behind, a
     /// leader election's lock): those are answers a cluster gives too, not something the
-    /// server lacks.
-    fn refused(&self, method: &Method, uri: &Uri, status: StatusCode, body: &[u8]) {
-        if status == StatusCode::CONFLICT {
-            return;
-        }
-        let message = match serde_json::from_slice::<serde_json::Value>(body) {
+    /// server lacks. Returns the answer's message.
+    fn refused(&self, method: &Method, uri: &Uri, status: StatusCode, body: &[u8]) -> String {
+        let (message, named) = match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(answer) => {
                 let details = &answer["details"];
-                let named = details["name"].as_str().is_some_and(|n| !n.is_empty());
-                if method == Method::GET
-                    && status == StatusCode::NOT_FOUND
-                    && named
-                    && details["kind"] != "namespaces"
-                {
-                    return;
-                }
-                answer["message"].as_str().unwrap_or_default().to_owned()
+                let named = details["name"].as_str().is_some_and(|n| !n.is_empty())
+                    && details["kind"] != "namespaces";
+                let message = answer["message"].as_str().unwrap_or_default().to_owned();
+                (message, named)
             }
-            Err(_) => String::from_utf8_lossy(body).trim().to_owned(),
+            Err(_) => (String::from_utf8_lossy(body).trim().to_owned(), false),
         };
-        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (method.to_string(), uri.path().to_owned(), status.as_u16());
-        refused.0.entry(key).or_insert((0, message)).0 += 1;
+        let absent = method == Method::GET && status == StatusCode::NOT_FOUND && named;
+        if status != StatusCode::CONFLICT && !absent {
+            let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+            let key = (method.to_string(), uri.path().to_owned(), status.as_u16());
+            refused.0.entry(key).or_insert((0, message.clone())).0 += 1;
+        }
+        message
+    }
+
+    /// Notes the program's read of a collection, answered `status` (`message`, a
+    /// refusal's).
+    fn read(&self, read: Read, status: StatusCode, message: &str) {
+        let mut journal = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        journal.note(read, status, message);
+    }
+
+    /// The collections the program read since the last call, one entry each, `since`
+    /// the phase's start: the caches it opened and kept up.
+    pub fn take_collections(&self, since: std::time::Instant) -> Vec<CollectionReads> {
+        let mut journal = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        journal.take(since)
+    }
+
+    /// Every resource whose reads (LIST, WATCH) the server refused since the program
+    /// started, other than those `accepted` names (kubectl's names; `*` for all): a
+    /// cache of it cannot sync.
+    pub fn refused_resources(&self, accepted: &[String]) -> Vec<RefusedResource> {
+        let journal = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        let mut refused = journal.refused();
+        refused.retain(|r| !accepted.iter().any(|a| a == "*" || *a == r.resource));
+        refused
     }
 
     /// The requests the server refused since the last [`Gate::take_refused`], for an
@@ -256,11 +282,15 @@ where
                             gate.unauthenticated.fetch_add(1, Ordering::Relaxed);
                             return Ok(unauthorized());
                         }
+                        let read = Read::of(request.method(), request.uri());
                         gate.pass(request.uri().path()).await;
                         let (method, uri) = (request.method().clone(), request.uri().clone());
                         let response = websocket::answer(request, answer).await;
                         let status = response.status();
                         if !status.is_client_error() && !status.is_server_error() {
+                            if let Some(read) = read {
+                                gate.read(read, status, "");
+                            }
                             return Ok::<_, Infallible>(response);
                         }
                         // A refusal is a small body, whole: read to say what it said.
@@ -269,7 +299,10 @@ where
                             .await
                             .map(|b| b.to_bytes())
                             .unwrap_or_default();
-                        gate.refused(&method, &uri, status, &body);
+                        let message = gate.refused(&method, &uri, status, &body);
+                        if let Some(read) = read {
+                            gate.read(read, status, &message);
+                        }
                         Ok(axum::response::Response::from_parts(parts, body.into()))
                     }
                 });

@@ -25,7 +25,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use subject::{
-    GoHeap, HeapPeakSource, ProcessShare, RefusedRequest, SubjectFigures, SubjectReport,
+    CollectionReads, GoHeap, HeapPeakSource, ProcessShare, RefusedRequest, SubjectFigures,
+    SubjectReport,
 };
 pub use table::{Shown, render_markdown, render_table};
 

@@ -116,6 +116,72 @@ pub struct SubjectFigures {
     /// it asks for that the server lacks. Absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<RefusedRequest>,
+    /// The collections the program read within the phase (or its setup), one entry per
+    /// resource, namespace and selectors: the caches it opened and kept up, and when.
+    /// Absent in reports written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collections: Vec<CollectionReads>,
+}
+
+/// A program's reads of one collection within a phase: a resource in a namespace (or all
+/// of them), with the selectors it asked for, as an informer's LIST and WATCH ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionReads {
+    /// The resource as kubectl names it: `pods`, `deployments.apps`,
+    /// `widgets.example.com`.
+    pub resource: String,
+    /// The namespace asked for; absent for every namespace (or a cluster-scoped resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The label selector asked for, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    /// The field selector asked for, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_selector: Option<String>,
+    /// LISTs begun (a page that continues one is part of it).
+    pub lists: u64,
+    /// WATCHes, watch-lists among them.
+    pub watches: u64,
+    /// WATCHes that asked for the state as events first (`sendInitialEvents=true`): a
+    /// watch-list, which takes the place of a LIST.
+    pub watch_lists: u64,
+    /// Of all of them, those the server answered with an error other than 410 Expired
+    /// (which asks a client to list again).
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub refused: u64,
+    /// When the first of them came, in ms from the phase's start (the setup's: the
+    /// program's start).
+    pub first_at_ms: u64,
+    /// Whether no earlier phase (nor the setup) read it: a cache the program opened here.
+    pub opened: bool,
+}
+
+impl CollectionReads {
+    /// What it is in a few words: `pods in default (labels app=web): watch-list`.
+    pub fn describe(&self) -> String {
+        let mut said = self.resource.clone();
+        if let Some(namespace) = &self.namespace {
+            said.push_str(&format!(" in {namespace}"));
+        }
+        let selectors: Vec<String> = [
+            ("labels", &self.label_selector),
+            ("fields", &self.field_selector),
+        ]
+        .into_iter()
+        .filter_map(|(what, s)| Some(format!("{what} {}", s.as_ref()?)))
+        .collect();
+        if !selectors.is_empty() {
+            said.push_str(&format!(" ({})", selectors.join(", ")));
+        }
+        let how = match (self.lists, self.watch_lists) {
+            (0, 0) => "watch",
+            (_, 0) => "list",
+            (0, _) => "watch-list",
+            _ => "list and watch-list",
+        };
+        format!("{said}: {how}")
+    }
 }
 
 /// Where a phase's peak heap comes from.

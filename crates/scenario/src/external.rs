@@ -16,7 +16,7 @@ use super::raw::RawVariant;
 
 /// The placeholders a command, its environment and the endpoints may use, each replaced
 /// by the run before the subject starts; any other `{name}` is refused at load.
-pub const PLACEHOLDERS: [(&str, &str); 9] = [
+pub const PLACEHOLDERS: [(&str, &str); 10] = [
     (
         "{kubeconfig}",
         "the path of a kubeconfig for the run's server, with the run's token",
@@ -41,6 +41,10 @@ pub const PLACEHOLDERS: [(&str, &str); 9] = [
     (
         "{listen}",
         "a free loopback address, 127.0.0.1:PORT, for the subject's endpoints",
+    ),
+    (
+        "{port}",
+        "the port of {listen} alone, for a program that takes a port (--secure-port={port})",
     ),
     (
         "{label_selector}",
@@ -79,6 +83,16 @@ pub struct Subject {
     pub quiet_ms: u64,
     /// How long it may take to connect, to sync, or to catch up in a phase.
     pub timeout_ms: u64,
+    /// A bearer token sent with every request to `pprof` (placeholders not yet
+    /// replaced): a component's secure port asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pprof_token: Option<String>,
+    /// Resources (as kubectl names them: `persistentvolumes`,
+    /// `poddisruptionbudgets.policy`; `*` for any) whose LIST or WATCH the server may
+    /// refuse without failing the variant: the scenario knows the program cannot fill
+    /// those caches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accept_refused: Vec<String>,
 }
 
 impl Subject {
@@ -155,6 +169,8 @@ pub struct Placeholders {
     pub api_version: String,
     /// `{listen}`.
     pub listen: String,
+    /// `{port}`: `listen`'s port.
+    pub port: String,
     /// `{label_selector}`: the variant's `label_selector` ("" without).
     pub label_selector: String,
     /// `{field_selector}`: the variant's `field_selector` as the server holds the objects
@@ -189,6 +205,7 @@ impl Placeholders {
             "resource" => &self.resource,
             "api_version" => &self.api_version,
             "listen" => &self.listen,
+            "port" => &self.port,
             "label_selector" => &self.label_selector,
             "field_selector" => &self.field_selector,
             _ => return None,
@@ -253,14 +270,18 @@ fn refuse_unpassable(i: usize, raw: &RawVariant, command: &[String]) -> Result<(
             (format!("variant[{i}].env.{name}"), value.as_str()),
         ]
     });
-    let urls = [("status", &raw.status), ("pprof", &raw.pprof)]
-        .into_iter()
-        .filter_map(|(field, url)| {
-            Some((
-                format!("variant[{i}].{field}"),
-                url.as_ref()?.as_ref().as_str(),
-            ))
-        });
+    let urls = [
+        ("status", &raw.status),
+        ("pprof", &raw.pprof),
+        ("pprof_token", &raw.pprof_token),
+    ]
+    .into_iter()
+    .filter_map(|(field, url)| {
+        Some((
+            format!("variant[{i}].{field}"),
+            url.as_ref()?.as_ref().as_str(),
+        ))
+    });
     for (key, text) in words.chain(env).chain(urls) {
         if let Some(why) = unpassable(text) {
             let known: Vec<&str> = PLACEHOLDERS.iter().map(|(p, _)| *p).collect();
@@ -311,6 +332,8 @@ fn external_only_key(raw: &RawVariant) -> Option<&'static str> {
         ("pprof", raw.pprof.is_some()),
         ("quiet", raw.quiet.is_some()),
         ("timeout", raw.timeout.is_some()),
+        ("pprof_token", raw.pprof_token.is_some()),
+        ("accept_refused", raw.accept_refused.is_some()),
     ])
 }
 
@@ -383,11 +406,14 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
     }
     let url = |v: &Option<Spanned<String>>, field: &str| -> Result<Option<String>, Problem> {
         let Some(v) = v else { return Ok(None) };
-        if !v.as_ref().starts_with("http://") {
+        if !["http://", "https://"]
+            .iter()
+            .any(|s| v.as_ref().starts_with(s))
+        {
             return Err(Problem::at(
                 key(field),
                 v.span(),
-                format!("{:?} is not an http:// URL", v.as_ref()),
+                format!("{:?} is not an http:// or https:// URL", v.as_ref()),
             )
             .hint("such as \"http://{listen}/informer-mem/status\""));
         }
@@ -404,7 +430,39 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
         pprof: url(&raw.pprof, "pprof")?,
         quiet_ms: ms(&raw.quiet, "quiet", DEFAULT_QUIET_MS)?,
         timeout_ms: ms(&raw.timeout, "timeout", DEFAULT_TIMEOUT_MS)?,
+        pprof_token: raw.pprof_token.as_ref().map(|t| t.as_ref().clone()),
+        accept_refused: accepted_refusals(&raw.accept_refused, &key("accept_refused"))?,
     })
+}
+
+/// `accept_refused`: resources as kubectl names them (`pods`, `deployments.apps`), or `*`.
+fn accepted_refusals(
+    given: &Option<Spanned<Vec<String>>>,
+    key: &str,
+) -> Result<Vec<String>, Problem> {
+    let Some(given) = given else {
+        return Ok(Vec::new());
+    };
+    let named = |name: &str| {
+        name == "*"
+            || (!name.is_empty()
+                && name
+                    .split('.')
+                    .all(|part| !part.is_empty() && part.bytes().all(resource_byte)))
+    };
+    match given.as_ref().iter().find(|name| !named(name)) {
+        Some(wrong) => Err(Problem::at(
+            key,
+            given.span(),
+            format!("{wrong:?} is not a resource's name"),
+        )
+        .hint("a resource as kubectl names it, such as \"persistentvolumes\" or \"poddisruptionbudgets.policy\", or \"*\" for any")),
+        None => Ok(given.as_ref().clone()),
+    }
+}
+
+fn resource_byte(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
 }
 
 /// Why a program on a real clock cannot take `phase`, if it cannot.

@@ -104,6 +104,8 @@ pub(super) struct RawVariant {
     pub pprof: Option<Spanned<String>>,
     pub quiet: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
+    pub pprof_token: Option<Spanned<String>>,
+    pub accept_refused: Option<Spanned<Vec<String>>>,
 }
 
 /// `namespace`: one namespace, or several (one informer in each).

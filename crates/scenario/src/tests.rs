@@ -602,6 +602,7 @@ fn selectors_are_the_scope_of_a_variant_and_fields_are_the_kinds() {
         resource: String::new(),
         api_version: String::new(),
         listen: String::new(),
+        port: String::new(),
         label_selector: "app=web".to_owned(),
         field_selector: String::new(),
     };
@@ -649,6 +650,42 @@ fn an_unknown_placeholder_or_a_nul_is_refused_naming_its_key() {
 }
 
 #[test]
+fn a_component_takes_a_port_https_pprof_and_refusals_it_accepts_by_resource() {
+    let s = with_variant_settings(
+        "implementation = \"external\"\ncommand = [\"x\", \"--secure-port={port}\"]\npprof = \"https://{listen}/debug/pprof\"\npprof_token = \"{token}\"\naccept_refused = [\"persistentvolumes\", \"poddisruptionbudgets.policy\"]",
+    )
+    .unwrap();
+    let subject = s.variants[0].subject.as_ref().unwrap();
+    assert_eq!(
+        subject.accept_refused,
+        ["persistentvolumes", "poddisruptionbudgets.policy"]
+    );
+    assert_eq!(
+        subject.pprof.as_deref(),
+        Some("https://{listen}/debug/pprof")
+    );
+    assert_eq!(subject.pprof_token.as_deref(), Some("{token}"));
+    let external = |rest: &str| {
+        with_variant_settings(&format!(
+            "implementation = \"external\"\ncommand = [\"x\"]\n{rest}"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    let e = external("accept_refused = [\"Pods\"]");
+    assert!(e.contains("at `variant[0].accept_refused`"), "{e}");
+    assert!(e.contains("\"Pods\" is not a resource's name"), "{e}");
+    let e = external("pprof = \"ftp://{listen}/debug/pprof\"");
+    assert!(e.contains("not an http:// or https:// URL"), "{e}");
+    let e = external("pprof_token = \"{tokn}\"");
+    assert!(e.contains("at `variant[0].pprof_token`"), "{e}");
+    let e = with_variant_settings("accept_refused = [\"pods\"]")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("setting of an external variant"), "{e}");
+}
+
+#[test]
 fn placeholders_are_filled_once_and_a_value_is_never_read_again() {
     let values = Placeholders {
         kubeconfig: "/tmp/{resource}/kubeconfig".to_owned(),
@@ -658,6 +695,7 @@ fn placeholders_are_filled_once_and_a_value_is_never_read_again() {
         resource: "pods".to_owned(),
         api_version: "v1".to_owned(),
         listen: "127.0.0.1:2".to_owned(),
+        port: "2".to_owned(),
         label_selector: String::new(),
         field_selector: String::new(),
     };

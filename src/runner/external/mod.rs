@@ -97,6 +97,8 @@ struct Run<'a> {
     /// Whether the heap is sampled within each phase: a program serving pprof whose
     /// output carried no collection's report by the end of the setup.
     sample_heap: bool,
+    /// When the program was started.
+    started: std::time::Instant,
 }
 
 impl<'a> Run<'a> {
@@ -165,6 +167,7 @@ impl<'a> Run<'a> {
             .collect();
         reporting_collections(&mut env);
         let output = scratch.join("program.log");
+        let started = std::time::Instant::now();
         let program = Program::start(&argv, &env, &output).map_err(anyhow::Error::msg)?;
         let probe = Probe::new(
             subject.status.as_deref().map(|u| values.fill(u)),
@@ -186,6 +189,7 @@ impl<'a> Run<'a> {
             output,
             gc_log: GcLog::default(),
             sample_heap: false,
+            started,
         })
     }
 
@@ -217,6 +221,9 @@ impl<'a> Run<'a> {
         let timeout = Duration::from_millis(self.subject.timeout_ms);
         let deadline = tokio::time::Instant::now() + timeout;
         while !self.gate.knocked() {
+            if let Some(refused) = refused_reads(&self.gate, self.subject) {
+                return Err(refused);
+            }
             if let Some(status) = self.program.exited() {
                 anyhow::bail!(
                     "before it asked for any object: {}{}",
@@ -272,6 +279,7 @@ impl<'a> Run<'a> {
         self.sample_heap = has_pprof && !self.gc_log.seen();
         figures.observer_cpu_ms = Some(self.probe.observer_cpu_ms());
         figures.refused = self.gate.take_refused();
+        figures.collections = self.gate.take_collections(self.started);
         Ok((figures, implementation))
     }
 
@@ -344,6 +352,7 @@ impl<'a> Run<'a> {
         let start = self.read_process(false)?.total;
         let own_start = outside::read(std::process::id());
         let observed = self.probe.observer_cpu_ms();
+        let began = std::time::Instant::now();
         let meter = PhaseMeter::start();
         let sampler = self
             .sample_heap
@@ -373,6 +382,7 @@ impl<'a> Run<'a> {
         self.status_before = caught.status.clone();
         figures.store_checked = caught.stores.is_some();
         figures.refused = self.gate.take_refused();
+        figures.collections = self.gate.take_collections(began);
         let truth = &caught.truth;
         let (objects, consistency) = match &caught.stores {
             Some(stores) => (
@@ -415,20 +425,35 @@ impl<'a> Run<'a> {
         Ok(report)
     }
 
-    /// Waits until the program has caught up with the server ([`wait::caught_up`]).
+    /// Waits until the program has caught up with the server ([`wait::caught_up`]), or
+    /// until the server has refused a read that keeps one of its caches from syncing.
     async fn wait(&mut self) -> anyhow::Result<wait::Caught> {
-        let (subject, scope) = (self.subject, &self.scope);
+        let (subject, scope, gate) = (self.subject, &self.scope, &self.gate);
         let known = self.status_before.as_ref();
         let program = &mut self.program;
-        let caught = wait::caught_up(self.upstream, program, &self.probe, (subject, scope), known)
-            .await
-            .map_err(|e| {
-                // What the server refused is often why (a kind it does not serve).
-                match self.gate.refusals() {
-                    refusals if refusals.is_empty() => e,
-                    refusals => anyhow::anyhow!("{e:#}{refusals}"),
+        let caught = async {
+            wait::caught_up(self.upstream, program, &self.probe, (subject, scope), known)
+                .await
+                .map_err(|e| {
+                    // What the server refused is often why (a kind it does not serve).
+                    match gate.refusals() {
+                        refusals if refusals.is_empty() => e,
+                        refusals => anyhow::anyhow!("{e:#}{refusals}"),
+                    }
+                })
+        };
+        let refused = async {
+            loop {
+                if let Some(refused) = refused_reads(gate, subject) {
+                    return refused;
                 }
-            })?;
+                tokio::time::sleep(wait::POLL).await;
+            }
+        };
+        let caught = tokio::select! {
+            caught = caught => caught?,
+            refused = refused => return Err(refused),
+        };
         self.caught_up.now();
         Ok(caught)
     }
@@ -480,6 +505,33 @@ impl<'a> Run<'a> {
     }
 }
 
+/// Why the variant cannot be measured, when the server refused the program's reads
+/// (LIST, WATCH) of a resource the scenario does not accept refusals of: a cache of it
+/// never syncs, and a program that never synced does not do its job (its figures would
+/// look right and be wrong).
+fn refused_reads(gate: &Gate, subject: &Subject) -> Option<anyhow::Error> {
+    let refused = gate.refused_resources(&subject.accept_refused);
+    if refused.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = refused.iter().map(ToString::to_string).collect();
+    let accepted: Vec<String> = subject
+        .accept_refused
+        .iter()
+        .map(|r| format!("{r:?}"))
+        .chain(refused.iter().map(|r| format!("{:?}", r.resource)))
+        .collect();
+    Some(anyhow::anyhow!(
+        "the server refused the program's reads of {} resource(s) it caches: {}; a cache of \
+         them cannot sync, and a program that never synced is not measured. Serve them (a \
+         real server: `--kubeconfig`), or accept the refusal on purpose in the variant: \
+         accept_refused = [{}]",
+        refused.len(),
+        named.join(", "),
+        accepted.join(", ")
+    ))
+}
+
 /// `env` with what makes the program's runtime report each collection on its output
 /// (docs/subjects.md): Go's `GODEBUG=gctrace=1`, the JVM's `-Xlog:gc`, added to what the
 /// scenario or the run's environment sets, never over a choice of their own.
@@ -518,6 +570,7 @@ fn placeholders(
         resource: scenario.objects.kind.plural().to_owned(),
         api_version: scenario.objects.kind.api_version().to_owned(),
         listen: listen.to_string(),
+        port: listen.port().to_string(),
         label_selector: scope.label_selector.to_string(),
         field_selector: scope.field_selector.to_string(),
     })
