@@ -74,6 +74,11 @@ enum Subcommands {
         /// refused.
         #[arg(long)]
         allow_commands: bool,
+        /// Keep each external variant's program output (its stdout and stderr) beside the
+        /// report, as `<report>.<N>-<variant>.output.log`. A variant that fails keeps it
+        /// without this flag, its path in the error.
+        #[arg(long)]
+        keep_output: bool,
         /// Run every variant and phase at each value of one key of `[objects]` (`count`,
         /// or a shape knob: labels, annotations, containers, managed_fields, data_keys,
         /// data_bytes, images) or of the Go runtime in each external variant's environment
@@ -438,6 +443,7 @@ impl Cli {
                 variant_timeout,
                 jobs,
                 allow_commands,
+                keep_output,
                 sweep,
                 shard,
                 server,
@@ -454,6 +460,7 @@ impl Cli {
                 variant_timeout,
                 jobs: usize::from(jobs),
                 allow_commands,
+                keep_output,
                 cluster: server.into_config(),
                 sweep,
                 shard,

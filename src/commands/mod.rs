@@ -113,6 +113,9 @@ pub struct RunConfig {
     pub jobs: usize,
     /// Whether the scenario's external variants may start their programs.
     pub allow_commands: bool,
+    /// Whether each external variant's program output is kept beside the report (a failed
+    /// variant's always is).
+    pub keep_output: bool,
     /// The real server to run against instead of the built-in apiserver.
     pub cluster: Option<ClusterConfig>,
     /// A sweep in place of the scenario's own `[sweep]`.

@@ -325,6 +325,7 @@ pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
         variant_timeout: std::time::Duration::from_secs(3600),
         jobs: 1,
         allow_commands: false,
+        keep_output: false,
         cluster: None,
         sweep: None,
         shard: None,
@@ -474,6 +475,7 @@ fn run_point(
             .as_deref()
             .map(|files| &files[point * variants..(point + 1) * variants]),
         profiles: profiles.as_deref(),
+        keep_output: config.keep_output,
         jobs: config.jobs,
         cluster: session.as_ref().map(|s| s.jobs.as_slice()),
         only: Some(only),

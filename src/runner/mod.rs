@@ -80,6 +80,9 @@ pub struct Limits<'a> {
     pub dhat_files: Option<&'a [PathBuf]>,
     /// The report's file: external variants save their heap profiles beside it.
     pub profiles: Option<&'a Path>,
+    /// Whether each external variant's program output is kept beside the report (a
+    /// failed variant's always is).
+    pub keep_output: bool,
     /// How many variants' processes may run at once (at least 1).
     pub jobs: usize,
     /// Against a real server: variant `i` runs with the `i`th job.

@@ -116,14 +116,79 @@ pub(super) fn run_child(
                 definition: (**definition).clone(),
                 implementation: None,
                 setup: None,
+                output: None,
             })
         }),
         point: None,
     };
-    if let Err(e) = drive_child(exe, scenario, index, limits, &mut report, progress) {
-        report.error = Some(e);
+    // Removed when this returns, after the process is waited for and its program's
+    // output kept where asked.
+    let scratch = match scratch_for(scenario, index) {
+        Ok(scratch) => scratch,
+        Err(e) => {
+            report.error = Some(e);
+            return report;
+        }
+    };
+    let scratch = scratch.as_ref().map(|dir| dir.path());
+    let result = drive_child(
+        exe,
+        scenario,
+        index,
+        (limits, scratch),
+        &mut report,
+        progress,
+    );
+    let kept = scratch
+        .filter(|_| limits.keep_output || result.is_err())
+        .map(|dir| keep_output(dir, limits.profiles, index, &variant.name));
+    let said = match kept {
+        Some(Ok(kept)) => {
+            let said = format!("; the program's output is kept at {}", kept.display());
+            if let Some(subject) = report.subject.as_mut() {
+                let name = kept.file_name().filter(|_| limits.profiles.is_some());
+                subject.output = Some(match name {
+                    Some(name) => name.to_string_lossy().into_owned(),
+                    None => kept.display().to_string(),
+                });
+            }
+            said
+        }
+        Some(Err(e)) => format!("; the program's output could not be kept: {e}"),
+        None => String::new(),
+    };
+    if let Err(e) = result {
+        report.error = Some(format!("{e}{said}"));
     }
     report
+}
+
+/// Keeps the program's output from the scratch folder `scratch`: beside `report` as
+/// `<report stem>.<index>-<variant>.output.log`, or without a report file in a new file
+/// of the temporary folder. Its path.
+fn keep_output(
+    scratch: &Path,
+    report: Option<&Path>,
+    index: usize,
+    variant: &str,
+) -> Result<PathBuf, String> {
+    let log = scratch.join(super::external::OUTPUT_FILE);
+    let output = std::fs::read(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let kept = match report {
+        Some(report) => super::beside(report, index, variant, ".output.log"),
+        None => {
+            let file = tempfile::Builder::new()
+                .prefix("informer-mem-")
+                .suffix(".output.log")
+                .tempfile()
+                .map_err(|e| format!("a temporary file: {e}"))?;
+            let (_, path) = file.keep().map_err(|e| e.to_string())?;
+            path
+        }
+    };
+    files::output::write_unfollowed(&kept, &output)
+        .map_err(|e| format!("{}: {e}", kept.display()))?;
+    Ok(kept)
 }
 
 /// How reading a child's messages ended.
@@ -140,14 +205,12 @@ fn drive_child(
     exe: &Path,
     scenario: &Scenario,
     index: usize,
-    limits: &Limits<'_>,
+    (limits, scratch): (&Limits<'_>, Option<&Path>),
     report: &mut VariantReport,
     progress: &mut impl FnMut(&Message),
 ) -> Result<(), String> {
     let deadline = Instant::now() + limits.variant_timeout;
-    // Removed when this returns, after the process is waited for.
-    let scratch = scratch_for(scenario, index)?;
-    let scratch_path = scratch.as_ref().map(|dir| dir.path().to_owned());
+    let scratch_path = scratch.map(Path::to_owned);
     let mut child = {
         // Held while it starts: a stop either comes before (and it does not start) or
         // finds it in the list.

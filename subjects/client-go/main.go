@@ -60,6 +60,8 @@ type options struct {
 	labels       string
 	fields       string
 	wire         string
+	secure       bool
+	pprofToken   string
 }
 
 func parseFlags() options {
@@ -79,6 +81,8 @@ func parseFlags() options {
 	flag.StringVar(&o.labels, "label-selector", "", "label selector of every LIST and WATCH (WithTweakListOptions)")
 	flag.StringVar(&o.fields, "field-selector", "", "field selector of every LIST and WATCH, such as spec.nodeName=NODE")
 	flag.StringVar(&o.wire, "wire", "default", "json, protobuf, or default (the client-go version's: JSON before v0.35, protobuf first for built-in kinds after)")
+	flag.BoolVar(&o.secure, "secure", false, "serve --listen over TLS with a self-signed certificate made at start, as a component's secure port")
+	flag.StringVar(&o.pprofToken, "pprof-token", "", "answer /debug/pprof only to requests bearing this token (401 otherwise)")
 	flag.Parse()
 	if o.kubeconfig == "" {
 		log.Fatal("--kubeconfig is required")
@@ -435,5 +439,8 @@ func main() {
 		serveJSON(w, s.stores())
 	})
 	fmt.Fprintf(os.Stderr, "client-go-informer: client-go %s, serving pprof and status on %s\n", s.version, o.listen)
+	if o.secure || o.pprofToken != "" {
+		log.Fatal(secured(http.DefaultServeMux, listener, o.pprofToken, o.secure))
+	}
 	log.Fatal(http.Serve(listener, nil))
 }

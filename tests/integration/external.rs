@@ -362,6 +362,21 @@ fn a_program_that_reads_a_resource_nobody_serves_fails_its_variant_naming_it() {
         error.contains("accept_refused = [\"widgets.example.com\"]"),
         "{error}"
     );
+    // Its output is kept, for the user to see why, and named in the error.
+    let kept = dir.path().join("report.1-python.output.log");
+    assert!(
+        error.ends_with(&format!(
+            "; the program's output is kept at {}",
+            kept.display()
+        )),
+        "{error}"
+    );
+    let said = std::fs::read_to_string(&kept).unwrap();
+    assert!(said.contains("widgets: 404"), "{said}");
+    assert_eq!(
+        report["variants"][1]["subject"]["output"],
+        "report.1-python.output.log"
+    );
 }
 
 #[test]
@@ -371,10 +386,16 @@ fn a_refusal_the_scenario_accepts_is_in_the_report_with_the_caches_the_program_r
     let (output, report) = run(
         dir.path(),
         &scenario("asks-widgets", accepted),
-        &["--allow-commands"],
+        &["--allow-commands", "--keep-output"],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let program = &report.unwrap()["variants"][1];
+    assert_eq!(program["subject"]["output"], "report.1-python.output.log");
+    let kept = std::fs::read_to_string(dir.path().join("report.1-python.output.log")).unwrap();
+    assert!(
+        kept.contains("informer.py: widgets: 404, going on without them"),
+        "{kept}"
+    );
     let setup = &program["subject"]["setup"];
     assert_eq!(
         setup["refused"],

@@ -114,6 +114,34 @@ fn the_models_resync_timer_fires_when_real_client_gos_does() {
 
 #[test]
 #[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
+fn a_components_pprof_is_read_over_https_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    let run = bin()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(fixture("subjects/secure-pprof.toml"))
+        .args(["--allow-commands", "--no-chart", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let secure = variant(&report, "with the token");
+    assert!(secure["error"].is_null(), "{stderr}");
+    for phase in phases(secure) {
+        let heap = &phase["subject"]["heap"];
+        assert!(heap["live_bytes"].as_u64().unwrap() > 0, "{phase}");
+        assert_eq!(phase["consistent"], true, "{phase}");
+    }
+    let refused = variant(&report, "without it")["error"].as_str().unwrap();
+    assert!(refused.contains("401 Unauthorized"), "{refused}");
+    assert!(refused.contains("`pprof_token`"), "{refused}");
+    assert!(refused.contains("https://127.0.0.1:"), "{refused}");
+}
+
+#[test]
+#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
 fn a_controller_that_elects_a_leader_and_records_events_runs_as_deployed() {
     let report = run_unrefused("subjects/controller.toml");
     let program = variant(&report, "controller-runtime, leader election, events");

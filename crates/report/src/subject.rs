@@ -24,6 +24,10 @@ pub struct SubjectReport {
     /// figures include.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<SubjectFigures>,
+    /// The program's output (stdout and stderr), kept (`run --keep-output`, or a failed
+    /// variant): relative to the report's folder when beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// A program's figures at the end of a phase (or of its setup). The process figures are

@@ -8,6 +8,7 @@
 
 mod probe;
 mod program;
+mod tls;
 mod upstream;
 mod wait;
 
@@ -29,6 +30,9 @@ use report::{Consistency, GoHeap, HeapPeakSource, PhaseReport, SetupReport, Subj
 use scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
 use upstream::Upstream;
 use wait::Sampler;
+
+/// The program's output (stdout and stderr) in its scratch folder.
+pub const OUTPUT_FILE: &str = "program.log";
 
 /// Runs external variant `variant` of `scenario`, against the built-in server or the real
 /// one `cluster` names, handing each result to `emit`; the program's kubeconfig and log
@@ -166,12 +170,13 @@ impl<'a> Run<'a> {
             .map(|(k, v)| (k.clone(), values.fill(v)))
             .collect();
         reporting_collections(&mut env);
-        let output = scratch.join("program.log");
+        let output = scratch.join(OUTPUT_FILE);
         let started = std::time::Instant::now();
         let program = Program::start(&argv, &env, &output).map_err(anyhow::Error::msg)?;
+        let fill = |text: &Option<String>| text.as_deref().map(|t| values.fill(t));
         let probe = Probe::new(
-            subject.status.as_deref().map(|u| values.fill(u)),
-            subject.pprof.as_deref().map(|u| values.fill(u)),
+            fill(&subject.status),
+            (fill(&subject.pprof), fill(&subject.pprof_token)),
             program.group(),
         );
         Ok(Run {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -42,9 +43,11 @@ const TOP_SITES: usize = 10;
 /// A program's endpoints.
 #[derive(Debug, Clone)]
 pub(super) struct Probe {
-    client: Client<HttpConnector, Empty<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
     status: Option<String>,
     pprof: Option<String>,
+    /// The bearer token sent with each request to `pprof`.
+    pprof_token: Option<String>,
     /// When every request must have been answered by: the phase's deadline (the
     /// subject's `timeout`), set by [`Probe::until`].
     deadline: Option<tokio::time::Instant>,
@@ -143,13 +146,20 @@ pub(super) struct Heap {
 }
 
 impl Probe {
-    /// The endpoints of the program whose process group is `group`.
-    pub(super) fn new(status: Option<String>, pprof: Option<String>, group: Arc<Group>) -> Probe {
-        let client = Client::builder(TokioExecutor::new()).build_http();
+    /// The endpoints of the program whose process group is `group`: its `status` and
+    /// its `pprof`, with the bearer token `pprof_token` for the latter (`http://`, or
+    /// `https://` on loopback: [`super::tls`]).
+    pub(super) fn new(
+        status: Option<String>,
+        (pprof, pprof_token): (Option<String>, Option<String>),
+        group: Arc<Group>,
+    ) -> Probe {
+        let client = Client::builder(TokioExecutor::new()).build(super::tls::connector());
         Probe {
             client,
             status,
             pprof,
+            pprof_token,
             deadline: None,
             observer: Arc::new(Observer {
                 group,
@@ -176,20 +186,20 @@ impl Probe {
     /// `GET url`, at most `limit` bytes of it; `Ok(None)` when the answer is 404 Not
     /// Found.
     async fn get_optional(&self, url: &str, limit: usize) -> Result<Option<Bytes>, String> {
-        match self.get(url, limit).await {
+        match self.get(url, limit, None).await {
             Ok(body) => Ok(Some(body)),
             Err(e) if e.contains(": 404 Not Found") => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    /// `GET url`: its body, when it is at most `limit` bytes; what answering cost the
-    /// program is added to the observer's.
-    async fn get(&self, url: &str, limit: usize) -> Result<Bytes, String> {
+    /// `GET url` (with `bearer` as its token): its body, when it is at most `limit`
+    /// bytes; what answering cost the program is added to the observer's.
+    async fn get(&self, url: &str, limit: usize, bearer: Option<&str>) -> Result<Bytes, String> {
         let observer = &self.observer;
         let _one = observer.one_at_a_time.lock().await;
         let before = observer.group.read(false);
-        let answer = self.get_unobserved(url, limit).await;
+        let answer = self.get_unobserved(url, limit, bearer).await;
         if let (Some(before), Some(after)) = (before, observer.group.read(false)) {
             let spent = after.total.cpu_ms.saturating_sub(before.total.cpu_ms);
             observer.cpu_ms.fetch_add(spent, Ordering::Relaxed);
@@ -197,14 +207,25 @@ impl Probe {
         answer
     }
 
-    async fn get_unobserved(&self, url: &str, limit: usize) -> Result<Bytes, String> {
-        let uri: hyper::Uri = url.parse().map_err(|e| format!("`{url}`: {e}"))?;
+    async fn get_unobserved(
+        &self,
+        url: &str,
+        limit: usize,
+        bearer: Option<&str>,
+    ) -> Result<Bytes, String> {
+        let mut request = hyper::Request::get(url);
+        if let Some(token) = bearer {
+            request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request
+            .body(Empty::new())
+            .map_err(|e| format!("`{url}`: {e}"))?;
         let request = async {
             let response = self
                 .client
-                .get(uri)
+                .request(request)
                 .await
-                .map_err(|e| format!("GET {url}: {e}"))?;
+                .map_err(|e| format!("GET {url}: {}", error_chain(&e)))?;
             let status = response.status();
             let body = http_body_util::Limited::new(response.into_body(), limit)
                 .collect()
@@ -219,7 +240,13 @@ impl Probe {
                 .to_bytes();
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
-                return Err(format!("GET {url}: {status}: {}", text.trim()));
+                let hint = match (status, bearer) {
+                    (hyper::StatusCode::UNAUTHORIZED, None) if self.is_pprof(url) => {
+                        " (a secure port asks for a token: give it in the variant's `pprof_token`)"
+                    }
+                    _ => "",
+                };
+                return Err(format!("GET {url}: {status}: {}{hint}", text.trim()));
             }
             Ok(body)
         };
@@ -234,12 +261,19 @@ impl Probe {
             .unwrap_or_else(|_| Err(format!("GET {url}: no answer within {within}")))
     }
 
+    /// Whether `url` is one of the program's pprof endpoints.
+    fn is_pprof(&self, url: &str) -> bool {
+        self.pprof
+            .as_deref()
+            .is_some_and(|base| url.starts_with(base))
+    }
+
     /// The program's status; `Ok(None)` when it serves no status endpoint.
     pub(super) async fn status(&self) -> Result<Option<Status>, String> {
         let Some(url) = &self.status else {
             return Ok(None);
         };
-        let body = self.get(url, STATUS_BYTES).await?;
+        let body = self.get(url, STATUS_BYTES, None).await?;
         serde_json::from_slice(&body)
             .map(Some)
             .map_err(|e| format!("GET {url}: not the status protocol: {e}"))
@@ -248,7 +282,7 @@ impl Probe {
     /// Every store's identities, through the status protocol.
     pub(super) async fn stores(&self) -> Result<Vec<Vec<Identity>>, String> {
         let url = format!("{}/store", self.status.as_deref().unwrap_or_default());
-        let body = self.get(&url, LARGE_BYTES).await?;
+        let body = self.get(&url, LARGE_BYTES, None).await?;
         let stores: Stores = serde_json::from_slice(&body)
             .map_err(|e| format!("GET {url}: not the status protocol's store: {e}"))?;
         Ok(stores
@@ -295,11 +329,13 @@ impl Probe {
         let Some(base) = &self.pprof else {
             return Ok(None);
         };
+        let token = self.pprof_token.as_deref();
         if collect {
-            self.get(&format!("{base}/heap?gc=1"), LARGE_BYTES).await?;
+            self.get(&format!("{base}/heap?gc=1"), LARGE_BYTES, token)
+                .await?;
         }
         let url = format!("{base}/heap?debug=1{}", if collect { "&gc=1" } else { "" });
-        let body = self.get(&url, LARGE_BYTES).await?;
+        let body = self.get(&url, LARGE_BYTES, token).await?;
         let text = String::from_utf8_lossy(&body);
         let stats = pprof::mem_stats(&text).map_err(|e| format!("GET {url}: {e}"))?;
         let sites = if collect {
@@ -316,8 +352,21 @@ impl Probe {
         let Some(base) = &self.pprof else {
             return Ok(None);
         };
-        self.get(&format!("{base}/heap"), LARGE_BYTES)
+        let token = self.pprof_token.as_deref();
+        self.get(&format!("{base}/heap"), LARGE_BYTES, token)
             .await
             .map(Some)
     }
+}
+
+/// An error and its sources, one after the other: a TLS refusal is in a source of the
+/// client's error, which alone says only "client error (Connect)".
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut said = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        said.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    said
 }
