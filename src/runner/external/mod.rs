@@ -283,9 +283,15 @@ impl<'a> Run<'a> {
         self.fill_gc_cycles(&mut figures, None);
         self.sample_heap = has_pprof && !self.gc_log.seen();
         figures.observer_cpu_ms = Some(self.probe.observer_cpu_ms());
-        figures.refused = self.gate.take_refused();
-        figures.collections = self.gate.take_collections(self.started);
+        self.take_requests(&mut figures, self.started);
         Ok((figures, implementation))
+    }
+
+    /// The program's requests since the last phase's end into `figures`: those the server
+    /// refused, and its reads of collections (`since`, the phase's start).
+    fn take_requests(&self, figures: &mut SubjectFigures, since: std::time::Instant) {
+        figures.refused = self.gate.take_refused();
+        figures.collections = self.gate.take_collections(since);
     }
 
     /// The heap part of `figures`: the Go heap read through pprof (its growth since the
@@ -386,8 +392,7 @@ impl<'a> Run<'a> {
         }
         self.status_before = caught.status.clone();
         figures.store_checked = caught.stores.is_some();
-        figures.refused = self.gate.take_refused();
-        figures.collections = self.gate.take_collections(began);
+        self.take_requests(&mut figures, began);
         let truth = &caught.truth;
         let (objects, consistency) = match &caught.stores {
             Some(stores) => (
