@@ -50,6 +50,7 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
             .into_iter()
             .chain(process_notes(&report))
             .chain(refusal_notes(&report))
+            .chain(late_cache_notes(&report))
             .chain(observer_notes(&report))
         {
             files::say!("{note}");
@@ -185,6 +186,39 @@ fn refusal_notes(report: &Report) -> Vec<String> {
                      `subject.refused`); a program that needs them may not run as it does \
                      in a cluster",
                     variant.name
+                )
+            })
+        })
+        .collect()
+}
+
+/// A note for each external variant whose program opened a cache after its first phase,
+/// once it had synced: a collection no earlier phase read (controller-runtime starts an
+/// informer on the first `client.Get` of a kind), whose memory that phase's figures hold.
+fn late_cache_notes(report: &Report) -> Vec<String> {
+    let late = |variant: &report::VariantReport| -> Vec<String> {
+        let phases = variant.phases.iter().skip(1);
+        let opened = phases.flat_map(|phase| {
+            let collections = phase.subject.iter().flat_map(|f| &f.collections);
+            collections
+                .filter(|c| c.opened)
+                .map(move |c| format!("{} in phase `{}`", c.describe(), phase.name))
+        });
+        opened.collect()
+    };
+    report
+        .variants
+        .iter()
+        .filter_map(|variant| {
+            let opened = late(variant);
+            (!opened.is_empty()).then(|| {
+                format!(
+                    "note: variant `{}` opened {} cache(s) after its first phase: {} \
+                     (`subject.collections` in the report; what it holds is in that phase's \
+                     figures)",
+                    variant.name,
+                    opened.len(),
+                    opened.join(", ")
                 )
             })
         })

@@ -447,6 +447,29 @@ fn a_refusal_the_scenario_accepts_is_in_the_report_with_the_caches_the_program_r
 }
 
 #[test]
+fn a_cache_opened_after_the_first_phase_is_named_with_its_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, report) = run(
+        dir.path(),
+        &scenario("late-configmaps", ""),
+        &["--allow-commands"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let update = &phases(&report["variants"][1])[1];
+    let configmaps = &update["subject"]["collections"][0];
+    assert_eq!(configmaps["resource"], "configmaps", "{update}");
+    assert_eq!(configmaps["opened"], true);
+    assert!(
+        stderr(&output).contains(
+            "note: variant `python` opened 1 cache(s) after its first phase: configmaps: list in phase `update`"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn a_program_whose_heap_reads_cost_it_cpu_is_still_found_quiet() {
     // Each sample costs the program 40 ms of CPU, five a second: without the sampler's cost
     // taken out, a 500 ms quiet window (10 ms allowed) would never come and every phase
