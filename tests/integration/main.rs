@@ -18,6 +18,7 @@ mod gate;
 mod measurement;
 mod outputs;
 mod pipes;
+mod reads;
 mod real_server;
 mod report_format;
 mod retention;
