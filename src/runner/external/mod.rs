@@ -31,6 +31,10 @@ use scenario::{Phase, PhaseAction, Placeholders, Scenario, Scope, Subject};
 use upstream::Upstream;
 use wait::Sampler;
 
+/// How long after the server first refused a program's read the run waits for its other
+/// informers' refusals, to name them all at once.
+const REFUSALS_SETTLE: Duration = Duration::from_secs(1);
+
 /// The program's output (stdout and stderr) in its scratch folder.
 pub const OUTPUT_FILE: &str = "program.log";
 
@@ -226,7 +230,7 @@ impl<'a> Run<'a> {
         let timeout = Duration::from_millis(self.subject.timeout_ms);
         let deadline = tokio::time::Instant::now() + timeout;
         while !self.gate.knocked() {
-            if let Some(refused) = refused_reads(&self.gate, self.subject) {
+            if let Some(refused) = refused_reads(&self.gate, self.subject).await {
                 return Err(refused);
             }
             if let Some(status) = self.program.exited() {
@@ -259,6 +263,9 @@ impl<'a> Run<'a> {
         // The program may ask for the resource before its own endpoints listen.
         let probe = self.probe.until(deadline + probe::LATE);
         let (heap, status) = loop {
+            if let Some(refused) = refused_reads(&self.gate, self.subject).await {
+                return Err(refused);
+            }
             let heap = probe.heap(true).await;
             let status = probe.status().await;
             match (heap, status) {
@@ -454,7 +461,7 @@ impl<'a> Run<'a> {
         };
         let refused = async {
             loop {
-                if let Some(refused) = refused_reads(gate, subject) {
+                if let Some(refused) = refused_reads(gate, subject).await {
                     return refused;
                 }
                 tokio::time::sleep(wait::POLL).await;
@@ -519,11 +526,16 @@ impl<'a> Run<'a> {
 /// (LIST, WATCH) of a resource the scenario does not accept refusals of: a cache of it
 /// never syncs, and a program that never synced does not do its job (its figures would
 /// look right and be wrong).
-fn refused_reads(gate: &Gate, subject: &Subject) -> Option<anyhow::Error> {
-    let refused = gate.refused_resources(&subject.accept_refused);
-    if refused.is_empty() {
+/// Informers start together: once one read is refused, the others' come within
+/// [`REFUSALS_SETTLE`], and the error names them all, those the gate held until then
+/// too (it opens: the variant fails, and nothing more is measured).
+async fn refused_reads(gate: &Gate, subject: &Subject) -> Option<anyhow::Error> {
+    if gate.refused_resources(&subject.accept_refused).is_empty() {
         return None;
     }
+    gate.open();
+    tokio::time::sleep(REFUSALS_SETTLE).await;
+    let refused = gate.refused_resources(&subject.accept_refused);
     let named: Vec<String> = refused.iter().map(ToString::to_string).collect();
     let accepted: Vec<String> = subject
         .accept_refused
