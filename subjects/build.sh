@@ -14,6 +14,10 @@
 #   target/subjects/fabric8/          fabric8 kubernetes-client 8.0.0's informer (Java 17,
 #                                     subjects/fabric8/pom.xml), its jar beside its
 #                                     dependencies' from Maven Central
+#   target/subjects/kube-scheduler    kube-scheduler v1.37.2, unmodified: a component that
+#                                     caches 19 resources and serves pprof only on its
+#                                     secure port; k8s.io/kubernetes as servers/kube-apiserver
+#                                     pins it (its go.mod and go.sum)
 # Go modules come through the Go module proxy, pinned by the go.sum files beside the
 # go.mod files; Go caches the builds, so a second run takes seconds.
 set -euo pipefail
@@ -40,6 +44,8 @@ go run -mod=readonly ./protofields | cmp -s - "$root/crates/apiserver/proto/go-f
 cd "$root/subjects/controller-runtime"
 go vet .
 go build -mod=readonly -o "$out/controller-runtime" .
+cd "$root/servers/kube-apiserver"
+go build -mod=readonly -o "$out/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler
 echo "built $(ls "$out" | tr '\n' ' ')in $out"
 cd "$root/subjects/node"
 npm ci --no-audit --no-fund --silent
