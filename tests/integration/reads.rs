@@ -11,7 +11,7 @@ fn a_program_that_reads_resources_nobody_serves_fails_its_variant_naming_them() 
     let dir = tempfile::tempdir().unwrap();
     let (output, report) = run(
         dir.path(),
-        &scenario("asks-widgets-and-volumes", ""),
+        &scenario("asks-widgets-and-gadgets", ""),
         &["--allow-commands"],
     );
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
@@ -27,14 +27,14 @@ fn a_program_that_reads_resources_nobody_serves_fails_its_variant_naming_them() 
     assert!(
         error.contains(
             "the server refused the program's reads of 2 resource(s) it caches: \
-             persistentvolumes (404 \"the server could not find the requested resource\"), \
+             gadgets (404 \"the server could not find the requested resource\"), \
              widgets.example.com (404 \"404 page not found\")"
         ),
         "{error}"
     );
     // Named at once, the read the gate held among them: a user accepts both in one go.
     assert!(
-        error.contains("accept_refused = [\"persistentvolumes\", \"widgets.example.com\"]"),
+        error.contains("accept_refused = [\"gadgets\", \"widgets.example.com\"]"),
         "{error}"
     );
     // Its output is kept, for the user to see why, and named in the error.

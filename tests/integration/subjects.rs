@@ -142,6 +142,48 @@ fn a_components_pprof_is_read_over_https_with_its_token() {
 
 #[test]
 #[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
+fn an_unmodified_kube_scheduler_syncs_its_19_caches_on_the_built_in_server() {
+    // Not run_unrefused: the scheduler posts Events of a kind the server keeps, but its
+    // reads are what must not be refused, and any refused read would fail the variant.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.json");
+    bin()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg("scenarios/real/kube-scheduler.toml")
+        .args(["--allow-commands", "--no-chart", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let scheduler = &report["variants"][0];
+    let setup = &scheduler["subject"]["setup"];
+    let mut cached: Vec<&str> = std::iter::once(setup)
+        .chain(phases(scheduler).iter().map(|p| &p["subject"]))
+        .flat_map(|figures| figures["collections"].as_array().into_iter().flatten())
+        .filter(|c| c["refused"].as_u64().unwrap_or(0) == 0)
+        .map(|c| c["resource"].as_str().unwrap())
+        .collect();
+    cached.sort_unstable();
+    cached.dedup();
+    assert_eq!(cached.len(), 19, "{cached:?}");
+    for kind in [
+        "pods",
+        "nodes",
+        "storageclasses.storage.k8s.io",
+        "poddisruptionbudgets.policy",
+    ] {
+        assert!(cached.contains(&kind), "{kind}: {cached:?}");
+    }
+    // Its heap, read over https:// from its secure port, in every phase.
+    for phase in phases(scheduler) {
+        let live = phase["subject"]["heap"]["live_bytes"].as_u64().unwrap();
+        assert!(live > 1 << 20, "{phase}");
+    }
+}
+
+#[test]
+#[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
 fn a_controller_that_elects_a_leader_and_records_events_runs_as_deployed() {
     let report = run_unrefused("subjects/controller.toml");
     let program = variant(&report, "controller-runtime, leader election, events");

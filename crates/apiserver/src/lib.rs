@@ -26,6 +26,8 @@ mod connect;
 #[cfg(feature = "server")]
 mod discovery;
 mod dispatch;
+#[cfg(feature = "server")]
+mod empty;
 mod encodings;
 #[cfg(feature = "server")]
 mod eviction;
@@ -42,6 +44,8 @@ mod loopback;
 mod namespaces;
 #[cfg(feature = "server")]
 mod patch;
+#[cfg(feature = "server")]
+mod paths;
 #[cfg(feature = "server")]
 mod printers;
 pub mod protobuf;

@@ -22,7 +22,7 @@ use super::records::{self, Network, Records};
 use super::status::{method_not_allowed, object_not_found, page_not_found};
 use super::version::Version;
 use super::write::{ToObject, ToStatus};
-use super::{ApiServer, connect, discovery, eviction, health, namespaces, reviews, write};
+use super::{ApiServer, connect, discovery, empty, eviction, health, namespaces, reviews, write};
 use scenario::ObjectKind;
 
 /// The apiserver's routes without what only a network server keeps (the records, the
@@ -130,7 +130,7 @@ pub fn network_router(server: ApiServer) -> Router {
         .merge(records::routes(records.clone()))
         .merge(reviews::routes())
         .merge(connect::routes(server.clone()))
-        .merge(eviction::routes(server));
+        .merge(eviction::routes(server.clone()));
     // The namespace controller's pass after each write into a terminating namespace.
     let router = router.layer(axum::middleware::from_fn_with_state(
         records,
@@ -143,6 +143,12 @@ pub fn network_router(server: ApiServer) -> Router {
             page_not_found()
         }
     });
+    // Any other resource kube-apiserver serves, which nothing above does: an empty
+    // collection ([`empty`]).
+    let router = router.layer(axum::middleware::from_fn_with_state(
+        server,
+        empty::where_not_found,
+    ));
     Router::new().fallback_service(tower::ServiceExt::map_request(router, api_path_trimmed))
 }
 

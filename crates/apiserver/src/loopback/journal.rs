@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use axum::http::{Method, StatusCode, Uri};
 
+use crate::paths::CollectionPath;
 use report::CollectionReads;
 
 /// One collection a program reads: a resource in a namespace (or every one), with the
@@ -48,48 +49,20 @@ impl Read {
         if method != Method::GET {
             return None;
         }
-        let mut segments = uri.path().trim_start_matches('/').split('/');
-        let group = match segments.next()? {
-            "api" => {
-                segments.next()?;
-                None
-            }
-            "apis" => {
-                let group = segments.next()?;
-                segments.next()?;
-                Some(group)
-            }
-            _ => return None,
-        };
-        let mut rest: Vec<&str> = segments.collect();
-        // kube-apiserver still serves the old `/watch/` prefix.
-        let legacy_watch = rest.first() == Some(&"watch");
-        if legacy_watch {
-            rest.remove(0);
-        }
-        let (namespace, resource) = match rest.as_slice() {
-            [resource] if !resource.is_empty() => (None, *resource),
-            ["namespaces", namespace, resource] if !resource.is_empty() => {
-                (Some((*namespace).to_owned()), *resource)
-            }
-            _ => return None,
-        };
+        let path = CollectionPath::of(uri.path())?;
         let query = Query::of(uri);
         if query.continues {
             return None;
         }
-        let how = match (legacy_watch || query.watch, query.initial_events) {
+        let how = match (path.legacy_watch || query.watch, query.initial_events) {
             (false, _) => How::List,
             (true, false) => How::Watch,
             (true, true) => How::WatchList,
         };
         Some(Read {
             collection: Collection {
-                resource: match group {
-                    Some(group) => format!("{resource}.{group}"),
-                    None => resource.to_owned(),
-                },
-                namespace,
+                resource: path.resource_name(),
+                namespace: path.namespace.map(str::to_owned),
                 label_selector: query.label_selector,
                 field_selector: query.field_selector,
             },
