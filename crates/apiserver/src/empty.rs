@@ -67,9 +67,15 @@ pub(crate) async fn where_not_found(
         return response;
     }
     let version = server.resource_version();
+    let served = server.spec().kind.as_str();
     let Some(empty) = answer(&method, uri.path(), uri.query(), version) else {
         return response;
     };
+    // The scenario's own kind under another group or version (a sample of core Events
+    // asked for as events.k8s.io's): a cluster would list its objects there, not none.
+    if resource_kind(uri.path()) == Some(served) {
+        return response;
+    }
     // Only where the router served no such resource: a 404 of a resource it does serve
     // (an object, a namespace that is not there) stands. A 404 is a small body, whole.
     let (parts, body) = response.into_parts();
@@ -97,6 +103,11 @@ fn unserved(body: &[u8]) -> bool {
         status["message"] == "the server could not find the requested resource"
             && status["details"]["name"].as_str().is_none_or(str::is_empty)
     })
+}
+
+/// The kind of the resource `path` names in kube-apiserver's table, if it names one.
+fn resource_kind(path: &str) -> Option<&'static str> {
+    resource(&CollectionPath::of(path)?).map(|r| r.kind)
 }
 
 /// The answer to `method` `path`?`query` when it is a read of a collection of a resource

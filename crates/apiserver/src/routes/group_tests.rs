@@ -306,7 +306,7 @@ async fn over_tcp_a_path_outside_the_served_groups_is_go_s_plain_404() {
         (
             ApiServer::new(ObjectSpec::pods(3)),
             "/api/v1/foos",
-            "/apis/policy/v1/poddisruptionbudgets",
+            "/apis/policy/v1beta1/poddisruptionbudgets",
         ),
         (deployments(3), "/apis/apps/v9", "/apis/example.com/v1"),
     ] {
