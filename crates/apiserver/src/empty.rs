@@ -22,6 +22,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::paths::CollectionPath;
+use super::query::Query;
 
 /// `group\tversion\tresource\tkind\tscope` for each listable resource (see the file).
 const RESOURCES: &str = include_str!("../proto/resources.tsv");
@@ -66,16 +67,15 @@ pub(crate) async fn where_not_found(
     if response.status() != StatusCode::NOT_FOUND {
         return response;
     }
+    // The scenario's own kind under another group or version (a sample of core Events
+    // asked for as events.k8s.io's): a cluster would list its objects there, not none.
+    if resource_kind(uri.path()) == Some(server.spec().kind.as_str()) {
+        return response;
+    }
     let version = server.resource_version();
-    let served = server.spec().kind.as_str();
     let Some(empty) = answer(&method, uri.path(), uri.query(), version) else {
         return response;
     };
-    // The scenario's own kind under another group or version (a sample of core Events
-    // asked for as events.k8s.io's): a cluster would list its objects there, not none.
-    if resource_kind(uri.path()) == Some(served) {
-        return response;
-    }
     // Only where the router served no such resource: a 404 of a resource it does serve
     // (an object, a namespace that is not there) stands. A 404 is a small body, whole.
     let (parts, body) = response.into_parts();
@@ -139,7 +139,11 @@ pub(crate) fn answer(
         "" => collection.version.to_owned(),
         group => format!("{group}/{}", collection.version),
     };
-    let query = Query::of(query.unwrap_or_default());
+    // Read as every other collection's query is: a value that does not decode is a 400.
+    let query = match Query::parse(query.unwrap_or_default()) {
+        Ok(query) => query,
+        Err(e) => return Some(e.into_response()),
+    };
     let response = if collection.legacy_watch || query.watch {
         watch(&api_version, resource.kind, version, &query)
     } else {
@@ -162,7 +166,7 @@ pub(crate) fn answer(
 /// A watch of an empty collection: a watch-list's bookmark, then nothing until its time
 /// is up.
 fn watch(api_version: &str, kind: &str, version: u64, query: &Query) -> Response {
-    let bookmark = query.initial_events.then(|| {
+    let bookmark = (query.send_initial_events == Some(true)).then(|| {
         let event = json!({
             "type": "BOOKMARK",
             "object": {
@@ -176,7 +180,9 @@ fn watch(api_version: &str, kind: &str, version: u64, query: &Query) -> Response
         });
         Ok::<_, std::convert::Infallible>(bytes::Bytes::from(format!("{event}\n")))
     });
-    let open = Duration::from_secs(query.timeout_seconds.unwrap_or(DEFAULT_WATCH_SECONDS));
+    let open = query
+        .timeout
+        .unwrap_or(Duration::from_secs(DEFAULT_WATCH_SECONDS));
     let events = futures::stream::iter(bookmark).chain(futures::stream::once(async move {
         tokio::time::sleep(open).await;
         Ok(bytes::Bytes::new())
@@ -187,29 +193,6 @@ fn watch(api_version: &str, kind: &str, version: u64, query: &Query) -> Response
         Body::from_stream(events),
     )
         .into_response()
-}
-
-/// What a read's query asks of an empty collection.
-#[derive(Debug, Default)]
-struct Query {
-    watch: bool,
-    initial_events: bool,
-    timeout_seconds: Option<u64>,
-}
-
-impl Query {
-    fn of(query: &str) -> Query {
-        let mut asked = Query::default();
-        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-            match &*key {
-                "watch" => asked.watch = matches!(&*value, "true" | "1"),
-                "sendInitialEvents" => asked.initial_events = &*value == "true",
-                "timeoutSeconds" => asked.timeout_seconds = value.parse().ok(),
-                _ => {}
-            }
-        }
-        asked
-    }
 }
 
 #[cfg(test)]

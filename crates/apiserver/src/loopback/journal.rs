@@ -9,6 +9,7 @@ use std::time::Instant;
 use axum::http::{Method, StatusCode, Uri};
 
 use crate::paths::CollectionPath;
+use crate::query::parse_bool;
 use report::CollectionReads;
 
 /// One collection a program reads: a resource in a namespace (or every one), with the
@@ -72,7 +73,9 @@ impl Read {
     }
 }
 
-/// What a read's query says.
+/// What a read's query says: the selectors as the program gave them (the server's own
+/// [`crate::query::Query`] would refuse a bad one, and the read is still the program's),
+/// its booleans as kube-apiserver reads them.
 #[derive(Debug, Default)]
 struct Query {
     watch: bool,
@@ -89,8 +92,8 @@ impl Query {
         let pairs = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes());
         for (key, value) in pairs {
             match &*key {
-                "watch" => query.watch = matches!(&*value, "true" | "1"),
-                "sendInitialEvents" => query.initial_events = &*value == "true",
+                "watch" => query.watch = parse_bool(&value),
+                "sendInitialEvents" => query.initial_events = parse_bool(&value),
                 "continue" => query.continues = !value.is_empty(),
                 "labelSelector" => query.label_selector = given(&value),
                 "fieldSelector" => query.field_selector = given(&value),
