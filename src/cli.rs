@@ -392,9 +392,32 @@ fn parse_count(text: &str) -> Result<(String, u64), String> {
     Ok((kind.trim().to_owned(), n))
 }
 
+/// `run --server`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ServerArg {
+    // No doc comments here: clap would print every option of `run` in its long layout.
+    BuiltIn,
+    KubeApiserver,
+}
+
+impl From<ServerArg> for scenario::Server {
+    fn from(server: ServerArg) -> scenario::Server {
+        match server {
+            ServerArg::BuiltIn => scenario::Server::BuiltIn,
+            ServerArg::KubeApiserver => scenario::Server::KubeApiserver,
+        }
+    }
+}
+
 /// `run`'s options for a real server.
 #[derive(Debug, clap::Args)]
 struct RealServerArgs {
+    /// The server to run against, over the scenario's `server` key: `built-in` (the
+    /// default), or `kube-apiserver`: the run starts the real kube-apiserver that
+    /// `bash servers/build.sh` builds (target/servers/kube-apiserver), fills it through
+    /// the API, measures its process too, and stops it when it ends, leaving nothing.
+    #[arg(long, value_name = "SERVER", conflicts_with = "kubeconfig")]
+    server: Option<ServerArg>,
     /// Run against the real server this kubeconfig's current context names instead of
     /// the built-in apiserver: each variant gets a namespace of its own, filled with
     /// the scenario's objects and removed when the variant ends (and at the run's end,
@@ -414,18 +437,22 @@ struct RealServerArgs {
 }
 
 impl RealServerArgs {
-    /// The real server to run against, if any.
-    fn into_config(self) -> Option<ClusterConfig> {
+    /// The real server to run against (`--kubeconfig`), if any, and the `--server` asked
+    /// for.
+    fn into_config(self) -> (Option<ClusterConfig>, Option<scenario::Server>) {
         let RealServerArgs {
+            server,
             kubeconfig,
             read_only,
             server_pid,
         } = self;
-        kubeconfig.map(|kubeconfig| ClusterConfig {
+        let cluster = kubeconfig.map(|kubeconfig| ClusterConfig {
             kubeconfig,
             read_only,
             server_pid,
-        })
+            launched: None,
+        });
+        (cluster, server.map(Into::into))
     }
 }
 
@@ -447,24 +474,28 @@ impl Cli {
                 sweep,
                 shard,
                 server,
-            } => Command::Run(RunConfig {
-                scenario,
-                out,
-                chart: if no_chart {
-                    ChartOutput::None
-                } else {
-                    chart.map_or(ChartOutput::BesideReport, ChartOutput::At)
-                },
-                exports: exports.into_list(),
-                quiet,
-                variant_timeout,
-                jobs: usize::from(jobs),
-                allow_commands,
-                keep_output,
-                cluster: server.into_config(),
-                sweep,
-                shard,
-            }),
+            } => {
+                let (cluster, server) = server.into_config();
+                Command::Run(RunConfig {
+                    scenario,
+                    out,
+                    chart: if no_chart {
+                        ChartOutput::None
+                    } else {
+                        chart.map_or(ChartOutput::BesideReport, ChartOutput::At)
+                    },
+                    exports: exports.into_list(),
+                    quiet,
+                    variant_timeout,
+                    jobs: usize::from(jobs),
+                    allow_commands,
+                    keep_output,
+                    cluster,
+                    server,
+                    sweep,
+                    shard,
+                })
+            }
             Subcommands::Export {
                 report,
                 format,

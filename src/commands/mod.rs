@@ -4,7 +4,9 @@
 //! the stages: only this module and `cli` decide what is printed and written.
 
 mod compare;
+mod consent;
 mod crosscheck;
+mod launched;
 mod merge;
 mod run;
 mod session;
@@ -94,7 +96,7 @@ pub struct SizeConfig {
 }
 
 /// Settings of `informer-mem run`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunConfig {
     /// The scenario file.
     pub scenario: PathBuf,
@@ -116,8 +118,11 @@ pub struct RunConfig {
     /// Whether each external variant's program output is kept beside the report (a failed
     /// variant's always is).
     pub keep_output: bool,
-    /// The real server to run against instead of the built-in apiserver.
+    /// The real server to run against instead of the built-in apiserver (`--kubeconfig`).
     pub cluster: Option<ClusterConfig>,
+    /// `--server`: the server to run against, over the scenario's `server`; with
+    /// `kube-apiserver` the run starts servers/kube-apiserver itself.
+    pub server: Option<scenario::Server>,
     /// A sweep in place of the scenario's own `[sweep]`.
     pub sweep: Option<scenario::SweepArg>,
     /// The share of the run's jobs to run (`--shard I/N`); `None`: all of them.
@@ -133,6 +138,9 @@ pub struct ClusterConfig {
     pub read_only: bool,
     /// The server's process, when it runs on this machine: measured from outside too.
     pub server_pid: Option<u32>,
+    /// The server, when the run started it (`--server kube-apiserver`): stopped when the
+    /// run ends or is interrupted.
+    pub launched: Option<std::sync::Arc<launched::Launched>>,
 }
 
 /// Where `run` draws its chart.

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use super::consent::{launches_server, show_commands};
+use super::launched::Launched;
 use super::session::Session;
 use super::{ChartOutput, RunConfig};
 use crate::exit_codes;
@@ -15,7 +17,7 @@ use files::output::{self, Destination};
 use report::export::{self, ExportFormat};
 use report::shard::{self, Shard, ShardArg};
 use report::{RefusedRequest, Report, ScenarioInfo, fit, render_table};
-use scenario::{Scenario, Sweep};
+use scenario::{Scenario, Server, Sweep};
 
 /// Runs a scenario; exit code 2 if a variant failed, 1 if a store did not match the server.
 pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
@@ -43,7 +45,24 @@ pub(super) fn run(config: &RunConfig) -> anyhow::Result<ExitCode> {
         }
     }
     let outputs = Outputs::plan(config, &scenario)?;
+    let launched = launches_server(&scenario, config)?
+        .then(|| Launched::start(config.quiet))
+        .transpose()?;
+    let on_launched;
+    let config = match &launched {
+        Some(server) => {
+            on_launched = RunConfig {
+                cluster: Some(server.config()),
+                ..config.clone()
+            };
+            &on_launched
+        }
+        None => config,
+    };
     let (report, cleanup) = measure(config, &scenario, &outputs)?;
+    if let Some(server) = &launched {
+        server.stop();
+    }
     outputs.write(&report, config.quiet)?;
     if !config.quiet {
         for note in heap_notes(&report)
@@ -361,6 +380,7 @@ pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
         allow_commands: false,
         keep_output: false,
         cluster: None,
+        server: Some(Server::BuiltIn),
         sweep: None,
         shard: None,
     };
@@ -525,43 +545,6 @@ fn run_point(
         left = session.close().err();
     }
     Ok((report, left))
-}
-
-/// Shows every program the scenario's external variants start, with its placeholders, and
-/// refuses to go on without `--allow-commands`.
-fn show_commands(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<()> {
-    if !scenario.starts_programs() {
-        return Ok(());
-    }
-    let against = match &config.cluster {
-        None => "the built-in apiserver on loopback".to_owned(),
-        Some(cluster) => format!(
-            "the server {} names, through the run's proxy on loopback",
-            cluster.kubeconfig.display()
-        ),
-    };
-    let mut shown = format!(
-        "{} starts these programs, each against {against}:\n",
-        config.scenario.display()
-    );
-    for variant in &scenario.variants {
-        if let Some(subject) = &variant.subject {
-            shown.push_str(&format!("  {}: {}\n", variant.name, subject.shown()));
-        }
-    }
-    shown.push_str(
-        "each with GODEBUG=gctrace=1 and JAVA_TOOL_OPTIONS=-Xlog:gc:stderr added to its \
-         environment (to what is set there, unless that sets them itself), so that a Go or \
-         Java runtime reports each collection on its output\n",
-    );
-    files::say_text!("{shown}");
-    if config.allow_commands {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "{} starts programs (shown above); run it with --allow-commands to let it",
-        config.scenario.display()
-    )
 }
 
 /// Where a run writes its report and chart unless `--out` says: a folder of its own, so

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, bail};
 
 use super::ClusterConfig;
+use super::launched::Launched;
 use crate::cluster::Cluster;
 use crate::runner::{self, ClusterJob};
 use report::RealServer;
@@ -37,7 +38,8 @@ impl Session {
         scenario: &Scenario,
         quiet: bool,
     ) -> anyhow::Result<Session> {
-        if let Some(why) = scenario.real_server_refusal(config.read_only) {
+        let launched = config.launched.is_some();
+        if let Some(why) = scenario.real_server_refusal(config.read_only, launched) {
             bail!("{}: {why}", scenario.file.display());
         }
         if let Some(pid) = config.server_pid
@@ -65,6 +67,7 @@ impl Session {
             url: cluster.url.clone(),
             version,
             read_only: config.read_only,
+            started_by_run: launched,
         };
         let run = run_id();
         let names: Vec<Option<String>> = if config.read_only {
@@ -89,7 +92,7 @@ impl Session {
             server,
             interrupted: Arc::default(),
         };
-        session.remove_on_signal();
+        session.remove_on_signal(config.launched.clone());
         if !quiet {
             session.say();
         }
@@ -111,8 +114,13 @@ impl Session {
     }
 
     fn say(&self) {
+        let started = if self.server.started_by_run {
+            ", which the run started"
+        } else {
+            ""
+        };
         let server = format!(
-            "kube-apiserver {} at {}",
+            "kube-apiserver {} at {}{started}",
             self.server.version, self.server.url
         );
         match (self.namespaces().next(), self.namespaces().last()) {
@@ -126,9 +134,9 @@ impl Session {
         }
     }
 
-    /// On Ctrl-C or SIGTERM: stops the variants, removes the namespaces, and exits as a
-    /// shell reports a death by that signal.
-    fn remove_on_signal(&self) {
+    /// On Ctrl-C or SIGTERM: stops the variants, removes the namespaces, stops the server
+    /// if the run started it, and exits as a shell reports a death by that signal.
+    fn remove_on_signal(&self, launched: Option<Arc<Launched>>) {
         let cluster = self.cluster.clone();
         let kind = self.kind;
         let namespaces: Vec<String> = self.namespaces().map(str::to_owned).collect();
@@ -152,6 +160,9 @@ impl Session {
             let names = namespaces.iter().map(String::as_str);
             if let Err(e) = remove_all(&cluster, names, kind).await {
                 files::say!("error: {e:#}");
+            }
+            if let Some(launched) = launched {
+                let _ = tokio::task::spawn_blocking(move || launched.stop()).await;
             }
             std::process::exit(code);
         });

@@ -31,7 +31,7 @@ use scenario::Scenario;
 /// Has the kernel send `signal` to the process `command` starts when the thread that
 /// starts it ends (the run's, which waits for it): a child outlives no parent that died
 /// without ending it. One that finds its parent already gone exits at once.
-fn die_with_parent(command: &mut std::process::Command, signal: libc::c_int) {
+pub(crate) fn die_with_parent(command: &mut std::process::Command, signal: libc::c_int) {
     use std::os::unix::process::CommandExt;
     // SAFETY: between fork and exec only async-signal-safe calls: getpid before, prctl
     // and getppid in the child.

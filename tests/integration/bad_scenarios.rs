@@ -42,6 +42,7 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
             with("count = 10", "count = 10\nkind = 5"),
         ),
         ("unknown top-level key", format!("nmae = \"x\"\n{BASE}")),
+        ("unknown server", format!("server = \"k3s\"\n{BASE}")),
         (
             "unknown key in objects",
             with("count = 10", "count = 10\ncolour = 1"),

@@ -15,6 +15,7 @@ mod docs;
 mod events;
 mod external;
 mod gate;
+mod launched;
 mod measurement;
 mod outputs;
 mod pipes;

@@ -554,6 +554,7 @@ mod tests {
             url: "https://127.0.0.1:6443/".to_owned(),
             version: "v1.37.2".to_owned(),
             read_only: false,
+            started_by_run: false,
         });
         let tolerances = Tolerances::for_report(&head, &[]);
         assert_eq!(

@@ -169,6 +169,10 @@ pub struct RealServer {
     /// Whether the run only read (`--read-only`): the informers watched every namespace.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub read_only: bool,
+    /// Whether the run started it itself (`run --server kube-apiserver`): a new
+    /// servers/kube-apiserver holding the run's objects alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub started_by_run: bool,
 }
 
 /// The tool that wrote a report.

@@ -274,6 +274,12 @@ fn about(report: &Report) -> String {
                 "the {} objects already on kube-apiserver {} at {}, read only ({})",
                 objects.kind, server.version, server.url, report.scenario.file
             )
+        } else if server.started_by_run {
+            format!(
+                "{about}, on kube-apiserver {} which the run started (servers/kube-apiserver); \
+                 exact figures vary run to run against a real server",
+                server.version
+            )
         } else {
             format!(
                 "{about}, on kube-apiserver {} at {}; exact figures vary run to run against \

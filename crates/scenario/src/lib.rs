@@ -14,6 +14,7 @@ pub mod metric;
 mod objects;
 mod phase;
 mod raw;
+mod real_server;
 mod sample;
 mod sample_kind;
 mod scope;
@@ -48,7 +49,8 @@ pub use sweep::{Sweep, SweepArg};
 use variant::variant_from_raw;
 pub use variant::{
     AllocatorConfig, Fault, Implementation, InitialSync, LAST_APPLIED_ANNOTATION, ListRules,
-    Projection, QueueKind, Relist, Scope, ServerSide, StoreMode, Transform, Variant, VariantConfig,
+    Projection, QueueKind, Relist, Scope, Server, ServerSide, StoreMode, Transform, Variant,
+    VariantConfig,
 };
 
 /// Largest object count a scenario may ask for. The built-in apiserver indexes objects with
@@ -83,6 +85,9 @@ pub struct Scenario {
     /// --sweep`); `objects` holds the key's plain value. None for a plain run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
+    /// The server the variants run against unless the command line says (`server`).
+    #[serde(default, skip_serializing_if = "Server::is_built_in")]
+    pub server: Server,
 }
 
 impl Scenario {
@@ -199,6 +204,7 @@ impl Scenario {
             gate,
             timeline,
             sweep,
+            server: raw.server.unwrap_or_default(),
         })
     }
 }
@@ -267,84 +273,6 @@ fn refuse_graceful_deletes(kind: ObjectKind, phases: &[Phase]) -> Result<(), Pro
 }
 
 impl Scenario {
-    /// Why this scenario cannot run against a real server (`run --kubeconfig`), naming
-    /// the variant or the phase, if it cannot. With `read_only`, every phase that writes
-    /// is refused too, and what only a written object needs is not: a sample (it names
-    /// the kind, whose objects are the cluster's) and a cluster-scoped kind.
-    pub fn real_server_refusal(&self, read_only: bool) -> Option<String> {
-        if let Some(sample) = self.objects.sample.as_ref().filter(|_| !read_only) {
-            return Some(format!(
-                "objects.sample = {:?}: copies of a sample are the built-in server's; a real \
-                 server would give them its own managedFields and drop their status (run \
-                 without --kubeconfig, or with --read-only to measure the cluster's own \
-                 objects of the sample's kind)",
-                sample.file
-            ));
-        }
-        if self.objects.kind == ObjectKind::Deployment && !read_only {
-            return Some(
-                "objects.kind = \"Deployment\": a Deployment a run wrote to a cluster would \
-                 start pods there; --read-only measures the cluster's own Deployments (the \
-                 built-in server serves generated ones: run without --kubeconfig)"
-                    .to_owned(),
-            );
-        }
-        if !self.objects.namespaced() && !read_only {
-            return Some(format!(
-                "objects.kind = \"{}\" is cluster-scoped; a run against a real server keeps its \
-                 objects in namespaces of its own, and {}s a run made would be the cluster's \
-                 (the built-in server serves them: run without --kubeconfig; --read-only \
-                 measures the cluster's own)",
-                self.objects.kind.as_str(),
-                self.objects.kind.as_str()
-            ));
-        }
-        for variant in &self.variants {
-            if let Some(namespace) = variant.scope.namespaces.first() {
-                return Some(format!(
-                    "variant {:?} watches namespace {namespace:?} of the scenario's; a run \
-                     against a real server keeps all its objects in one namespace of its own \
-                     (run without --kubeconfig to measure an informer of one namespace)",
-                    variant.name
-                ));
-            }
-            if variant.server.watchers > 0 && !variant.server.share_encodings {
-                return Some(format!(
-                    "variant {:?} asks for one encoding per watcher (`watchers` without \
-                     `share_encodings = true`); kube-apiserver always shares one encoding of \
-                     an event among its watchers (KEP-1152)",
-                    variant.name
-                ));
-            }
-        }
-        for phase in &self.phases {
-            if phase.churn.is_some() {
-                return Some(format!(
-                    "phase `{}` has a churn, whose rate is kept in virtual time, which a real \
-                     server does not share",
-                    phase.name
-                ));
-            }
-            let writes = matches!(
-                phase.action,
-                PhaseAction::Update { .. }
-                    | PhaseAction::Delete { .. }
-                    | PhaseAction::Create { .. }
-                    | PhaseAction::Recreate { .. }
-                    | PhaseAction::Disconnect { .. }
-            );
-            if read_only && writes {
-                return Some(format!(
-                    "phase `{}` ({}) writes to the server; --read-only runs only phases that \
-                     write nothing (list, relist, resync, settle, calibrate)",
-                    phase.name,
-                    phase.action.kind().as_str()
-                ));
-            }
-        }
-        None
-    }
-
     /// Whether any variant runs a program of its own.
     pub fn starts_programs(&self) -> bool {
         self.variants.iter().any(|v| v.subject.is_some())

@@ -11,7 +11,7 @@ use toml::Spanned;
 
 use super::{
     Fault, Implementation, InitialSync, ListRules, PhaseKind, Projection, QueueKind, Relist,
-    StoreMode,
+    Server, StoreMode,
 };
 
 #[derive(Debug, Deserialize)]
@@ -31,6 +31,7 @@ pub(super) struct RawScenario {
     pub gate: BTreeMap<String, Spanned<f64>>,
     pub timeline: Option<RawTimeline>,
     pub sweep: Option<BTreeMap<String, Spanned<Vec<Spanned<i64>>>>>,
+    pub server: Option<Server>,
 }
 
 #[derive(Debug, Deserialize)]

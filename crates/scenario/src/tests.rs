@@ -507,12 +507,12 @@ fn nodes_are_cluster_scoped_with_images_and_nothing_of_other_kinds() {
     );
     assert!(!s.objects.namespaced());
     assert!(
-        s.real_server_refusal(false)
+        s.real_server_refusal(false, false)
             .unwrap()
             .contains("cluster-scoped")
     );
     // Read only, the run makes no Node: it reads the cluster's own.
-    assert_eq!(s.real_server_refusal(true), None);
+    assert_eq!(s.real_server_refusal(true, false), None);
     let e = error_of(&objects("namespaces = 3"));
     assert!(
         e.contains("at `objects.namespaces`") && e.contains("cluster-scoped"),
@@ -753,7 +753,7 @@ fn a_namespace_is_the_scope_of_a_variant_of_a_namespaced_kind() {
     .unwrap();
     assert_eq!(s.variants[0].scope.namespaces, ["checkout"]);
     // A run against a real server keeps every object in one namespace of its own.
-    let why = s.real_server_refusal(false).unwrap();
+    let why = s.real_server_refusal(false, false).unwrap();
     assert!(why.contains("watches namespace \"checkout\""), "{why}");
 }
 

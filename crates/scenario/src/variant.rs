@@ -234,6 +234,27 @@ macro_rules! words {
 }
 
 words! {
+    /// Which server a run's variants run against (the scenario's top-level `server`).
+    #[derive(Default)]
+    Server {
+        /// The built-in apiserver, one in each variant's process: the server whose exact
+        /// figures CI gates.
+        #[default]
+        BuiltIn = "built-in",
+        /// servers/kube-apiserver (built by servers/build.sh), which the run starts for
+        /// itself, fills through the API and stops when it ends.
+        KubeApiserver = "kube-apiserver",
+    }
+}
+
+impl Server {
+    /// Whether this is the built-in apiserver (the default, left out of reports).
+    pub fn is_built_in(&self) -> bool {
+        *self == Server::BuiltIn
+    }
+}
+
+words! {
     /// Which informer runs a variant.
     Implementation {
         /// This crate's informer, modelled on client-go's `tools/cache`.
