@@ -1,7 +1,7 @@
 //! What an external variant's program reads, with the Python informer as the program
 //! (tests/fixtures/subjects/informer.py): each phase's collections, a read the server
 //! refuses failing the variant (or accepted by the scenario), the program's output kept,
-//! a cache opened after the first phase.
+//! a cache opened after the first phase, its readiness endpoint waited for.
 
 use super::external::{run, scenario, stderr};
 use super::util::phases;
@@ -141,5 +141,46 @@ fn a_cache_opened_after_the_first_phase_is_named_with_its_phase() {
         ),
         "{}",
         stderr(&output)
+    );
+}
+
+#[test]
+fn every_phase_waits_for_the_programs_readiness_and_records_what_it_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let ready = "ready = \"http://{listen}/readyz\"";
+    let (output, report) = run(
+        dir.path(),
+        &scenario("normal", ready),
+        &["--allow-commands"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = report.unwrap();
+    let python = &report["variants"][1];
+    for phase in phases(python) {
+        assert_eq!(
+            phase["subject"]["ready"], "[+]informer-sync ok\nreadyz check passed",
+            "{phase}"
+        );
+    }
+    // The model has no such endpoint.
+    assert!(phases(&report["variants"][0])[0]["subject"].is_null());
+}
+
+#[test]
+fn a_program_that_never_says_it_is_ready_fails_its_variant_with_its_last_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = scenario("never-ready", "ready = \"http://{listen}/readyz\"")
+        .replace("timeout = \"20s\"", "timeout = \"3s\"");
+    let (output, report) = run(dir.path(), &text, &["--allow-commands"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = report.expect("the model's results are written");
+    assert!(report["variants"][0]["error"].is_null());
+    let error = report["variants"][1]["error"].as_str().unwrap();
+    assert!(
+        error.contains("phase `list`")
+            && error.contains("never said it was ready")
+            && error.contains("503")
+            && error.contains("[-]informer-sync failed"),
+        "{error}"
     );
 }

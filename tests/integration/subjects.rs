@@ -142,7 +142,7 @@ fn a_components_pprof_is_read_over_https_with_its_token() {
 
 #[test]
 #[ignore = "needs the shipped subjects; .ci/run builds them (subjects/build.sh) and runs this test"]
-fn an_unmodified_kube_scheduler_syncs_its_19_caches_on_the_built_in_server() {
+fn an_unmodified_kube_scheduler_syncs_its_19_caches_on_the_built_in_server_and_says_so() {
     // Not run_unrefused: the scheduler posts Events of a kind the server keeps, but its
     // reads are what must not be refused, and any refused read would fail the variant.
     let dir = tempfile::tempdir().unwrap();
@@ -175,10 +175,16 @@ fn an_unmodified_kube_scheduler_syncs_its_19_caches_on_the_built_in_server() {
     ] {
         assert!(cached.contains(&kind), "{kind}: {cached:?}");
     }
-    // Its heap, read over https:// from its secure port, in every phase.
+    // Its heap, read over https:// from its secure port, in every phase, and its own
+    // word that its informers' handlers synced, which each phase waited for.
     for phase in phases(scheduler) {
         let live = phase["subject"]["heap"]["live_bytes"].as_u64().unwrap();
         assert!(live > 1 << 20, "{phase}");
+        let ready = phase["subject"]["ready"].as_str().unwrap();
+        assert!(
+            ready.contains("[+]sched-handler-sync ok") && ready.ends_with("readyz check passed"),
+            "{ready}"
+        );
     }
 }
 

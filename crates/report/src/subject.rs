@@ -125,6 +125,11 @@ pub struct SubjectFigures {
     /// Absent in reports written before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub collections: Vec<CollectionReads>,
+    /// What the program's readiness endpoint (`ready`) answered when it first said 200
+    /// within the phase: its checks, as `/readyz?verbose` lists them (at most 4 KiB).
+    /// Absent without `ready`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
 }
 
 /// A program's reads of one collection within a phase: a resource in a namespace (or all

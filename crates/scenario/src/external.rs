@@ -83,10 +83,15 @@ pub struct Subject {
     pub quiet_ms: u64,
     /// How long it may take to connect, to sync, or to catch up in a phase.
     pub timeout_ms: u64,
-    /// A bearer token sent with every request to `pprof` (placeholders not yet
-    /// replaced): a component's secure port asks for one.
+    /// A bearer token sent with every request to `pprof` and `ready` (placeholders not
+    /// yet replaced): a component's secure port asks for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pprof_token: Option<String>,
+    /// The URL of its readiness endpoint (a component's `/readyz?verbose`), if it serves
+    /// one: every phase waits until it answers 200, and a program that never does within
+    /// `timeout` fails its variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
     /// Resources (as kubectl names them: `persistentvolumes`,
     /// `poddisruptionbudgets.policy`; `*` for any) whose LIST or WATCH the server may
     /// refuse without failing the variant: the scenario knows the program cannot fill
@@ -274,6 +279,7 @@ fn refuse_unpassable(i: usize, raw: &RawVariant, command: &[String]) -> Result<(
         ("status", &raw.status),
         ("pprof", &raw.pprof),
         ("pprof_token", &raw.pprof_token),
+        ("ready", &raw.ready),
     ]
     .into_iter()
     .filter_map(|(field, url)| {
@@ -333,6 +339,7 @@ fn external_only_key(raw: &RawVariant) -> Option<&'static str> {
         ("quiet", raw.quiet.is_some()),
         ("timeout", raw.timeout.is_some()),
         ("pprof_token", raw.pprof_token.is_some()),
+        ("ready", raw.ready.is_some()),
         ("accept_refused", raw.accept_refused.is_some()),
     ])
 }
@@ -431,6 +438,7 @@ pub(super) fn subject_from_raw(i: usize, raw: &RawVariant) -> Result<Subject, Pr
         quiet_ms: ms(&raw.quiet, "quiet", DEFAULT_QUIET_MS)?,
         timeout_ms: ms(&raw.timeout, "timeout", DEFAULT_TIMEOUT_MS)?,
         pprof_token: raw.pprof_token.as_ref().map(|t| t.as_ref().clone()),
+        ready: url(&raw.ready, "ready")?,
         accept_refused: accepted_refusals(&raw.accept_refused, &key("accept_refused"))?,
     })
 }

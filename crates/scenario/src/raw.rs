@@ -106,6 +106,7 @@ pub(super) struct RawVariant {
     pub quiet: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
     pub pprof_token: Option<Spanned<String>>,
+    pub ready: Option<Spanned<String>>,
     pub accept_refused: Option<Spanned<Vec<String>>>,
 }
 

@@ -179,7 +179,7 @@ impl<'a> Run<'a> {
         let program = Program::start(&argv, &env, &output).map_err(anyhow::Error::msg)?;
         let fill = |text: &Option<String>| text.as_deref().map(|t| values.fill(t));
         let probe = Probe::new(
-            fill(&subject.status),
+            (fill(&subject.status), fill(&subject.ready)),
             (fill(&subject.pprof), fill(&subject.pprof_token)),
             program.group(),
         );
@@ -382,16 +382,15 @@ impl<'a> Run<'a> {
             tokio::time::sleep(Duration::from_millis(idle_ms)).await;
         }
         let caught = self.wait().await?;
+        let ready = self.wait_ready().await?;
         let measurement = meter.finish();
         let observed = self.probe.observer_cpu_ms() - observed;
-        let samples = match sampler {
-            Some(sampler) => Some(sampler.finish().await),
-            None => None,
-        };
+        let samples = futures::future::OptionFuture::from(sampler.map(Sampler::finish)).await;
         let mut figures = self
             .figures(index, phase, (&start, peak_reset), own_start)
             .await?;
         figures.observer_cpu_ms = Some(observed);
+        figures.ready = ready;
         self.fill_gc_cycles(&mut figures, samples);
         let handled = |s: &Option<probe::Status>| s.as_ref().and_then(|s| s.handled);
         if let (Some(now), Some(before)) = (handled(&caught.status), handled(&self.status_before)) {
@@ -473,6 +472,36 @@ impl<'a> Run<'a> {
         };
         self.caught_up.now();
         Ok(caught)
+    }
+
+    /// Once the program has caught up: waits until its readiness endpoint (`ready`)
+    /// answers 200, at most the subject's `timeout`; what it answered then. `None`
+    /// without `ready`; an error naming its last answer if it never said ready.
+    async fn wait_ready(&mut self) -> anyhow::Result<Option<String>> {
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(self.subject.timeout_ms);
+        let probe = self.probe.until(deadline);
+        // The last answer before the deadline: the request the deadline cuts says nothing.
+        let mut last = None;
+        loop {
+            match probe.ready().await {
+                None => return Ok(None),
+                Some(Ok(checks)) => return Ok(Some(checks)),
+                Some(Err(now)) if tokio::time::Instant::now() >= deadline => anyhow::bail!(
+                    "the program never said it was ready: its `ready` endpoint did not \
+                     answer 200 within the subject's timeout ({} s) once the phase's changes \
+                     were sent; its last answer: {}",
+                    self.subject.timeout_ms / 1000,
+                    last.unwrap_or(now)
+                ),
+                Some(Err(now)) => {
+                    if let Some(status) = self.program.exited() {
+                        anyhow::bail!("{}", self.program.describe_exit(status));
+                    }
+                    last = Some(now);
+                    tokio::time::sleep(wait::POLL).await;
+                }
+            }
+        }
     }
 
     /// The program's figures at the end of phase `index`, from `start` (its RSS peak

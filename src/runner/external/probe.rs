@@ -34,6 +34,10 @@ const STATUS_BYTES: usize = 1 << 20;
 /// whole and then copied once, so the run holds at most twice it.
 const LARGE_BYTES: usize = 40 << 20;
 
+/// The most of a readiness answer read: a component's `/readyz?verbose` lists a few dozen
+/// checks.
+const READY_BYTES: usize = 4 << 10;
+
 /// How long past a phase's deadline a request to the program may still be answered.
 pub(super) const LATE: Duration = Duration::from_millis(500);
 
@@ -45,8 +49,10 @@ const TOP_SITES: usize = 10;
 pub(super) struct Probe {
     client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
     status: Option<String>,
+    /// Its readiness endpoint (`ready`).
+    ready: Option<String>,
     pprof: Option<String>,
-    /// The bearer token sent with each request to `pprof`.
+    /// The bearer token sent with each request to `pprof` and `ready`.
     pprof_token: Option<String>,
     /// When every request must have been answered by: the phase's deadline (the
     /// subject's `timeout`), set by [`Probe::until`].
@@ -146,11 +152,11 @@ pub(super) struct Heap {
 }
 
 impl Probe {
-    /// The endpoints of the program whose process group is `group`: its `status` and
-    /// its `pprof`, with the bearer token `pprof_token` for the latter (`http://`, or
-    /// `https://` on loopback: [`super::tls`]).
+    /// The endpoints of the program whose process group is `group`: its `status`, its
+    /// `ready` and its `pprof`, with the bearer token `pprof_token` for the last two
+    /// (`http://`, or `https://` on loopback: [`super::tls`]).
     pub(super) fn new(
-        status: Option<String>,
+        (status, ready): (Option<String>, Option<String>),
         (pprof, pprof_token): (Option<String>, Option<String>),
         group: Arc<Group>,
     ) -> Probe {
@@ -158,6 +164,7 @@ impl Probe {
         Probe {
             client,
             status,
+            ready,
             pprof,
             pprof_token,
             deadline: None,
@@ -266,6 +273,16 @@ impl Probe {
         self.pprof
             .as_deref()
             .is_some_and(|base| url.starts_with(base))
+    }
+
+    /// `GET {ready}`: `None` without one; what it answered, its body on a 200 (at most
+    /// [`READY_BYTES`]), else the error or the status and body.
+    pub(super) async fn ready(&self) -> Option<Result<String, String>> {
+        let url = self.ready.as_deref()?;
+        let body = self
+            .get(url, READY_BYTES, self.pprof_token.as_deref())
+            .await;
+        Some(body.map(|b| String::from_utf8_lossy(&b).trim().to_owned()))
     }
 
     /// The program's status; `Ok(None)` when it serves no status endpoint.
