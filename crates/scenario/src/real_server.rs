@@ -79,15 +79,8 @@ impl Scenario {
 mod tests {
     use std::path::Path;
 
+    use crate::tests::{MINIMAL, error_of};
     use crate::{Scenario, Server};
-
-    const MINIMAL: &str = "name = \"t\"\n[objects]\ncount = 10\n[[variant]]\nname = \"a\"\n[[phase]]\nkind = \"list\"\n";
-
-    fn error_of(text: &str) -> String {
-        Scenario::parse(Path::new("x.toml"), text)
-            .unwrap_err()
-            .to_string()
-    }
 
     #[test]
     fn the_server_key_names_the_built_in_one_or_kube_apiserver() {

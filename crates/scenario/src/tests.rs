@@ -1,6 +1,6 @@
 use super::*;
 
-const MINIMAL: &str = r#"
+pub(crate) const MINIMAL: &str = r#"
 name = "t"
 [objects]
 count = 10
@@ -18,7 +18,7 @@ fn with_variant_settings(settings: &str) -> Result<Scenario, ScenarioError> {
     )
 }
 
-fn error_of(text: &str) -> String {
+pub(crate) fn error_of(text: &str) -> String {
     Scenario::parse(Path::new("x.toml"), text)
         .unwrap_err()
         .to_string()
