@@ -2,7 +2,7 @@
 // on loopback with an embedded etcd and Kubernetes' namespace controller, for informer-mem's
 // tests and for users without a cluster. See docs/kube-apiserver.md.
 //
-//	kube-apiserver --dir DIR [--port N] [-- KUBE-APISERVER-FLAGS...]
+//	kube-apiserver --dir DIR [--port N] [--remove-dir-on-exit] [-- KUBE-APISERVER-FLAGS...]
 //
 // It makes, under DIR:
 //
@@ -17,7 +17,11 @@
 //	                              means the server is ready
 //
 // and prints "ready: DIR/kubeconfig" on stdout. SIGTERM or SIGINT stops kube-apiserver
-// (graceful shutdown), then etcd, and it exits 0. Arguments after "--" are passed to
+// (graceful shutdown), then etcd, and it exits 0; with --remove-dir-on-exit it then removes
+// DIR, for a caller that may die before it (informer-mem run --server kube-apiserver, whose
+// death sends this process SIGTERM). A stop that takes over 30 s (kube-apiserver's
+// graceful shutdown can hang when the signal comes during its start) exits 1 without
+// waiting for the rest. Arguments after "--" are passed to
 // kube-apiserver after its own (a later flag wins), for example
 // --watch-cache-sizes=pods#0.
 package main
@@ -40,6 +44,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,6 +64,9 @@ import (
 
 const readyTimeout = 120 * time.Second
 
+// How long a stop may take before the launcher exits without waiting for the rest.
+const stopTimeout = 30 * time.Second
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "kube-apiserver: %v\n", err)
@@ -69,8 +77,9 @@ func main() {
 func run() error {
 	dir := flag.String("dir", "", "directory for certificates, etcd's data, the log and the kubeconfig (required)")
 	port := flag.Int("port", 0, "kube-apiserver's secure port on 127.0.0.1 (0: a free one)")
+	removeDir := flag.Bool("remove-dir-on-exit", false, "remove DIR once kube-apiserver and etcd have stopped cleanly")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: kube-apiserver --dir DIR [--port N] [-- KUBE-APISERVER-FLAGS...]\n")
+		fmt.Fprintf(os.Stderr, "usage: kube-apiserver --dir DIR [--port N] [--remove-dir-on-exit] [-- KUBE-APISERVER-FLAGS...]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -124,6 +133,29 @@ func run() error {
 		return fail(err)
 	}
 
+	// Deferred before etcd's Close, so it runs after: etcd's data goes once etcd is down.
+	stopped := false
+	defer func() {
+		if stopped && *removeDir {
+			if err := os.RemoveAll(root); err != nil {
+				fmt.Fprintf(stderr, "kube-apiserver: removing %s: %v\n", root, err)
+			}
+		}
+	}()
+	// kube-apiserver's graceful shutdown has been seen to hang when the signal comes during
+	// its start: a stop that takes longer than this ends the process, as a second signal
+	// does, and with --remove-dir-on-exit removes DIR first.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-signals
+		time.Sleep(stopTimeout)
+		fmt.Fprintf(stderr, "kube-apiserver: still stopping %s after the signal: exiting\n", stopTimeout)
+		if *removeDir {
+			_ = os.RemoveAll(root)
+		}
+		os.Exit(1)
+	}()
 	etcd, etcdURL, err := startEtcd(filepath.Join(root, "etcd"), ports[1], ports[2])
 	if err != nil {
 		return fail(fmt.Errorf("etcd: %w", err))
@@ -184,6 +216,7 @@ func run() error {
 	if err := <-done; err != nil {
 		return fail(err)
 	}
+	stopped = true
 	return nil
 }
 

@@ -5,7 +5,8 @@
 //! The run then goes on as `run --kubeconfig` would, with the launcher's kubeconfig and its
 //! process measured from outside (`--server-pid`). Stopping it sends SIGTERM (its graceful
 //! shutdown), waits, and removes the folder: etcd's data, the certificates, the log. A run
-//! that dies without stopping it takes it along (`PR_SET_PDEATHSIG`).
+//! that dies without stopping it takes it along (`PR_SET_PDEATHSIG`), and the launcher then
+//! removes its folder itself (`--remove-dir-on-exit`).
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -64,6 +65,8 @@ impl Launched {
         command
             .arg("--dir")
             .arg(folder.path())
+            // It removes the folder itself once stopped: after a run that died too.
+            .arg("--remove-dir-on-exit")
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -184,8 +187,10 @@ impl Launched {
                 let _ = child.wait();
             }
         }
+        // A clean stop has removed it already (`--remove-dir-on-exit`).
         if let Some(folder) = self.folder.lock().unwrap_or_else(|e| e.into_inner()).take()
             && let Err(e) = folder.close()
+            && e.kind() != std::io::ErrorKind::NotFound
         {
             files::say!("error: failed to remove kube-apiserver's folder: {e}");
         }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::{bin, interrupt_group};
 
-/// A scenario of 150 pods through list, update and delete, in `dir`, with `top` (TOML
+/// A scenario of 1,000 pods through list, update and delete, in `dir`, with `top` (TOML
 /// keys before `[objects]`).
 fn scenario(dir: &Path, top: &str) -> PathBuf {
     let file = dir.join("launched.toml");
@@ -21,7 +21,7 @@ fn scenario(dir: &Path, top: &str) -> PathBuf {
 {top}
 [objects]
 kind = "Pod"
-count = 150
+count = 1000
 seed = 5
 
 [[variant]]
@@ -164,6 +164,52 @@ fn real_server_started_by_the_run_is_stopped_on_ctrl_c() {
     assert!(!folder.exists(), "{} left behind: {rest}", folder.display());
     assert!(!alive(pid), "kube-apiserver (pid {pid}) still runs: {rest}");
     assert!(!dir.path().join("report.json").exists());
+}
+
+#[test]
+#[ignore = "needs target/servers/kube-apiserver (servers/build.sh); .ci/crosscheck runs it"]
+fn real_server_started_by_the_run_goes_with_a_run_that_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("long.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"long\"\n[objects]\nkind = \"Pod\"\ncount = 50\n[[variant]]\nname = \"a\"\n\
+         [[phase]]\nkind = \"list\"\n[[phase]]\nkind = \"settle\"\nidle = \"120s\"\n",
+    )
+    .unwrap();
+    let mut run = Command::new(assert_cmd::cargo::cargo_bin("informer-mem"))
+        .arg("run")
+        .arg(&scenario)
+        .args(["--server", "kube-apiserver", "--out"])
+        .arg(dir.path().join("report.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(run.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("running against") {
+        assert!(
+            stderr.read_line(&mut said).unwrap() > 0,
+            "never ran: {said}"
+        );
+    }
+    let (folder, pid) = started(&said);
+    // No handler runs: the kernel's SIGTERM (PR_SET_PDEATHSIG) stops the server, which
+    // removes its folder itself.
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while alive(pid) || folder.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "kube-apiserver (pid {pid}) alive: {}, {} left: {}",
+            alive(pid),
+            folder.display(),
+            folder.exists()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]
