@@ -242,9 +242,11 @@ impl Faults {
                     ) {
                         events.advance(data, position, |head| {
                             counts.watch_events += 1;
-                            // kube-apiserver ends a watch on an error only for 410 Expired.
-                            if head.is_some_and(|h| h.kind == EventType::Error) {
-                                counts.expired += 1;
+                            match head.map(|h| h.kind) {
+                                // kube-apiserver ends a watch on an error only for 410.
+                                Some(EventType::Error) => counts.expired += 1,
+                                Some(EventType::Bookmark) => counts.bookmarks += 1,
+                                _ => {}
                             }
                         });
                     }

@@ -242,6 +242,7 @@ impl WatchCursor {
                 .count_request(|r| r.initial_events_completed += 1);
         }
         let rv = self.initial_events_end.take()?;
+        self.server.count_request(|r| r.bookmarks += 1);
         let line = bookmark_line(self.selection.kind, self.form, rv, true);
         Some(self.wire.watch_event(line))
     }
@@ -289,6 +290,7 @@ impl WatchCursor {
         if let Some(timer) = self.bookmark.as_mut() {
             timer.as_mut().reset(next);
         }
+        self.server.count_request(|r| r.bookmarks += 1);
         let line = bookmark_line(self.selection.kind, self.form, self.rv, false);
         self.wire.watch_event(line)
     }

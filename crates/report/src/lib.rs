@@ -56,6 +56,11 @@ pub struct RequestCounts {
     pub watch: u64,
     /// Events sent on watches (ADDED, MODIFIED, DELETED, BOOKMARK and ERROR lines).
     pub watch_events: u64,
+    /// Of `watch_events`, the BOOKMARKs: the one that ends a watch-list's initial events,
+    /// and the periodic ones a server sends about once a minute to a watch that allowed
+    /// them (so a long phase reads more of them than a short one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bookmarks: u64,
     /// Requests answered 410 Expired (a LIST's status, or a watch's ERROR event).
     pub expired: u64,
     /// Watches ended because their client read too slowly (see the apiserver's `dispatch`).
@@ -75,6 +80,7 @@ impl RequestCounts {
             list: self.list - earlier.list,
             watch: self.watch - earlier.watch,
             watch_events: self.watch_events - earlier.watch_events,
+            bookmarks: self.bookmarks - earlier.bookmarks,
             expired: self.expired - earlier.expired,
             watchers_terminated: self.watchers_terminated - earlier.watchers_terminated,
             initial_events_completed: self.initial_events_completed
