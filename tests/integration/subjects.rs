@@ -131,9 +131,31 @@ fn a_components_pprof_is_read_over_https_with_its_token() {
     assert!(secure["error"].is_null(), "{stderr}");
     for phase in phases(secure) {
         let heap = &phase["subject"]["heap"];
-        assert!(heap["live_bytes"].as_u64().unwrap() > 0, "{phase}");
+        let live = heap["live_bytes"].as_u64().unwrap();
+        assert!(live > 0, "{phase}");
         assert_eq!(phase["consistent"], true, "{phase}");
+        // The runtime's memory after the forced collections: the next one is due above
+        // the live heap, and the runtime holds at least the heap in use.
+        let runtime = &heap["runtime"];
+        let field = |name: &str| runtime[name].as_u64().unwrap();
+        assert!(field("next_gc") > live, "{runtime}");
+        assert!(
+            field("sys") >= heap["inuse_bytes"].as_u64().unwrap(),
+            "{runtime}"
+        );
+        assert!(field("heap_idle") >= field("heap_released"), "{runtime}");
     }
+    // What to set for it, from those figures; the variant that failed gets none.
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout);
+    assert!(
+        stdout.contains("recommended for with the token: request ")
+            && stdout.contains("; GOMEMLIMIT="),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("nothing recommended for without it: the variant failed"),
+        "{stdout}"
+    );
     let refused = variant(&report, "without it")["error"].as_str().unwrap();
     assert!(refused.contains("401 Unauthorized"), "{refused}");
     assert!(refused.contains("`pprof_token`"), "{refused}");

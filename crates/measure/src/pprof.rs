@@ -30,6 +30,35 @@ pub struct MemStats {
     pub frees: u64,
     /// `NumGC`: completed collections.
     pub num_gc: u64,
+    /// What the runtime holds besides the live heap, when the block has all of it (Go's
+    /// own profiles do; a program imitating one may print only the fields above).
+    pub runtime: Option<RuntimeMemory>,
+}
+
+/// How much memory the Go runtime holds from the OS and how it splits: the figures the
+/// memory limit (`GOMEMLIMIT`) and the collector's target (`GOGC`) act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeMemory {
+    /// `Sys`: bytes obtained from the OS, for the heap, stacks and the runtime's own data.
+    pub sys: Bytes,
+    /// `HeapIdle`: bytes in heap spans holding no object.
+    pub heap_idle: Bytes,
+    /// `HeapReleased`: idle bytes returned to the OS (not resident).
+    pub heap_released: Bytes,
+    /// `NextGC`: the heap size at which the next collection is due.
+    pub next_gc: Bytes,
+}
+
+impl RuntimeMemory {
+    /// `Sys - HeapReleased`: the memory the runtime keeps, which `GOMEMLIMIT` limits.
+    pub fn held(&self) -> Bytes {
+        Bytes(self.sys.0.saturating_sub(self.heap_released.0))
+    }
+
+    /// `HeapIdle - HeapReleased`: free heap the runtime keeps for the heap to grow into.
+    pub fn idle_kept(&self) -> Bytes {
+        Bytes(self.heap_idle.0.saturating_sub(self.heap_released.0))
+    }
 }
 
 /// Where the live heap was allocated: one function, the first outside the Go runtime on
@@ -67,6 +96,14 @@ pub fn mem_stats(text: &str) -> Result<MemStats, Unreadable> {
         }
     }
     let get = |name: &'static str| fields.get(name).copied().ok_or(Unreadable(name));
+    let runtime = || {
+        Some(RuntimeMemory {
+            sys: Bytes(*fields.get("Sys")?),
+            heap_idle: Bytes(*fields.get("HeapIdle")?),
+            heap_released: Bytes(*fields.get("HeapReleased")?),
+            next_gc: Bytes(*fields.get("NextGC")?),
+        })
+    };
     Ok(MemStats {
         heap_alloc: Bytes(get("HeapAlloc")?),
         heap_inuse: Bytes(get("HeapInuse")?),
@@ -75,6 +112,7 @@ pub fn mem_stats(text: &str) -> Result<MemStats, Unreadable> {
         mallocs: get("Mallocs")?,
         frees: get("Frees")?,
         num_gc: get("NumGC")?,
+        runtime: runtime(),
     })
 }
 
@@ -180,8 +218,13 @@ mod tests {
 # Mallocs = 5000
 # Frees = 4000
 # HeapAlloc = 1600000
+# HeapSys = 8000000
+# HeapIdle = 6000000
 # HeapInuse = 2000000
+# HeapReleased = 5000000
 # HeapObjects = 1000
+# Stack = 393216 / 393216
+# NextGC = 3200000
 # NumGC = 7
 # DebugGC = false
 ";
@@ -196,6 +239,12 @@ mod tests {
             (1000, 5000, 4000, 7)
         );
         assert_eq!(m.total_alloc, Bytes(9_000_000));
+        let runtime = m.runtime.unwrap();
+        assert_eq!(runtime.next_gc, Bytes(3_200_000));
+        assert_eq!(runtime.held(), Bytes(15_000_000));
+        assert_eq!(runtime.idle_kept(), Bytes(1_000_000));
+        let imitation = PROFILE.replace("# NextGC = 3200000\n", "");
+        assert_eq!(mem_stats(&imitation).unwrap().runtime, None);
         assert!(mem_stats("heap profile: 0: 0 [0: 0] @ heap/1048576\n").is_err());
         let missing = PROFILE.replace("# HeapInuse = 2000000\n", "");
         assert_eq!(

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod export;
 pub mod fit;
 pub mod junit;
+pub mod recommend;
 pub mod shard;
 pub mod size;
 mod subject;

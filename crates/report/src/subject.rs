@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::EventCounts;
 use measure::gclog::GcCycle;
 use measure::outside::{GroupReading, ProcessReading};
-use measure::pprof::{MemStats, Site};
+use measure::pprof::{MemStats, RuntimeMemory, Site};
 use scenario::Subject;
 use units::Bytes;
 
@@ -279,6 +279,16 @@ pub struct GoHeap {
     pub frees: u64,
     /// Collections within the phase, the forced one included.
     pub gcs: u64,
+    /// What the runtime held from the OS after that collection and how it splits
+    /// (`Sys`, `HeapIdle`, `HeapReleased`, `NextGC`); absent in reports from before
+    /// 2026-12-07 and for a program whose profile lacks them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeMemory>,
+    /// The program's RSS read right after those MemStats: the resident memory `runtime`
+    /// splits (the phase's `rss_bytes` is read before the collections, and the runtime
+    /// returns freed memory to the OS soon after them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<Bytes>,
 }
 
 impl GoHeap {
@@ -292,6 +302,8 @@ impl GoHeap {
             allocs: now.mallocs.saturating_sub(before.mallocs),
             frees: now.frees.saturating_sub(before.frees),
             gcs: now.num_gc.saturating_sub(before.num_gc),
+            runtime: now.runtime,
+            rss_bytes: None,
         }
     }
 }

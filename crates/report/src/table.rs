@@ -5,7 +5,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 mod subject;
 
-use super::{PhaseReport, Report, VariantReport, fit};
+use super::{PhaseReport, Report, VariantReport, fit, recommend};
 use measure::dhat::Allocator;
 use subject::{SUBJECT_NOTE, UNCHECKED_NOTE, add_subject_rows};
 use units::Bytes;
@@ -117,6 +117,16 @@ pub fn render_table(report: &Report) -> String {
         server_notes(report),
     );
     push_terminal(&mut out, &fit::COLUMNS, fit::rows(report), &fit::NOTES);
+    push_terminal(
+        &mut out,
+        &recommend::COLUMNS,
+        recommend::rows(report),
+        &[recommend::NOTE],
+    );
+    for line in recommend::lines(report) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     for (name, error) in failures(report) {
         out.push_str(&format!("variant {name:?} failed: {error}\n"));
     }
@@ -179,6 +189,15 @@ pub fn render_markdown(report: &Report) -> String {
         server_notes(report),
     );
     push_markdown(&mut out, &fit::COLUMNS, fit::rows(report), &fit::NOTES);
+    push_markdown(
+        &mut out,
+        &recommend::COLUMNS,
+        recommend::rows(report),
+        &[recommend::NOTE],
+    );
+    for line in recommend::lines(report) {
+        out.push_str(&format!("- {}\n", markdown_cell(&line)));
+    }
     for (name, error) in failures(report) {
         out.push_str(&format!(
             "- :x: variant `{}` failed: {}\n",

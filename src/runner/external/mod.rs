@@ -312,7 +312,10 @@ impl<'a> Run<'a> {
         match heap {
             Some(heap) => {
                 let before = self.heap_before.unwrap_or(heap.stats);
-                figures.heap = Some(GoHeap::since(&heap.stats, &before));
+                let mut go = GoHeap::since(&heap.stats, &before);
+                // The resident memory those figures split, read as close to them as can be.
+                go.rss_bytes = Some(self.read_process(false)?.total.rss);
+                figures.heap = Some(go);
                 figures.top_sites = heap.sites;
                 self.heap_before = Some(heap.stats);
             }
