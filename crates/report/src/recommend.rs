@@ -67,49 +67,23 @@ impl Recommendation {
     /// phase whose program did not sync or whose store did not match the server (its
     /// figures would not be the program's doing its job).
     pub fn of(variant: &VariantReport) -> Result<Recommendation, String> {
-        if let Some(error) = &variant.error {
-            return Err(format!("the variant failed ({error})"));
-        }
-        let phases: Vec<Measured<'_>> = variant
-            .phases
-            .iter()
-            .filter_map(|p| Some((p, p.subject.as_deref()?)))
-            .collect();
-        if phases.is_empty() {
-            return Err("no phase measured the program".to_owned());
-        }
-        if let Some((phase, _)) = phases.iter().find(|(p, _)| !did_its_job(p)) {
-            return Err(format!(
-                "in phase {} the program did not sync a store matching the server",
-                phase.name
-            ));
-        }
-        // A relist's transient stays resident until the runtime returns it to the OS,
-        // minutes later: the request is what the program settles at between relists.
-        let settled: Vec<Measured<'_>> = phases
-            .iter()
-            .copied()
-            .filter(|(p, _)| p.kind != PhaseKind::Relist)
-            .collect();
-        let settled = if settled.is_empty() {
-            &phases
-        } else {
-            &settled
-        };
-        let (steady, settled) = max_by(settled, |(_, s)| s.rss_bytes);
+        let phases = measured(variant)?;
+        let (steady, settled) = settled_rss(&phases);
         let (highest, at_peak) = max_by(&phases, |(_, s)| {
             s.rss_peak_bytes
                 .map_or(s.rss_bytes, |peak| peak.max(s.rss_bytes))
         });
         let request = round_up(steady);
-        let limit = round_up(Bytes((highest.0 as f64 * (1.0 + LIMIT_MARGIN)) as u64));
+        let limit = limit_over(highest);
         let mut reasons = vec![
             format!(
-                "request {request}: the largest RSS at the end of a phase other than a \
-                 relist ({settled})"
+                "request {}: the largest RSS at the end of a phase other than a \
+                 relist ({settled})",
+                quantity(request)
             ),
             format!(
-                "limit {limit}: the highest RSS, {highest} in {at_peak}, plus {:.0}%",
+                "limit {}: the highest RSS, {highest} in {at_peak}, plus {:.0}%",
+                quantity(limit),
                 LIMIT_MARGIN * 100.0
             ),
         ];
@@ -128,6 +102,50 @@ impl Recommendation {
             reasons,
         })
     }
+}
+
+/// The phases that measured `variant`'s program, or why its figures are not those of a
+/// program doing its job: the variant failed, or in a phase the program did not sync or
+/// its store did not match the server.
+fn measured(variant: &VariantReport) -> Result<Vec<Measured<'_>>, String> {
+    if let Some(error) = &variant.error {
+        return Err(format!("the variant failed ({error})"));
+    }
+    let phases: Vec<Measured<'_>> = variant
+        .phases
+        .iter()
+        .filter_map(|p| Some((p, p.subject.as_deref()?)))
+        .collect();
+    if phases.is_empty() {
+        return Err("no phase measured the program".to_owned());
+    }
+    if let Some((phase, _)) = phases.iter().find(|(p, _)| !did_its_job(p)) {
+        return Err(format!(
+            "in phase {} the program did not sync a store matching the server",
+            phase.name
+        ));
+    }
+    Ok(phases)
+}
+
+/// The RSS `variant`'s program settles at, what a memory request is: the largest at the
+/// end of a phase other than a relist (the relists' only when it has nothing else); why
+/// there is none as [`Recommendation::of`] says it.
+pub fn request_rss(variant: &VariantReport) -> Result<Bytes, String> {
+    measured(variant).map(|phases| settled_rss(&phases).0)
+}
+
+/// The largest RSS at the end of a phase other than a relist, and that phase. A relist's
+/// transient stays resident until the runtime returns it to the OS, minutes later: the
+/// request is what the program settles at between relists.
+fn settled_rss<'a>(phases: &[Measured<'a>]) -> (Bytes, &'a str) {
+    let settled: Vec<Measured<'a>> = phases
+        .iter()
+        .copied()
+        .filter(|(p, _)| p.kind != PhaseKind::Relist)
+        .collect();
+    let settled = if settled.is_empty() { phases } else { &settled };
+    max_by(settled, |(_, s)| s.rss_bytes)
 }
 
 /// Whether the phase's figures are those of a program doing its job: it synced, and its
@@ -166,29 +184,46 @@ fn gomemlimit(phases: &[Measured<'_>], limit: Bytes) -> Result<(Bytes, String), 
             outside = (beyond, phase.name.as_str());
         }
     }
-    let room = limit.0.saturating_sub(outside.0.0);
-    let value = Bytes(((room as f64 * GOMEMLIMIT_SHARE) as u64) & !((1 << 20) - 1));
     let live = phases
         .iter()
         .filter_map(|(_, s)| s.heap.map(|h| h.live_bytes))
         .max()
         .unwrap_or(Bytes(0));
-    if value <= live {
-        return Err(format!(
-            "the limit leaves the Go runtime {} after {} outside it, not above the live heap \
-             ({live})",
-            Bytes(room),
-            outside.0
-        ));
-    }
     let outside_text = match outside {
         (Bytes(0), _) => "nothing was resident outside the runtime".to_owned(),
         (bytes, phase) => format!("{bytes} was resident outside the runtime (in {phase})"),
     };
+    gomemlimit_under(limit, (outside.0, &outside_text), live)
+}
+
+/// A limit for a program whose RSS peaked at `peak`: [`LIMIT_MARGIN`] over it, rounded up
+/// to a MiB.
+pub fn limit_over(peak: Bytes) -> Bytes {
+    round_up(Bytes((peak.0 as f64 * (1.0 + LIMIT_MARGIN)) as u64))
+}
+
+/// GOMEMLIMIT under `limit` for a Go program with `outside` resident outside its runtime
+/// (the bytes, and how they were measured, in words) and at most `live` of live heap:
+/// [`GOMEMLIMIT_SHARE`] of what is left, rounded down to a MiB, with its reason; none
+/// when that is not above the live heap (the collector would run without end).
+pub fn gomemlimit_under(
+    limit: Bytes,
+    (outside, measured): (Bytes, &str),
+    live: Bytes,
+) -> Result<(Bytes, String), String> {
+    let room = limit.0.saturating_sub(outside.0);
+    let value = Bytes(((room as f64 * GOMEMLIMIT_SHARE) as u64) & !((1 << 20) - 1));
+    if value <= live {
+        return Err(format!(
+            "the limit leaves the Go runtime {} after {outside} outside it, not above the \
+             live heap ({live})",
+            Bytes(room),
+        ));
+    }
     Ok((
         value,
         format!(
-            "{:.0}% of the limit once {outside_text}; {:.1}x the largest live heap ({live})",
+            "{:.0}% of the limit once {measured}; {:.1}x the largest live heap ({live})",
             GOMEMLIMIT_SHARE * 100.0,
             value.ratio_of(live)
         ),
@@ -197,15 +232,20 @@ fn gomemlimit(phases: &[Measured<'_>], limit: Bytes) -> Result<(Bytes, String), 
 
 /// The RSS beyond what the Go runtime holds, both read after the phase's collections;
 /// `None` without them (a report from before 2026-12-07).
-fn outside_runtime(figures: &crate::SubjectFigures) -> Option<Bytes> {
+pub fn outside_runtime(figures: &crate::SubjectFigures) -> Option<Bytes> {
     let heap = figures.heap?;
     Some(Bytes(
         heap.rss_bytes?.0.saturating_sub(heap.runtime?.held().0),
     ))
 }
 
+/// Whole MiB as a Kubernetes quantity (`512Mi`), what a pod's `resources` take.
+pub fn quantity(bytes: Bytes) -> String {
+    format!("{}Mi", bytes.0 >> 20)
+}
+
 /// `bytes` rounded up to a whole MiB.
-fn round_up(bytes: Bytes) -> Bytes {
+pub fn round_up(bytes: Bytes) -> Bytes {
     Bytes(bytes.0.div_ceil(1 << 20) << 20)
 }
 
@@ -323,7 +363,10 @@ mod tests {
         // 10 MiB resident outside the runtime in both phases: 90% of 240 MiB.
         assert_eq!(r.gomemlimit, Some(Bytes(216 * MIB)));
         let text = r.reasons.join("; ");
-        assert!(text.contains("200.0 MiB in relist, plus 25%"), "{text}");
+        assert!(
+            text.contains("limit 250Mi: the highest RSS, 200.0 MiB in relist, plus 25%"),
+            "{text}"
+        );
         assert!(text.contains("GOMEMLIMIT=216MiB"), "{text}");
         assert!(text.contains("10.0 MiB was resident outside"), "{text}");
     }
@@ -390,7 +433,7 @@ mod tests {
         assert_eq!(rows[0][9], "10.0 MiB");
         let lines = lines(&report);
         assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines[1].starts_with("recommended for client-go: request 100.0 MiB"));
+        assert!(lines[1].starts_with("recommended for client-go: request 100Mi"));
         report.variants[0].subject = None;
         assert_eq!(super::lines(&report), Vec::<String>::new());
     }

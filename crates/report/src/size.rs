@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::Report;
 use super::fit::Fit;
+use super::{Report, recommend};
 use scenario::metric::Metric;
 use scenario::{ObjectKind, PhaseKind, SweepKey};
 use units::Bytes;
@@ -79,6 +79,12 @@ pub struct Prediction {
     pub initial_peak: Predicted,
     /// Its peak within the first `relist` phase, when the scenario has one.
     pub relist_peak: Option<Predicted>,
+    /// An external program's memory request (the RSS it settles at, as `run` recommends
+    /// it), from a line through the request at each point of the sweep.
+    pub request: Option<Predicted>,
+    /// An external Go program's RSS outside its runtime: the most measured at any point
+    /// and phase of the sweeps; `None` unless every one was read, from one process.
+    pub outside_runtime: Option<Bytes>,
 }
 
 /// The kinds `--count` names (`given`: each name and its count), matched by the kind's
@@ -173,6 +179,12 @@ fn sum(a: Prediction, b: Prediction) -> Prediction {
         steady: a.steady.plus(b.steady),
         initial_peak: a.initial_peak.plus(b.initial_peak),
         relist_peak: a.relist_peak.zip(b.relist_peak).map(|(a, b)| a.plus(b)),
+        request: a.request.zip(b.request).map(|(a, b)| a.plus(b)),
+        // One process whatever the kinds: what is outside its runtime is counted once.
+        outside_runtime: a
+            .outside_runtime
+            .zip(b.outside_runtime)
+            .map(|(a, b)| a.max(b)),
     }
 }
 
@@ -208,7 +220,110 @@ fn variant_prediction(report: &Report, name: &str, count: u64) -> Option<Predict
         steady: fit(first, true)?,
         initial_peak: fit(first, false)?,
         relist_peak: relist.and_then(|r| fit(r, false)),
+        outside_runtime: outside_runtime(report, name),
+        request: request_line(report, name, x),
     })
+}
+
+/// Whether `variant` is variant `name` of the scenario (at a point of its sweep or not).
+fn is_variant(variant: &crate::VariantReport, name: &str) -> bool {
+    variant
+        .name
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(" @ "))
+}
+
+/// The memory request `run` recommends for variant `name`'s program at each point of
+/// `report`'s sweep, as a line at `x`; `None` unless every point has one.
+fn request_line(report: &Report, name: &str, x: f64) -> Option<Predicted> {
+    let points = report
+        .variants
+        .iter()
+        .filter(|v| is_variant(v, name))
+        .map(|v| Some((v.point? as f64, recommend::request_rss(v).ok()?.0 as f64)))
+        .collect::<Option<Vec<(f64, f64)>>>()?;
+    let fit = Fit::through(name, "request", Metric::SubjectRssBytes, &points)?;
+    Some(Predicted {
+        bytes: fit.predict(x),
+        band: fit.band(x),
+    })
+}
+
+/// The most RSS outside the Go runtime that variant `name`'s program had at any point and
+/// phase of `report`; `None` unless every one was read from a single process.
+fn outside_runtime(report: &Report, name: &str) -> Option<Bytes> {
+    let phases = report
+        .variants
+        .iter()
+        .filter(|v| is_variant(v, name))
+        .flat_map(|v| &v.phases);
+    phases
+        .map(|p| {
+            let figures = p.subject.as_deref()?;
+            (figures.processes.len() <= 1)
+                .then(|| recommend::outside_runtime(figures))
+                .flatten()
+        })
+        .collect::<Option<Vec<Bytes>>>()?
+        .into_iter()
+        .max()
+}
+
+/// What to set for an external variant's program at the predicted counts: a limit over
+/// the higher predicted RSS peak (the top of its band) and a GOMEMLIMIT under it, with
+/// their reasons.
+fn to_set(p: &Prediction) -> String {
+    let line = |q: Predicted| Bytes(q.bytes.max(0.0).round() as u64);
+    let (peak, at) = match p.relist_peak {
+        Some(relist) if relist.bytes > p.initial_peak.bytes => (relist, "relist"),
+        _ => (p.initial_peak, "initial sync"),
+    };
+    let band = match peak.band {
+        Some(band) => format!(", ± {} at 95%", Bytes(band.round() as u64)),
+        None => String::new(),
+    };
+    let (peak, steady) = (line(peak), line(p.steady));
+    let limit = recommend::limit_over(peak);
+    let mut reasons = vec![format!(
+        "limit {}: the higher predicted RSS peak, {peak} ({at}{band}), plus {:.0}%",
+        recommend::quantity(limit),
+        recommend::LIMIT_MARGIN * 100.0
+    )];
+    reasons.push(match p.outside_runtime {
+        None => "no GOMEMLIMIT: the sweep did not read the Go runtime's memory of one process \
+                 at every point"
+            .to_owned(),
+        Some(outside) => {
+            let measured =
+                format!("{outside} was resident outside the runtime (the most at any point)");
+            match recommend::gomemlimit_under(limit, (outside, &measured), steady) {
+                Ok((value, why)) => format!("GOMEMLIMIT={}MiB: {why}", value.0 >> 20),
+                Err(why) => format!("no GOMEMLIMIT: {why}"),
+            }
+        }
+    });
+    reasons.insert(
+        0,
+        match p.request {
+            Some(request) => format!(
+                "request {}: the line through the request at each point of the sweep (the \
+                 largest RSS at the end of a phase other than a relist){}",
+                recommend::quantity(recommend::round_up(line(request))),
+                request.band.map_or(String::new(), |b| format!(
+                    ", ± {} at 95%",
+                    Bytes(b.round() as u64)
+                ))
+            ),
+            None => "no request: a point of the sweep has none (a program that did not sync, \
+                     or the points are not the program's)"
+                .to_owned(),
+        },
+    );
+    format!(
+        "to set for {} (advisory): {}",
+        p.variant,
+        reasons.join("; ")
+    )
 }
 
 /// The predictions as a terminal table, with what the figures are.
@@ -257,6 +372,10 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
              a forced GC, its peaks its process's RSS high-water marks (its runtime and \
              libraries included, once for every kind summed)\n",
         );
+    }
+    for p in predictions.iter().filter(|p| p.external) {
+        out.push_str(&to_set(p));
+        out.push('\n');
     }
     out
 }
@@ -346,6 +465,70 @@ mod tests {
         let text = render(&program, &counts);
         assert!(text.contains(" (external) "), "{text}");
         assert!(text.contains("RSS high-water marks"), "{text}");
+        // Peaks of 6,000 bytes: a limit of 1 MiB, and no GOMEMLIMIT without the
+        // runtime's figures.
+        assert!(
+            text.contains("limit 1Mi: the higher predicted RSS peak"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no GOMEMLIMIT: the sweep did not read"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_go_programs_gomemlimit_sets_aside_the_most_rss_outside_its_runtime() {
+        const MIB: f64 = 1_048_576.0;
+        // 100 MiB + 1 MiB a pod, live and peak alike: 200 MiB at 100 pods.
+        let mut report = swept(ObjectKind::Pod, 100.0 * MIB, MIB);
+        for fit in &mut report.fits {
+            fit.metric = match fit.metric {
+                Metric::InformerLiveBytes => Metric::SubjectHeapLiveBytes,
+                _ => Metric::SubjectRssPeakBytes,
+            };
+        }
+        // A phase whose program holds `rss` MiB, `outside` MiB of it outside its runtime.
+        let figures = |rss: u64, outside: u64| {
+            let runtime = measure::pprof::RuntimeMemory {
+                sys: Bytes((rss - outside) << 20),
+                heap_idle: Bytes(0),
+                heap_released: Bytes(0),
+                next_gc: Bytes(0),
+            };
+            let heap: crate::GoHeap = serde_json::from_value(serde_json::json!({
+                "live_bytes": 0, "inuse_bytes": 0, "objects": 0, "alloc_bytes": 0,
+                "allocs": 0, "frees": 0, "gcs": 0,
+                "runtime": runtime, "rss_bytes": rss << 20,
+            }))
+            .unwrap();
+            Box::new(crate::SubjectFigures {
+                rss_bytes: Bytes(rss << 20),
+                heap: Some(heap),
+                ..Default::default()
+            })
+        };
+        // The sweep's points at 10 and 40 pods: the request is 100 MiB + 1 MiB a pod.
+        let variant = report.variants[0].clone();
+        report.variants = [(10, 5), (40, 20)]
+            .map(|(count, outside)| {
+                let mut v = variant.clone();
+                v.name = format!("{} @ count={count}", variant.name);
+                v.point = Some(count);
+                for phase in &mut v.phases {
+                    phase.subject = Some(figures(100 + count, outside));
+                }
+                v
+            })
+            .to_vec();
+        let counts = BTreeMap::from([(ObjectKind::Pod, 100)]);
+        let program = predict(&[("program.json".to_owned(), report)], &counts).unwrap();
+        assert_eq!(program[0].outside_runtime, Some(Bytes(20 << 20)));
+        let text = render(&program, &counts);
+        // A 250 MiB limit over the 200 MiB peak; 90% of it less the 20 MiB outside.
+        assert!(text.contains("request 200Mi: the line"), "{text}");
+        assert!(text.contains("limit 250Mi"), "{text}");
+        assert!(text.contains("GOMEMLIMIT=207MiB"), "{text}");
     }
 
     #[test]
