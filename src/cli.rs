@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
     ChartOutput, CheckConfig, ClusterConfig, Command, CrosscheckConfig, DiffConfig, ExportConfig,
-    MergeConfig, RunConfig, SizeConfig,
+    MergeConfig, RunConfig, SizeConfig, SizeSource,
 };
 use apiserver::ServeConfig;
 use files::output::Destination;
@@ -249,22 +249,68 @@ impl From<MergeArgs> for MergeConfig {
 
 /// `informer-mem size`'s arguments.
 #[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("source").required(true).args(["reports", "objects", "kubeconfig"]))]
 struct SizeArgs {
     /// Reports (JSON) or scenarios (`.toml`) of sweeps over `count`, one per kind of
     /// object.
-    #[arg(required = true)]
     reports: Vec<PathBuf>,
     /// How many objects of a kind the cluster has (repeatable), e.g.
-    /// `--count Pod=50000 --count ConfigMap=3000`.
-    #[arg(long = "count", value_name = "KIND=N", required = true, value_parser = parse_count)]
+    /// `--count Pod=50000 --count ConfigMap=3000`; with `--objects` or `--kubeconfig`,
+    /// in place of the count read there.
+    #[arg(long = "count", value_name = "KIND=N", value_parser = parse_count)]
     counts: Vec<(String, u64)>,
+    /// Objects as `kubectl get ... -o json` (or `-o yaml`) writes them (repeatable; one
+    /// List may hold several kinds): each kind counted and sampled, and the sample
+    /// measured in real client-go.
+    #[arg(long = "objects", value_name = "FILE", conflicts_with_all = ["reports", "kubeconfig"])]
+    objects: Vec<PathBuf>,
+    /// A cluster to count and sample, read-only (GET, LIST): its current context.
+    #[arg(long, value_name = "PATH", conflicts_with = "reports")]
+    kubeconfig: Option<PathBuf>,
+    /// With --kubeconfig, the resources to count (comma-separated; a group after a dot:
+    /// `deployments.apps`); the kinds controllers most often cache when left out.
+    #[arg(
+        long = "resource",
+        value_name = "NAMES",
+        value_delimiter = ',',
+        requires = "kubeconfig"
+    )]
+    resources: Vec<String>,
+    /// With --objects or --kubeconfig, the counts each kind's sample is measured at (a
+    /// sweep: two or more), whose lines are drawn to the cluster's count.
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        value_delimiter = ',',
+        default_value = "1000,2000,4000"
+    )]
+    points: Vec<u64>,
+    /// With --objects or --kubeconfig, measure the built-in model (k8s-openapi's bytes)
+    /// instead of real client-go, as `size` does where Go is not installed.
+    #[arg(long)]
+    model: bool,
+    /// With --objects or --kubeconfig, keep each kind's sweep report in this folder
+    /// (`size` can predict from them again without measuring).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 impl From<SizeArgs> for SizeConfig {
     fn from(args: SizeArgs) -> SizeConfig {
+        let source = match (args.kubeconfig, args.objects.is_empty()) {
+            (Some(kubeconfig), _) => SizeSource::Cluster {
+                kubeconfig,
+                resources: args.resources,
+            },
+            (None, false) => SizeSource::Objects(args.objects),
+            (None, true) => SizeSource::Reports(args.reports),
+        };
         SizeConfig {
-            reports: args.reports,
+            source,
             counts: args.counts,
+            points: args.points,
+            model: args.model,
+            out: args.out,
         }
     }
 }

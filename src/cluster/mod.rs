@@ -7,6 +7,7 @@
 //! run's own requests (its writes, the oracle's LISTs) go through a client of their own,
 //! charged to the harness.
 
+mod census;
 mod faults;
 mod metrics;
 mod objects;
@@ -24,6 +25,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 use tower::{BoxError, ServiceBuilder};
 
+pub use census::{Census, Counted, DEFAULT_RESOURCES, Spread, census};
 pub use faults::{Body, Faults};
 
 pub use metrics::Counters;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::{CheckConfig, DiffConfig, ExportConfig, SizeConfig};
+use super::{CheckConfig, DiffConfig, ExportConfig, SizeConfig, SizeSource};
 use crate::exit_codes;
 use files::output::{self, Destination};
 use report::compare::{Comparison, Tolerances};
@@ -75,13 +75,21 @@ pub(super) fn check(config: &CheckConfig) -> anyhow::Result<ExitCode> {
 
 /// `informer-mem size`: each variant's predicted memory for the counts asked for.
 pub(super) fn size(config: &SizeConfig) -> anyhow::Result<ExitCode> {
+    let SizeSource::Reports(files) = &config.source else {
+        return super::sizing::measured(config);
+    };
+    if config.counts.is_empty() {
+        anyhow::bail!(
+            "size: give the cluster's count of each kind the reports measure, with --count \
+             KIND=N (or size a cluster's objects with --objects FILE or --kubeconfig PATH)"
+        );
+    }
     // A scenario is run first (its sweep at small counts), a report read.
-    let reports = config
-        .reports
+    let reports = files
         .iter()
         .map(|file| {
             let report = if file.extension().is_some_and(|e| e == "toml") {
-                super::run::report_of(file, false)?
+                super::run::report_of(file, false, false)?
             } else {
                 whole(file)?
             };

@@ -10,6 +10,7 @@ mod launched;
 mod merge;
 mod run;
 mod session;
+mod sizing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,11 +89,33 @@ pub struct CheckConfig {
 /// Settings of `informer-mem size`.
 #[derive(Debug)]
 pub struct SizeConfig {
-    /// Reports of sweeps over `count`, one per kind.
-    pub reports: Vec<PathBuf>,
-    /// The cluster's objects: each kind's name as given (`Pod`, `pods`, `Widget`) and
-    /// its count.
+    /// What is sized.
+    pub source: SizeSource,
+    /// Counts given on the command line: each kind's name as given (`Pod`, `pods`,
+    /// `Widget`) and its count; they replace the counts read.
     pub counts: Vec<(String, u64)>,
+    /// The counts a sample is measured at (`--objects`, `--kubeconfig`).
+    pub points: Vec<u64>,
+    /// Measure the built-in model, not client-go.
+    pub model: bool,
+    /// Where each kind's sweep report is kept.
+    pub out: Option<PathBuf>,
+}
+
+/// What `size` predicts from.
+#[derive(Debug, Clone)]
+pub enum SizeSource {
+    /// Reports (or scenarios) of sweeps over `count`, one per kind.
+    Reports(Vec<PathBuf>),
+    /// Objects `kubectl get -o json` wrote.
+    Objects(Vec<PathBuf>),
+    /// A cluster, read-only.
+    Cluster {
+        /// Its kubeconfig.
+        kubeconfig: PathBuf,
+        /// The resources to count; the default set when empty.
+        resources: Vec<String>,
+    },
 }
 
 /// Settings of `informer-mem run`.

@@ -367,7 +367,7 @@ fn process_notes(report: &Report) -> Vec<String> {
 
 /// Runs `file`'s scenario, its sweep included, against the built-in apiserver and
 /// returns the report without writing anything (`size SCENARIO.toml`).
-pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
+pub(super) fn report_of(file: &Path, quiet: bool, own_program: bool) -> anyhow::Result<Report> {
     let scratch = tempfile::tempdir().context("failed to make a temporary folder")?;
     let config = RunConfig {
         scenario: file.to_owned(),
@@ -377,7 +377,7 @@ pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
         quiet,
         variant_timeout: std::time::Duration::from_secs(3600),
         jobs: 1,
-        allow_commands: false,
+        allow_commands: own_program,
         keep_output: false,
         cluster: None,
         server: Some(Server::BuiltIn),
@@ -385,7 +385,7 @@ pub(super) fn report_of(file: &Path, quiet: bool) -> anyhow::Result<Report> {
         shard: None,
     };
     let scenario = Scenario::load(file)?;
-    if scenario.starts_programs() {
+    if scenario.starts_programs() && !own_program {
         anyhow::bail!(
             "{} starts programs of its own (external variants): run its sweep with `run \
              --allow-commands` and give `size` the report",

@@ -30,6 +30,7 @@ mod serve;
 mod server_side;
 mod settle;
 mod shards;
+mod sizing;
 mod subjects;
 mod sweep;
 mod util;

@@ -29,7 +29,7 @@ pub use subject::{
     CollectionReads, GoHeap, HeapPeakSource, ProcessShare, RefusedRequest, SubjectFigures,
     SubjectReport,
 };
-pub use table::{Shown, render_markdown, render_table};
+pub use table::{Shown, render_markdown, render_table, thousands};
 
 use std::collections::{BTreeMap, HashMap};
 

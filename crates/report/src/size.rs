@@ -380,6 +380,121 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
     out
 }
 
+/// Each choice's prediction (the variants a sweep measured: whole objects, a transform,
+/// metadata only, watch-list), per kind and summed over the kinds: `size --objects`'s
+/// and `size --kubeconfig`'s table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choices {
+    /// Each kind with its count and every choice's prediction at it.
+    pub kinds: Vec<(ObjectKind, u64, Vec<Prediction>)>,
+    /// Every choice's prediction for all the kinds together.
+    pub total: Vec<Prediction>,
+}
+
+impl Choices {
+    /// Each report's kind predicted alone at its count, and the kinds together.
+    pub fn predict(
+        reports: &[(String, Report)],
+        counts: &BTreeMap<ObjectKind, u64>,
+    ) -> Result<Choices, SizeError> {
+        let total = predict(reports, counts)?;
+        let kinds = reports
+            .iter()
+            .map(|pair| {
+                let kind = pair.1.scenario.objects.kind;
+                let count = BTreeMap::from([(kind, counts[&kind])]);
+                Ok((
+                    kind,
+                    count[&kind],
+                    predict(std::slice::from_ref(pair), &count)?,
+                ))
+            })
+            .collect::<Result<_, SizeError>>()?;
+        Ok(Choices { kinds, total })
+    }
+}
+
+/// A figure of a prediction.
+type Figure = fn(&Prediction) -> Option<Predicted>;
+
+/// The figures of a choices table's rows, with their names.
+const FIGURES: [(&str, Figure); 3] = [
+    ("steady store", |p| Some(p.steady)),
+    ("initial sync peak", |p| Some(p.initial_peak)),
+    ("relist peak", |p| p.relist_peak),
+];
+
+/// The choices as columns, each kind's three figures and the total's as rows; what each
+/// choice saves against the first; what to set for each program's choice.
+pub fn render_choices(choices: &Choices) -> String {
+    let names: Vec<&str> = choices.total.iter().map(|p| p.variant.as_str()).collect();
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(
+            ["objects", "figure"]
+                .into_iter()
+                .chain(names.iter().copied()),
+        );
+    let several = choices.kinds.len() > 1;
+    let total = several.then(|| ("total".to_owned(), choices.total.as_slice()));
+    let rows = choices
+        .kinds
+        .iter()
+        .map(|(kind, n, p)| {
+            (
+                format!("{} {kind}", super::table::thousands(*n)),
+                p.as_slice(),
+            )
+        })
+        .chain(total);
+    for (label, predictions) in rows {
+        for (i, (figure, of)) in FIGURES.into_iter().enumerate() {
+            let first = if i == 0 { label.clone() } else { String::new() };
+            let cells = predictions
+                .iter()
+                .map(|p| of(p).map_or("-".to_owned(), shown));
+            table.add_row([first, figure.to_owned()].into_iter().chain(cells));
+        }
+    }
+    for i in 2..2 + names.len() {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let external = choices.total.iter().any(|p| p.external);
+    let mut out = format!(
+        "{table}\nfrom the lines each kind's sweep fitted, drawn to the counts above; ± the 95% \
+         prediction band{}\n",
+        if external {
+            "; the steady store is the program's heap after a forced GC, the peaks its \
+             process's RSS high-water marks, its runtime included (once in the total)"
+        } else {
+            "; the model's own bytes"
+        }
+    );
+    if let Some((first, rest)) = choices.total.split_first() {
+        for p in rest {
+            let saved = first.steady.bytes - p.steady.bytes;
+            let share = (saved / first.steady.bytes.max(1.0) * 100.0).abs();
+            let line = |b: f64| Bytes(b.abs().round() as u64);
+            out.push_str(&format!(
+                "{}: the steady store {} {} ({share:.1}%) against {}\n",
+                p.variant,
+                if saved >= 0.0 { "saves" } else { "costs" },
+                line(saved),
+                first.variant
+            ));
+        }
+    }
+    for p in choices.total.iter().filter(|p| p.external) {
+        out.push_str(&to_set(p));
+        out.push('\n');
+    }
+    out
+}
+
 fn shown(p: Predicted) -> String {
     let bytes = Bytes(p.bytes.max(0.0).round() as u64);
     match p.band {

@@ -692,7 +692,7 @@ fn store_verdict(phase: &PhaseReport) -> String {
 }
 
 /// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

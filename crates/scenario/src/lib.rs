@@ -44,7 +44,7 @@ pub use objects::{ApiServerSpec, DEFAULT_NODE_IMAGES, ObjectSpec};
 use phase::phases_from_raw;
 pub use phase::{Amount, Churn, Decay, Phase, PhaseAction, PhaseKind};
 use raw::{RawScenario, RawTimeline};
-pub use sample::{MAX_SAMPLE_BYTES, Sample};
+pub use sample::{MAX_SAMPLE_BYTES, Sample, objects_in};
 pub use sweep::{Sweep, SweepArg};
 use variant::variant_from_raw;
 pub use variant::{

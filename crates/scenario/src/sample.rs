@@ -42,24 +42,7 @@ impl Sample {
         let path = scenario.parent().unwrap_or(Path::new("")).join(given);
         let bytes = read_limited(&path, MAX_SAMPLE_BYTES)
             .map_err(|e| format!("failed to read `{}`: {e}", path.display()))?;
-        let objects: Vec<Value> = documents(given, &bytes)?
-            .into_iter()
-            .flat_map(|document| match document {
-                // An array of objects, as `jq '[.items[] | ...]'` writes one.
-                Value::Array(objects) => objects,
-                document => match document.get("items") {
-                    Some(Value::Array(items))
-                        if document
-                            .get("kind")
-                            .and_then(Value::as_str)
-                            .is_some_and(|k| k.ends_with("List")) =>
-                    {
-                        items.clone()
-                    }
-                    _ => vec![document],
-                },
-            })
-            .collect();
+        let objects = objects_in(given, &bytes)?;
         if objects.is_empty() {
             return Err(format!(
                 "`{given}` has no object to copy (an empty list, or no document)"
@@ -191,6 +174,30 @@ impl Sample {
 /// are read one after the other and empty ones are skipped. Either way each object is
 /// held as JSON, whose keys the server writes in order, so a YAML sample's copies are the
 /// bytes a JSON one of the same objects gives.
+/// The objects of a file `kubectl get ... -o json` (or `-o yaml`) wrote: one object, a
+/// List of them, a JSON array of them, or several YAML documents of either; `given` names
+/// the file in the error.
+pub fn objects_in(given: &str, bytes: &[u8]) -> Result<Vec<Value>, String> {
+    Ok(documents(given, bytes)?
+        .into_iter()
+        .flat_map(|document| match document {
+            // An array of objects, as `jq '[.items[] | ...]'` writes one.
+            Value::Array(objects) => objects,
+            document => match document.get("items") {
+                Some(Value::Array(items))
+                    if document
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| k.ends_with("List")) =>
+                {
+                    items.clone()
+                }
+                _ => vec![document],
+            },
+        })
+        .collect())
+}
+
 fn documents(given: &str, bytes: &[u8]) -> Result<Vec<Value>, String> {
     let json = bytes
         .iter()
