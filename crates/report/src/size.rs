@@ -1,6 +1,6 @@
 //! `informer-mem size`: what a cluster's counts of objects cost each variant, predicted
 //! from the lines a sweep over `count` fitted (`fit`): the steady store after the initial
-//! sync, the initial sync's peak and a relist's peak, summed over the kinds of objects
+//! sync, the initial sync's peak and a relist's peak, over the kinds of objects
 //! asked for, each with its 95% prediction band.
 
 use std::collections::BTreeMap;
@@ -160,10 +160,18 @@ pub fn predict(
     let predictions: Vec<Prediction> = names
         .into_iter()
         .filter_map(|name| {
-            reports
+            let parts = reports
                 .iter()
-                .map(|(_, r)| variant_prediction(r, name, counts[&r.scenario.objects.kind]))
-                .reduce(|a, b| Some(sum(a?, b?)))?
+                .map(|(_, r)| {
+                    let at = variant_prediction(r, name, counts[&r.scenario.objects.kind])?;
+                    Some((at, variant_prediction(r, name, 0)?))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(if parts.iter().any(|(at, _)| at.external) {
+                one_process(parts)
+            } else {
+                parts.into_iter().map(|(at, _)| at).reduce(sum)?
+            })
         })
         .collect();
     if predictions.is_empty() {
@@ -185,6 +193,64 @@ fn sum(a: Prediction, b: Prediction) -> Prediction {
             .outside_runtime
             .zip(b.outside_runtime)
             .map(|(a, b)| a.max(b)),
+    }
+}
+
+/// One program caching every kind: `parts` are each kind's prediction at its count and
+/// at none. Its runtime and libraries are there once, so a figure is the largest fixed
+/// part (a line's value at no object) and what each kind's line adds to its own; its
+/// informers list at once when it starts, so the initial sync's peaks add up the same
+/// way; its informers relist one at a time, so a relist's peak is the highest of one
+/// kind's relist peak with the others' stores held beside it.
+fn one_process(parts: Vec<(Prediction, Prediction)>) -> Prediction {
+    fn over(
+        parts: &[(Prediction, Prediction)],
+        figure: impl Fn(&Prediction) -> Option<Predicted>,
+    ) -> Option<Predicted> {
+        let mut fixed = f64::MIN;
+        let mut grown = Predicted {
+            bytes: 0.0,
+            band: Some(0.0),
+        };
+        for (at, none) in parts {
+            let (at, none) = (figure(at)?, figure(none)?);
+            fixed = fixed.max(none.bytes);
+            grown = grown.plus(Predicted {
+                bytes: at.bytes - none.bytes,
+                band: at.band,
+            });
+        }
+        Some(Predicted {
+            bytes: fixed + grown.bytes,
+            band: grown.band,
+        })
+    }
+    let held = |(at, none): &(Prediction, Prediction)| at.steady.bytes - none.steady.bytes;
+    let stores: f64 = parts.iter().map(held).sum();
+    let relist_peak = parts
+        .iter()
+        .map(|part| {
+            let relist = part.0.relist_peak?;
+            Some(Predicted {
+                bytes: relist.bytes + stores - held(part),
+                band: relist.band,
+            })
+        })
+        .collect::<Option<Vec<Predicted>>>()
+        .and_then(|peaks| peaks.into_iter().max_by(|a, b| a.bytes.total_cmp(&b.bytes)));
+    let first = &parts[0].0;
+    Prediction {
+        variant: first.variant.clone(),
+        external: true,
+        steady: over(&parts, |p| Some(p.steady)).expect("every part has a steady store"),
+        initial_peak: over(&parts, |p| Some(p.initial_peak)).expect("every part has a peak"),
+        relist_peak,
+        request: over(&parts, |p| p.request),
+        outside_runtime: parts
+            .iter()
+            .map(|(at, _)| at.outside_runtime)
+            .collect::<Option<Vec<Bytes>>>()
+            .and_then(|all| all.into_iter().max()),
     }
 }
 
@@ -361,7 +427,8 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
         .collect();
     let mut out = format!(
         "predicted for {}:\n{table}\nthe informer's own bytes, from the lines each report's \
-         sweep fitted (summed over the kinds); ± the 95% prediction band of the fit, which \
+         sweep fitted (summed over the kinds; a program's as below); ± the 95% prediction \
+         band of the fit, which \
          widens the farther the count is from the measured points (none from a fit of two \
          points); a relist's peak when the scenario has a `relist` phase\n",
         cluster.join(" and ")
@@ -369,8 +436,10 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
     if predictions.iter().any(|p| p.external) {
         out.push_str(
             "(external): a program measured from outside: its steady store is its heap after \
-             a forced GC, its peaks its process's RSS high-water marks (its runtime and \
-             libraries included, once for every kind summed)\n",
+             a forced GC, its peaks its process's RSS high-water marks; of several kinds, one \
+             process caching them all: its runtime counted once (the largest line's value at \
+             no object) beside what each kind's line adds, the initial syncs at once, one \
+             relist at a time beside the other kinds' stores\n",
         );
     }
     for p in predictions.iter().filter(|p| p.external) {
@@ -469,7 +538,10 @@ pub fn render_choices(choices: &Choices) -> String {
          prediction band{}\n",
         if external {
             "; the steady store is the program's heap after a forced GC, the peaks its \
-             process's RSS high-water marks, its runtime included (once in the total)"
+             process's RSS high-water marks; the total is one process caching every kind: \
+             its runtime counted once (the largest line's value at no object) beside what \
+             each kind's line adds, the initial syncs at once, one relist at a time beside \
+             the other kinds' stores"
         } else {
             "; the model's own bytes"
         }
@@ -644,6 +716,58 @@ mod tests {
         assert!(text.contains("request 200Mi: the line"), "{text}");
         assert!(text.contains("limit 250Mi"), "{text}");
         assert!(text.contains("GOMEMLIMIT=207MiB"), "{text}");
+    }
+
+    /// [`swept`] with its lines as an external program's, a relist phase's peak line
+    /// `relist_extra` above the store's.
+    fn program(kind: ObjectKind, fixed: f64, per_unit: f64, relist_extra: f64) -> Report {
+        let mut report = swept(kind, fixed, per_unit);
+        let mut relist = report.variants[0].phases[0].clone();
+        relist.name = "relist".to_owned();
+        relist.kind = PhaseKind::Relist;
+        report.variants[0].phases.push(relist);
+        let name = report.variants[0].name.clone();
+        let points: Vec<(f64, f64)> = [10.0, 20.0, 40.0]
+            .map(|x| (x, fixed + relist_extra + per_unit * x))
+            .to_vec();
+        report
+            .fits
+            .push(Fit::through(&name, "relist", Metric::SubjectRssPeakBytes, &points).unwrap());
+        for fit in &mut report.fits {
+            fit.metric = match fit.metric {
+                Metric::InformerLiveBytes => Metric::SubjectHeapLiveBytes,
+                _ => Metric::SubjectRssPeakBytes,
+            };
+        }
+        report
+    }
+
+    #[test]
+    fn one_program_of_several_kinds_holds_its_runtime_once_and_relists_one_at_a_time() {
+        // A runtime of 1,000 bytes: 50 a pod, 4 a ConfigMap; a pods' relist peaks 600
+        // above its store, a ConfigMaps' 100 above.
+        let reports = vec![
+            (
+                "pods.json".to_owned(),
+                program(ObjectKind::Pod, 1000.0, 50.0, 600.0),
+            ),
+            (
+                "configmaps.json".to_owned(),
+                program(ObjectKind::ConfigMap, 1000.0, 4.0, 100.0),
+            ),
+        ];
+        let counts = BTreeMap::from([(ObjectKind::Pod, 100), (ObjectKind::ConfigMap, 1000)]);
+        let total = &predict(&reports, &counts).unwrap()[0];
+        assert!(total.external);
+        let near = |p: Predicted, bytes: f64| (p.bytes - bytes).abs() < 1e-6;
+        // The runtime once, and each kind's growth: 1,000 + 5,000 + 4,000.
+        assert!(near(total.steady, 10_000.0), "{total:?}");
+        assert!(near(total.initial_peak, 10_000.0), "{total:?}");
+        // The pods' relist (1,000 + 600 + 5,000) beside the ConfigMaps' store (4,000).
+        assert!(near(total.relist_peak.unwrap(), 10_600.0), "{total:?}");
+        // Each kind alone keeps its own runtime.
+        let choices = Choices::predict(&reports, &counts).unwrap();
+        assert!(near(choices.kinds[1].2[0].steady, 5_000.0), "{choices:?}");
     }
 
     #[test]
