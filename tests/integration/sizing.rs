@@ -289,3 +289,41 @@ fn size_kubeconfig_only_reads_and_names_what_the_server_refused() {
         .collect();
     assert!(writes.is_empty(), "size wrote: {writes:?}");
 }
+
+#[test]
+fn size_kubeconfig_that_cannot_be_read_or_reached_is_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbled = dir.path().join("garbled");
+    std::fs::write(&garbled, "clusters: [").unwrap();
+    // Port 1 on loopback: nothing listens there.
+    let unreachable = dir.path().join("unreachable");
+    std::fs::write(
+        &unreachable,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: \
+         http://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n\
+         current-context: c\nusers:\n- name: u\n  user: {}\n",
+    )
+    .unwrap();
+    for (kubeconfig, expected) in [
+        (dir.path().join("missing"), "reading the kubeconfig"),
+        (garbled, "failed to parse kubeconfig"),
+        (unreachable, "GET /version on http://127.0.0.1:1/"),
+    ] {
+        let output = bin()
+            .arg("size")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--model")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            said.lines().filter(|l| l.starts_with("error:")).count(),
+            1,
+            "{said}"
+        );
+        assert!(said.contains(expected), "{expected:?} not in {said}");
+        assert!(output.stdout.is_empty(), "{output:?}");
+    }
+}
