@@ -327,3 +327,31 @@ fn size_kubeconfig_that_cannot_be_read_or_reached_is_one_error() {
         assert!(output.stdout.is_empty(), "{output:?}");
     }
 }
+
+#[test]
+fn size_names_a_kind_it_cannot_measure_and_sizes_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = mixed_list(dir.path(), 5, 0);
+    // The built-in server serves Namespaces itself: a sample of them cannot be copied.
+    let namespaces = dir.path().join("namespaces.json");
+    std::fs::write(
+        &namespaces,
+        r#"{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}"#,
+    )
+    .unwrap();
+    let output = bin()
+        .arg("size")
+        .arg("--objects")
+        .arg(&objects)
+        .arg("--objects")
+        .arg(&namespaces)
+        .args(["--model", "--points", "10,20"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("not sized: namespaces: "), "{said}");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(!steady(&table, "5 Pod", 0).is_empty(), "{table}");
+    assert!(!table.contains("Namespace ┆"), "{table}");
+}
