@@ -129,7 +129,14 @@ pub async fn api_groups<S: Serving>(State(server): State<ApiServer>) -> Json<Val
     let apps = Apps::served_with(kind).then(|| group_of::<Apps>(kind));
     let records = S::groups(kind);
     let sampled = SampledGroup::served_with(kind).then(|| group_of::<SampledGroup>(kind));
-    let mut groups: Vec<Value> = apps.into_iter().chain(records).chain(sampled).collect();
+    let mut groups: Vec<Value> = Vec::new();
+    // The first of a name: the server's own group before the empty one of
+    // kube-apiserver's table.
+    for group in apps.into_iter().chain(sampled).chain(records) {
+        if !groups.iter().any(|g| g["name"] == group["name"]) {
+            groups.push(group);
+        }
+    }
     // Stable: a group of Kubernetes' own (a sample of Jobs' `batch`) takes its place
     // among them, anyone else's (a custom resource's) comes after.
     groups.sort_by_key(|group| {
@@ -204,6 +211,14 @@ pub async fn api_group<G: Group>(State(server): State<ApiServer>) -> Json<Value>
 
 fn group_of<G: Group>(served: ObjectKind) -> Value {
     named_group(G::name(served), G::version(served))
+}
+
+/// `resources` by name, as kube-apiserver lists them (a subresource after its resource),
+/// each name once: the first given of a name stays (a resource served here before the
+/// same resource of kube-apiserver's table, listed empty).
+pub(super) fn by_name(resources: &mut Vec<Value>) {
+    resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    resources.dedup_by(|later, earlier| later["name"] == earlier["name"]);
 }
 
 /// A named group of one version, as `/apis` lists it.
@@ -287,8 +302,7 @@ pub async fn group_resources<G: Group, S: Serving>(State(server): State<ApiServe
         kinds.chain(scale).collect()
     };
     resources.extend(S::resources_beside(served, name));
-    // By name, as kube-apiserver lists them (a subresource after its resource).
-    resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    by_name(&mut resources);
     // kube-apiserver writes no apiVersion for the core group's list.
     Json(match name {
         "" => json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}),

@@ -19,10 +19,11 @@ use axum::body::Body;
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::paths::CollectionPath;
 use super::query::Query;
+use scenario::ObjectKind;
 
 /// `group\tversion\tresource\tkind\tscope` for each listable resource (see the file).
 const RESOURCES: &str = include_str!("../proto/resources.tsv");
@@ -34,25 +35,111 @@ const DEFAULT_WATCH_SECONDS: u64 = 1800;
 /// A resource kube-apiserver serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Resource<'a> {
+    group: &'a str,
+    version: &'a str,
+    resource: &'a str,
     kind: &'a str,
     namespaced: bool,
 }
 
-/// The resource `path` names in kube-apiserver's table, if it names one there.
-fn resource(path: &CollectionPath<'_>) -> Option<Resource<'static>> {
+/// Every row of kube-apiserver's table, in its order.
+fn rows() -> impl Iterator<Item = Resource<'static>> {
     RESOURCES
         .lines()
-        .filter(|line| !line.starts_with('#'))
-        .find_map(|line| {
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
             let mut fields = line.split('\t');
             let [group, version, resource, kind, scope] =
                 [(); 5].map(|()| fields.next().unwrap_or_default());
-            let same = (group, version, resource) == (path.group, path.version, path.resource);
-            same.then_some(Resource {
+            Resource {
+                group,
+                version,
+                resource,
                 kind,
                 namespaced: scope == "namespaced",
-            })
+            }
         })
+}
+
+/// The resource `path` names in kube-apiserver's table, if it names one there.
+fn resource(path: &CollectionPath<'_>) -> Option<Resource<'static>> {
+    rows().find(|r| (r.group, r.version, r.resource) == (path.group, path.version, path.resource))
+}
+
+/// The rows of kube-apiserver's table a server of `served` objects answers empty: not
+/// its own kind's, under any group or version (a sample of core Events is not listed
+/// again, empty, in events.k8s.io).
+fn empty_for(served: ObjectKind) -> impl Iterator<Item = Resource<'static>> {
+    rows().filter(move |r| r.kind != served.as_str())
+}
+
+/// The named groups of kube-apiserver's table, each with its version, as `/apis` lists
+/// them: what discovery lists beside the server's own groups (which take their place).
+pub(crate) fn groups(served: ObjectKind) -> Vec<Value> {
+    let mut named: Vec<(&str, &str)> = Vec::new();
+    for r in empty_for(served).filter(|r| !r.group.is_empty()) {
+        if !named.iter().any(|(group, _)| *group == r.group) {
+            named.push((r.group, r.version));
+        }
+    }
+    named
+        .into_iter()
+        .map(|(group, version)| super::discovery::named_group(group, version))
+        .collect()
+}
+
+/// The resources of `group` (`""`: the core group) in kube-apiserver's table, as a
+/// discovery document lists them, read-only: listed and watched, empty, where nothing
+/// else here serves them (a listing of the same name takes their place).
+pub(crate) fn listed(served: ObjectKind, group: &str) -> Vec<Value> {
+    empty_for(served)
+        .filter(|r| r.group == group)
+        .map(|r| {
+            let mut listed = json!({
+                "name": r.resource,
+                "singularName": r.kind.to_lowercase(),
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": ["get", "list", "watch"],
+            });
+            // kubectl's names for it (`kubectl get pv`, `kubectl get all`).
+            if let Some(names) = scenario::kube_names::known(r.group, r.kind) {
+                if !names.short_names.is_empty() {
+                    listed["shortNames"] = json!(names.short_names);
+                }
+                if !names.categories.is_empty() {
+                    listed["categories"] = json!(names.categories);
+                }
+            }
+            listed
+        })
+        .collect()
+}
+
+/// `/apis/{group}` and `/apis/{group}/{version}` of a group only kube-apiserver's table
+/// has here (`storage.k8s.io`): its APIGroup and its resource list.
+fn discovery(served: ObjectKind, path: &str) -> Option<Value> {
+    let rest = path.strip_prefix("/apis/")?.trim_end_matches('/');
+    let (group, version) = match rest.split_once('/') {
+        Some((group, version)) => (group, Some(version)),
+        None => (rest, None),
+    };
+    let row = empty_for(served).find(|r| r.group == group && !group.is_empty())?;
+    match version {
+        None => {
+            let mut named = super::discovery::named_group(group, row.version);
+            named["kind"] = json!("APIGroup");
+            named["apiVersion"] = json!("v1");
+            Some(named)
+        }
+        Some(version) if version == row.version => Some(json!({
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": format!("{group}/{version}"),
+            "resources": listed(served, group),
+        })),
+        Some(_) => None,
+    }
 }
 
 /// The network router's answer, or, where it is 404 and the request reads a collection of
@@ -71,6 +158,16 @@ pub(crate) async fn where_not_found(
     // asked for as events.k8s.io's): a cluster would list its objects there, not none.
     if resource_kind(uri.path()) == Some(server.spec().kind.as_str()) {
         return response;
+    }
+    if method == Method::GET
+        && let Some(document) = discovery(server.spec().kind, uri.path())
+    {
+        return (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            document.to_string(),
+        )
+            .into_response();
     }
     let version = server.resource_version();
     let Some(empty) = answer(&method, uri.path(), uri.query(), version) else {
@@ -240,6 +337,55 @@ mod tests {
             1,
         );
         assert_eq!(written.unwrap().status(), StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[test]
+    fn kube_apiserver_s_other_groups_are_discovered_read_only_but_the_served_kind_s() {
+        let names = |groups: Vec<Value>| -> Vec<String> {
+            groups
+                .iter()
+                .map(|g| g["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let beside_pods = names(groups(ObjectKind::Pod));
+        assert!(
+            beside_pods.contains(&"storage.k8s.io".to_owned()),
+            "{beside_pods:?}"
+        );
+        let volumes = listed(ObjectKind::Pod, "");
+        let pv = volumes
+            .iter()
+            .find(|r| r["name"] == "persistentvolumes")
+            .unwrap();
+        assert_eq!(pv["namespaced"], false);
+        assert_eq!(pv["shortNames"], json!(["pv"]));
+        assert_eq!(pv["verbs"], json!(["get", "list", "watch"]));
+        let group = discovery(ObjectKind::Pod, "/apis/storage.k8s.io").unwrap();
+        assert_eq!(group["kind"], "APIGroup");
+        assert_eq!(
+            group["preferredVersion"]["groupVersion"],
+            "storage.k8s.io/v1"
+        );
+        let list = discovery(ObjectKind::Pod, "/apis/storage.k8s.io/v1").unwrap();
+        let classes = list["resources"].as_array().unwrap();
+        assert!(
+            classes.iter().any(|r| r["name"] == "storageclasses"),
+            "{list}"
+        );
+        assert!(discovery(ObjectKind::Pod, "/apis/storage.k8s.io/v1beta1").is_none());
+        assert!(discovery(ObjectKind::Pod, "/apis/example.com/v1").is_none());
+        // A server of core Events does not list events.k8s.io's, empty, beside them.
+        let core_events = scenario::SampledKindDef {
+            api_version: "v1".to_owned(),
+            kind: "Event".to_owned(),
+            resource: "events".to_owned(),
+            namespaced: true,
+            generation: false,
+            fields: Vec::new(),
+        };
+        let beside_events = names(groups(core_events.kind()));
+        assert!(!beside_events.contains(&"events.k8s.io".to_owned()));
+        assert!(beside_pods.contains(&"events.k8s.io".to_owned()));
     }
 
     #[tokio::test]

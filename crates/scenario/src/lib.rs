@@ -9,7 +9,7 @@
 mod error;
 mod external;
 mod kind;
-mod kube_names;
+pub mod kube_names;
 pub mod metric;
 mod objects;
 mod phase;

@@ -102,7 +102,10 @@ impl Serving for Network {
             GROUPS.map(|group| serves_group(kind, group).then(|| named_group(group, "v1")));
         let reviews = REVIEW_GROUPS.map(|name| named_group(name, "v1"));
         let named = apps.into_iter().chain(events).chain(reviews);
-        named.chain(batch).chain(rbac).chain(leases).collect()
+        // Every other group kube-apiserver serves, listed and watched empty: `/apis`
+        // keeps the first of a name.
+        let served = named.chain(batch).chain(rbac).chain(leases);
+        served.chain(crate::empty::groups(kind)).collect()
     }
 
     fn resources_beside(kind: ObjectKind, group: &str) -> Vec<Value> {
@@ -117,6 +120,9 @@ impl Serving for Network {
             resources.extend(super::connect::resources());
             resources.push(super::eviction::resource());
         }
+        // The group's resources nothing else here serves, listed and watched empty; a
+        // listing of the same name above takes their place.
+        resources.extend(crate::empty::listed(kind, group));
         resources
     }
 
@@ -348,8 +354,10 @@ pub fn routes(records: Records) -> Router {
         let mut resources: Vec<Value> = (in_group(kind, group))
             .flat_map(|api| std::iter::once(resource(api)).chain(subresources(api)))
             .collect();
-        // By name, as kube-apiserver lists them (a subresource after its resource).
-        resources.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        // The group's other resources, listed and watched empty (ControllerRevisions
+        // beside the workloads).
+        resources.extend(crate::empty::listed(kind, group));
+        crate::discovery::by_name(&mut resources);
         let list = json!({
             "kind": "APIResourceList", "apiVersion": "v1",
             "groupVersion": format!("{group}/v1"), "resources": resources,

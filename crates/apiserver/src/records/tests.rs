@@ -16,14 +16,28 @@ use scenario::ObjectSpec;
 
 pub(crate) const JSON: &str = "application/json";
 /// The named groups `/apis` lists over TCP beside pods, in kube-apiserver's order.
-pub(super) const NETWORK_GROUPS: [&str; 7] = [
+pub(super) const NETWORK_GROUPS: [&str; 21] = [
+    "apiregistration.k8s.io",
     "apps",
     "events.k8s.io",
     "authentication.k8s.io",
     "authorization.k8s.io",
+    "autoscaling",
     "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
     "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
     "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "storagemigration.k8s.io",
 ];
 pub(super) const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
 
