@@ -70,6 +70,8 @@ enum Engine {
 /// `size --objects` or `size --kubeconfig`: count, sample, measure, predict.
 pub(super) fn measured(config: &SizeConfig) -> anyhow::Result<ExitCode> {
     let points = checked_points(&config.points)?;
+    // Before the cluster is read: a client-go that is not built is said at once.
+    let engine = engine(config.model)?;
     let mut census = match &config.source {
         SizeSource::Objects(files) => from_files(files)?,
         SizeSource::Cluster {
@@ -89,7 +91,6 @@ pub(super) fn measured(config: &SizeConfig) -> anyhow::Result<ExitCode> {
     if kinds.is_empty() {
         bail!("no objects to size: every kind asked for is empty or refused");
     }
-    let engine = engine(config.model)?;
     // A kind that cannot be measured (a sample the built-in server cannot copy, a program
     // that never synced) is named and the others go on; its figures are not given.
     let mut reports = Vec::new();
