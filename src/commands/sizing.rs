@@ -287,13 +287,17 @@ fn from_files(files: &[PathBuf]) -> anyhow::Result<Census> {
         .into_iter()
         .map(|((api_version, kind), objects)| {
             let count = objects.len() as u64;
-            let namespaced = objects.iter().any(|o| {
-                o.pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .is_some()
-            });
-            let resource = ObjectKind::built_in(&api_version, &kind)
-                .map_or_else(|| scenario::guess_plural(&kind), |k| k.plural().to_owned());
+            // A built-in kind's names are kube-apiserver's (`endpoints`, not a guess); a
+            // custom resource's plural is guessed, as kube guesses it, and its scope read.
+            let (resource, namespaced) =
+                k8s::typed::names(&api_version, &kind).unwrap_or_else(|| {
+                    let namespaced = objects.iter().any(|o| {
+                        o.pointer("/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .is_some()
+                    });
+                    (scenario::guess_plural(&kind), namespaced)
+                });
             let mut spread = Spread::new(count, SAMPLE_OBJECTS, sample_budget());
             objects.into_iter().for_each(|o| spread.offer(o));
             Counted {

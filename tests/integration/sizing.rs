@@ -354,4 +354,26 @@ fn size_names_a_kind_it_cannot_measure_and_sizes_the_others() {
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(!steady(&table, "5 Pod", 0).is_empty(), "{table}");
     assert!(!table.contains("Namespace ┆"), "{table}");
+
+    // A built-in kind is named as kube-apiserver names it, not by kube's guess.
+    let endpoints = dir.path().join("endpoints.json");
+    std::fs::write(
+        &endpoints,
+        r#"{"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "web", "namespace": "default"},
+            "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]}"#,
+    )
+    .unwrap();
+    let output = bin()
+        .args(["size", "--objects"])
+        .arg(&endpoints)
+        .args(["--model", "--points", "10,20"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.contains("counted: 1 endpoints (1 sampled)"),
+        "{table}"
+    );
 }
