@@ -18,8 +18,8 @@ use anyhow::{Context, bail};
 
 use super::ClusterConfig;
 
-/// Where servers/build.sh puts the launcher, under the checkout.
-const BUILT_AT: &str = "target/servers/kube-apiserver";
+/// Where servers/build.sh puts the launcher, under the checkout's target folder.
+const BUILT_UNDER: &str = "servers/kube-apiserver";
 
 /// How long kube-apiserver may take to answer `/readyz` (its launcher gives up after 120 s
 /// itself; this is the run's bound on the whole start).
@@ -203,28 +203,35 @@ impl Drop for Launched {
     }
 }
 
-/// The launcher servers/build.sh built: beside this executable's target folder
-/// (`target/release/informer-mem` → `target/servers/kube-apiserver`), or under the
-/// current directory.
+/// The launcher servers/build.sh built ([`built`]).
 fn launcher() -> anyhow::Result<PathBuf> {
+    built(BUILT_UNDER).map_err(|looked| {
+        anyhow::anyhow!(
+            "--server kube-apiserver: the real kube-apiserver is not built (looked for {}); \
+             build it with `bash servers/build.sh` in informer-mem's checkout (about six \
+             minutes the first time)",
+            looked.join(" and ")
+        )
+    })
+}
+
+/// A program a build script of the checkout built, `under` its target folder
+/// (`servers/kube-apiserver`): beside this executable's target folder
+/// (`target/release/informer-mem` → `target/servers/kube-apiserver`), or under the
+/// current directory's; where it is not, the places looked at.
+pub(super) fn built(under: &str) -> Result<PathBuf, Vec<String>> {
     let mut candidates = Vec::new();
     if let Ok(exe) = std::env::current_exe()
         && let Some(target) = exe.parent().and_then(Path::parent)
     {
-        candidates.push(target.join("servers").join("kube-apiserver"));
+        candidates.push(target.join(under));
     }
     if let Ok(here) = std::env::current_dir() {
-        candidates.push(here.join(BUILT_AT));
+        candidates.push(here.join("target").join(under));
     }
     candidates.dedup();
-    if let Some(found) = candidates.iter().find(|c| c.is_file()) {
-        return Ok(found.clone());
+    match candidates.iter().find(|c| c.is_file()) {
+        Some(found) => Ok(found.clone()),
+        None => Err(candidates.iter().map(|c| c.display().to_string()).collect()),
     }
-    let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
-    bail!(
-        "--server kube-apiserver: the real kube-apiserver is not built (looked for {}); \
-         build it with `bash servers/build.sh` in informer-mem's checkout (about six \
-         minutes the first time)",
-        looked.join(" and ")
-    )
 }

@@ -218,19 +218,10 @@ fn engine(model: bool) -> anyhow::Result<Engine> {
     if model {
         return Ok(Engine::Model("--model".to_owned()));
     }
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(target) = exe.parent().and_then(Path::parent)
-    {
-        candidates.push(target.join(SUBJECT));
-    }
-    if let Ok(here) = std::env::current_dir() {
-        candidates.push(here.join("target").join(SUBJECT));
-    }
-    candidates.dedup();
-    if let Some(found) = candidates.iter().find(|c| c.is_file()) {
-        return Ok(Engine::ClientGo(found.clone()));
-    }
+    let looked = match super::launched::built(SUBJECT) {
+        Ok(found) => return Ok(Engine::ClientGo(found)),
+        Err(looked) => looked,
+    };
     let go = std::process::Command::new("go")
         .arg("version")
         .output()
@@ -240,7 +231,6 @@ fn engine(model: bool) -> anyhow::Result<Engine> {
             "Go is not installed on this machine, and client-go is not built".to_owned(),
         ));
     }
-    let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
     bail!(
         "size measures a sample in real client-go, which is not built (looked for {}): build \
          it with `bash subjects/build.sh` in informer-mem's checkout, or pass --model for the \
