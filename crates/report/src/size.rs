@@ -196,6 +196,11 @@ fn sum(a: Prediction, b: Prediction) -> Prediction {
     }
 }
 
+/// How [`one_process`] sums a program's kinds, in the words of the notes under a table.
+const ONE_PROCESS: &str = "its runtime counted once (the largest line's value at no object) \
+    beside what each kind's line adds, the initial syncs at once, one relist at a time \
+    beside the other kinds' stores";
+
 /// One program caching every kind: `parts` are each kind's prediction at its count and
 /// at none. Its runtime and libraries are there once, so a figure is the largest fixed
 /// part (a line's value at no object) and what each kind's line adds to its own; its
@@ -434,13 +439,11 @@ pub fn render(predictions: &[Prediction], counts: &BTreeMap<ObjectKind, u64>) ->
         cluster.join(" and ")
     );
     if predictions.iter().any(|p| p.external) {
-        out.push_str(
+        out.push_str(&format!(
             "(external): a program measured from outside: its steady store is its heap after \
              a forced GC, its peaks its process's RSS high-water marks; of several kinds, one \
-             process caching them all: its runtime counted once (the largest line's value at \
-             no object) beside what each kind's line adds, the initial syncs at once, one \
-             relist at a time beside the other kinds' stores\n",
-        );
+             process caching them all: {ONE_PROCESS}\n"
+        ));
     }
     for p in predictions.iter().filter(|p| p.external) {
         out.push_str(&to_set(p));
@@ -537,13 +540,13 @@ pub fn render_choices(choices: &Choices) -> String {
         "{table}\nfrom the lines each kind's sweep fitted, drawn to the counts above; ± the 95% \
          prediction band{}\n",
         if external {
-            "; the steady store is the program's heap after a forced GC, the peaks its \
-             process's RSS high-water marks; the total is one process caching every kind: \
-             its runtime counted once (the largest line's value at no object) beside what \
-             each kind's line adds, the initial syncs at once, one relist at a time beside \
-             the other kinds' stores"
+            format!(
+                "; the steady store is the program's heap after a forced GC, the peaks its \
+                 process's RSS high-water marks; the total is one process caching every kind: \
+                 {ONE_PROCESS}"
+            )
         } else {
-            "; the model's own bytes"
+            "; the model's own bytes".to_owned()
         }
     );
     if let Some((first, rest)) = choices.total.split_first() {
